@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Runs every test: the dev build (-Werror) with all suites, then the SOM and unit
+# suites under ASan+UBSan, the profiler suites under TSan, and time-boxed fuzzing.
+# Prints one "N passed, N failed" line per stage and a total; exit status 0 iff all pass.
+set -uo pipefail
+cd "$(dirname "$0")"
+bash scripts/deps.sh || { echo "dependency installation failed"; exit 1; }
+JOBS=$(nproc 2>/dev/null || echo 2)
+total_pass=0; total_fail=0; failed_stages=""
+
+stage() { # stage NAME PRESET CTEST-ARGS...
+    local name=$1 preset=$2; shift 2
+    echo "=== stage $name (preset $preset) ==="
+    if ! cmake --preset "$preset" >"build-$name.log" 2>&1 ||
+       ! cmake --build --preset "$preset" -j "$JOBS" >>"build-$name.log" 2>&1; then
+        tail -n 60 "build-$name.log"
+        echo "stage $name: BUILD FAILED"
+        total_fail=$((total_fail + 1)); failed_stages="$failed_stages $name"; return
+    fi
+    local out
+    out=$(ctest --test-dir "build/$preset" --output-on-failure -j "$JOBS" "$@" 2>&1)
+    echo "$out" | tail -n 40
+    local summary pass fail
+    summary=$(echo "$out" | grep -E '[0-9]+% tests passed' | tail -n 1)
+    if [ -z "$summary" ]; then
+        if echo "$out" | grep -q 'No tests were found'; then echo "stage $name: no tests"; return; fi
+        echo "stage $name: ctest did not report"; total_fail=$((total_fail + 1))
+        failed_stages="$failed_stages $name"; return
+    fi
+    fail=$(echo "$summary" | sed -E 's/.*tests failed out of ([0-9]+).*/X/;s/.*, ([0-9]+) tests failed out of ([0-9]+)/\1/')
+    all=$(echo "$summary" | sed -E 's/.* out of ([0-9]+)$/\1/')
+    fail=$(echo "$summary" | sed -E 's/.*passed, ([0-9]+) tests? failed.*/\1/')
+    pass=$((all - fail))
+    echo "stage $name: $pass passed, $fail failed"
+    total_pass=$((total_pass + pass)); total_fail=$((total_fail + fail))
+    [ "$fail" -eq 0 ] || failed_stages="$failed_stages $name"
+}
+
+stage dev dev
+stage asan asan -L 'unit|som'
+stage tsan tsan -L 'tsan'
+if [ "${SAMPO_SKIP_FUZZ:-0}" != 1 ]; then
+    stage fuzz fuzz -L 'fuzz'
+fi
+
+echo "=== total: $total_pass passed, $total_fail failed ==="
+[ -z "$failed_stages" ] || { echo "failed stages:$failed_stages"; exit 1; }
