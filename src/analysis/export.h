@@ -1,0 +1,34 @@
+/*
+ * export.h - text exporters of a profile: collapsed stacks (flamegraph.pl / speedscope /
+ * Pyroscope input) and speedscope JSON, plus the frame-labelling helpers every output uses.
+ *
+ * All exporters append to an SpBuf and are deterministic (byte-exact tests rely on it).
+ * Not thread-safe per profile; not async-signal-safe.
+ */
+#ifndef SAMPO_ANALYSIS_EXPORT_H
+#define SAMPO_ANALYSIS_EXPORT_H
+
+#include <stddef.h>
+
+#include "profile.h"
+#include "profile_io.h"
+
+/* Display name of a frame: its name, or "0x<addr>" (with "[module]") when unnamed.
+ * Writes into buf (always NUL-terminated) and returns buf. */
+const char *sp_frame_label(const SpProfile *p, uint32_t frame, char *buf, size_t len);
+
+/* Collapsed stacks: one line per distinct calling context with non-zero self weight,
+ * "root;...;leaf <weight>\n", lines sorted bytewise.  Uses the CC-Map context tree (computed
+ * from the samples when absent, so p may be modified).  ';' in names is written as ':'. */
+int sp_export_collapsed(SpProfile *p, SpBuf *out);
+
+/* Speedscope JSON ("sampled" profiles, one per thread; for a profile without samples, one
+ * profile built from the context tree).  Returns 0 or -1 on ENOMEM. */
+int sp_export_speedscope(SpProfile *p, SpBuf *out);
+
+/* Appends s as a JSON string literal (with quotes). */
+void sp_json_string(SpBuf *out, const char *s);
+/* Appends s with XML special characters escaped. */
+void sp_xml_text(SpBuf *out, const char *s);
+
+#endif

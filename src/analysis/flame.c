@@ -1,0 +1,182 @@
+/*
+ * flame.c - flame graph SVG writer (see flame.h).
+ *
+ * Layout: the tree is laid out depth-first; a node's x is its parent's x plus the widths
+ * of its earlier siblings (siblings sorted by label, like flamegraph.pl, so the picture does
+ * not depend on sample order).  Node widths use the inclusive weight recomputed from the
+ * self weights, so a producer-supplied tree with inconsistent totals still draws correctly.
+ */
+#include "flame.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export.h"
+
+#define FLAME_ROW 16
+#define FLAME_TOP 40
+#define FLAME_BOTTOM 30
+
+void sp_flame_opts_default(SpFlameOpts *o)
+{
+    o->width = 1200;
+    o->title = "Flame Graph";
+    o->min_width_px = 0.1;
+}
+
+typedef struct {
+    const SpProfile *p;
+    const SpFlameOpts *o;
+    SpBuf *out;
+    uint64_t *incl;    /* inclusive weight per node */
+    uint32_t *kids, *start;
+    char (*labels)[256];
+    double scale;      /* px per weight unit */
+    unsigned height;
+    uint64_t total;
+} Flame;
+
+static const Flame *g_flame;
+
+static int cmp_label(const void *a, const void *b)
+{
+    return strcmp(g_flame->labels[*(const uint32_t *)a], g_flame->labels[*(const uint32_t *)b]);
+}
+
+/* Warm colours (red..yellow), deterministic per name. */
+static void flame_color(const char *name, unsigned *r, unsigned *g, unsigned *b)
+{
+    uint32_t h = 2166136261u;
+    for (; *name; name++)
+        h = (h ^ (unsigned char)*name) * 16777619u;
+    *r = 205 + (h % 50);
+    *g = 60 + ((h >> 8) % 150);
+    *b = 40 + ((h >> 16) % 40);
+}
+
+static void flame_rect(Flame *f, uint32_t node, double x, unsigned depth)
+{
+    double w = (double)f->incl[node] * f->scale;
+    if (w < f->o->min_width_px)
+        return;
+    double y = f->height - FLAME_BOTTOM - (depth + 1) * FLAME_ROW;
+    const char *label = f->labels[node];
+    unsigned r, g, b;
+    flame_color(label, &r, &g, &b);
+    sp_buf_printf(f->out, "<g><title>");
+    sp_xml_text(f->out, label);
+    sp_buf_printf(f->out, " (%llu, %.2f%%)</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+                          "height=\"%d\" fill=\"rgb(%u,%u,%u)\" rx=\"2\"/>",
+                  (unsigned long long)f->incl[node], 100.0 * (double)f->incl[node] / (double)f->total,
+                  x + 10, y, w, FLAME_ROW - 1, r, g, b);
+    size_t fit = w > 12 ? (size_t)((w - 6) / 7) : 0; /* ~7 px per glyph at 12 px */
+    if (fit >= 3) {
+        char text[256];
+        size_t len = strlen(label);
+        if (len > fit)
+            snprintf(text, sizeof text, "%.*s..", (int)(fit - 2), label);
+        else
+            snprintf(text, sizeof text, "%s", label);
+        sp_buf_printf(f->out, "<text x=\"%.1f\" y=\"%.1f\">", x + 13, y + 11.5);
+        sp_xml_text(f->out, text);
+        sp_buf_printf(f->out, "</text>");
+    }
+    sp_buf_printf(f->out, "</g>\n");
+    double cx = x;
+    for (uint32_t k = f->start[node]; k < f->start[node + 1]; k++) {
+        flame_rect(f, f->kids[k], cx, depth + 1);
+        cx += (double)f->incl[f->kids[k]] * f->scale;
+    }
+}
+
+/* Children lists (root level in slot n) and inclusive weights; returns max depth. */
+static int flame_prepare(Flame *f, unsigned *maxdepth)
+{
+    const SpCcMap *c = &f->p->cc;
+    uint32_t n = c->nnodes;
+    unsigned *depth = calloc(n + 1, sizeof *depth);
+    uint32_t *fill = calloc(n + 1, sizeof *fill);
+    int rc = -1;
+    if (!depth || !fill)
+        goto out;
+    *maxdepth = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t par = c->nodes[i].parent;
+        f->start[(par == SP_NONE ? n : par) + 1]++;
+        depth[i] = par == SP_NONE ? 0 : depth[par] + 1;
+        if (depth[i] + 1 > *maxdepth)
+            *maxdepth = depth[i] + 1;
+        f->incl[i] = c->nodes[i].self;
+        sp_frame_label(f->p, c->nodes[i].frame, f->labels[i], sizeof f->labels[i]);
+    }
+    for (uint32_t i = n; i-- > 0;) /* children come after parents */
+        if (c->nodes[i].parent != SP_NONE)
+            f->incl[c->nodes[i].parent] += f->incl[i];
+    for (uint32_t i = 0; i <= n; i++)
+        f->start[i + 1] += f->start[i];
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t s = c->nodes[i].parent == SP_NONE ? n : c->nodes[i].parent;
+        f->kids[f->start[s] + fill[s]++] = i;
+    }
+    g_flame = f;
+    for (uint32_t s = 0; s <= n; s++)
+        qsort(f->kids + f->start[s], f->start[s + 1] - f->start[s], sizeof *f->kids, cmp_label);
+    rc = 0;
+out:
+    free(depth);
+    free(fill);
+    return rc;
+}
+
+static void flame_header(Flame *f)
+{
+    unsigned w = f->o->width;
+    sp_buf_printf(f->out,
+                  "<?xml version=\"1.0\" standalone=\"no\"?>\n"
+                  "<svg version=\"1.1\" width=\"%u\" height=\"%u\" viewBox=\"0 0 %u %u\" "
+                  "xmlns=\"http://www.w3.org/2000/svg\">\n"
+                  "<style>text{font-family:Verdana,sans-serif;font-size:12px;fill:#000}"
+                  "rect:hover{stroke:#000;stroke-width:0.5}</style>\n"
+                  "<rect x=\"0\" y=\"0\" width=\"%u\" height=\"%u\" fill=\"#f8f8f0\"/>\n"
+                  "<text x=\"%u\" y=\"24\" text-anchor=\"middle\" style=\"font-size:17px\">",
+                  w, f->height, w, f->height, w, f->height, w / 2);
+    sp_xml_text(f->out, f->o->title);
+    sp_buf_printf(f->out, "</text>\n<text x=\"10\" y=\"%u\">total %llu %s</text>\n",
+                  f->height - 10, (unsigned long long)f->total,
+                  f->p->flavour == SP_FLAVOUR_EXACT ? "calls" : "samples");
+}
+
+int sp_flame_svg(SpProfile *p, const SpFlameOpts *o, SpBuf *out)
+{
+    if (sp_ccmap_ensure(p))
+        return -1;
+    uint32_t n = p->cc.nnodes;
+    Flame f = {.p = p, .o = o, .out = out};
+    f.incl = calloc(n + 1, sizeof *f.incl);
+    f.kids = calloc(n + 1, sizeof *f.kids);
+    f.start = calloc(n + 2, sizeof *f.start);
+    f.labels = calloc(n + 1, sizeof *f.labels);
+    unsigned maxdepth = 0;
+    int rc = -1;
+    if (!f.incl || !f.kids || !f.start || !f.labels || flame_prepare(&f, &maxdepth))
+        goto out;
+    for (uint32_t k = f.start[n]; k < f.start[n + 1]; k++)
+        f.total += f.incl[f.kids[k]];
+    f.height = FLAME_TOP + FLAME_BOTTOM + (maxdepth + 1) * FLAME_ROW;
+    f.scale = f.total ? (double)(o->width - 20) / (double)f.total : 0;
+    flame_header(&f);
+    double x = 0;
+    for (uint32_t k = f.start[n]; k < f.start[n + 1]; k++) {
+        flame_rect(&f, f.kids[k], x, 0);
+        x += (double)f.incl[f.kids[k]] * f.scale;
+    }
+    sp_buf_printf(out, "</svg>\n");
+    rc = out->oom ? -1 : 0;
+out:
+    free(f.incl);
+    free(f.kids);
+    free(f.start);
+    free(f.labels);
+    return rc;
+}

@@ -1,0 +1,308 @@
+/*
+ * hist.c - PC histogram SVG (see hist.h).
+ *
+ * Steps: collect and sort the sampled PCs (weighted), choose segments (zoom range, symbol,
+ * or gap-split), bin each segment, then draw bars, the cumulative line, axis labels and the
+ * names of the hottest bins.
+ */
+#include "hist.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export.h"
+
+#define HIST_GAP (16ull << 20)
+#define HIST_MAXSEG 16
+
+void sp_hist_opts_default(SpHistOpts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->bins = 200;
+    o->width = 1200;
+    o->height = 500;
+    o->labels = 8;
+}
+
+const char *sp_pc_name(const SpProfile *p, uint64_t pc, char *buf, size_t len)
+{
+    uint32_t s = sp_symbol_find(p, pc);
+    if (s != SP_NONE) {
+        snprintf(buf, len, "%s", sp_str(p, p->symbols[s].name));
+        return buf;
+    }
+    for (uint32_t f = 0; f < p->nframes; f++) {
+        const SpFrame *fr = &p->frames[f];
+        if (fr->addr && fr->size && pc >= fr->addr && pc - fr->addr < fr->size)
+            return sp_frame_label(p, f, buf, len);
+    }
+    snprintf(buf, len, "0x%llx", (unsigned long long)pc);
+    return buf;
+}
+
+typedef struct {
+    uint64_t pc, w;
+} Pcw;
+
+static int cmp_pc(const void *a, const void *b)
+{
+    uint64_t x = ((const Pcw *)a)->pc, y = ((const Pcw *)b)->pc;
+    return x < y ? -1 : x > y;
+}
+
+typedef struct {
+    uint64_t lo, hi; /* [lo, hi) */
+} Seg;
+
+/* Finds the zoom range of a symbol; 0 on success. */
+static int hist_symbol_range(const SpProfile *p, const char *name, Seg *s)
+{
+    char buf[512];
+    for (uint32_t i = 0; i < p->nsymbols; i++)
+        if (strcmp(sp_str(p, p->symbols[i].name), name) == 0) {
+            s->lo = p->symbols[i].addr;
+            s->hi = s->lo + (p->symbols[i].size ? p->symbols[i].size : 1);
+            return 0;
+        }
+    for (uint32_t f = 0; f < p->nframes; f++)
+        if (p->frames[f].addr && p->frames[f].size &&
+            strcmp(sp_frame_label(p, f, buf, sizeof buf), name) == 0) {
+            s->lo = p->frames[f].addr;
+            s->hi = s->lo + p->frames[f].size;
+            return 0;
+        }
+    return -1;
+}
+
+/* Segments of the sorted PCs split at big gaps (merging the smallest gaps past the max). */
+static unsigned hist_auto_segments(const Pcw *v, size_t n, Seg *seg)
+{
+    unsigned ns = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (ns && (v[i].pc < seg[ns - 1].hi || v[i].pc - seg[ns - 1].hi < HIST_GAP)) {
+            seg[ns - 1].hi = v[i].pc + 1;
+            continue;
+        }
+        if (ns == HIST_MAXSEG) { /* too many: extend the last one */
+            seg[ns - 1].hi = v[i].pc + 1;
+            continue;
+        }
+        seg[ns++] = (Seg){v[i].pc, v[i].pc + 1};
+    }
+    for (unsigned i = 0; i < ns; i++) { /* pad so edge bins are not clipped */
+        uint64_t pad = (seg[i].hi - seg[i].lo) / 50 + 16;
+        seg[i].lo = seg[i].lo > pad ? seg[i].lo - pad : 0;
+        seg[i].hi += pad;
+    }
+    return ns;
+}
+
+typedef struct {
+    const SpProfile *p;
+    const SpHistOpts *o;
+    SpBuf *out;
+    Seg seg[HIST_MAXSEG];
+    unsigned nseg, bins_per_seg, nbins;
+    uint64_t *count;  /* per bin */
+    uint64_t *bin_pc; /* a sampled PC of each bin (for naming) */
+    uint64_t total, max;
+    double plot_x, plot_y, plot_w, plot_h;
+} Hist;
+
+static uint64_t bin_lo(const Hist *h, unsigned b)
+{
+    const Seg *s = &h->seg[b / h->bins_per_seg];
+    unsigned k = b % h->bins_per_seg;
+    return s->lo + (uint64_t)((double)(s->hi - s->lo) * k / h->bins_per_seg);
+}
+
+static void hist_fill(Hist *h, const Pcw *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        for (unsigned s = 0; s < h->nseg; s++) {
+            const Seg *g = &h->seg[s];
+            if (v[i].pc < g->lo || v[i].pc >= g->hi)
+                continue;
+            unsigned k = (unsigned)((double)(v[i].pc - g->lo) / (double)(g->hi - g->lo) *
+                                    h->bins_per_seg);
+            if (k >= h->bins_per_seg)
+                k = h->bins_per_seg - 1;
+            if (!h->count[s * h->bins_per_seg + k])
+                h->bin_pc[s * h->bins_per_seg + k] = v[i].pc;
+            h->count[s * h->bins_per_seg + k] += v[i].w;
+            h->total += v[i].w;
+            break;
+        }
+    for (unsigned b = 0; b < h->nbins; b++)
+        if (h->count[b] > h->max)
+            h->max = h->count[b];
+}
+
+static void hist_axes(Hist *h)
+{
+    SpBuf *o = h->out;
+    char name[256];
+    sp_buf_printf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
+                     "stroke=\"#888\"/>\n", h->plot_x, h->plot_y, h->plot_w, h->plot_h);
+    double segw = h->plot_w / h->nseg, yb = h->plot_y + h->plot_h;
+    for (unsigned s = 0; s < h->nseg; s++) {
+        double x = h->plot_x + s * segw;
+        uint32_t m = sp_mapping_find(h->p, h->seg[s].lo + (h->seg[s].hi - h->seg[s].lo) / 2);
+        const char *mod = m == SP_NONE ? "" : sp_str(h->p, h->p->mappings[m].path);
+        const char *base = strrchr(mod, '/');
+        snprintf(name, sizeof name, "%s", base ? base + 1 : mod);
+        if (s)
+            sp_buf_printf(h->out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                                  "stroke=\"#888\" stroke-dasharray=\"4,3\"/>\n", x, h->plot_y, x, yb);
+        sp_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\">0x%llx</text>\n", x + 2, yb + 14,
+                      (unsigned long long)h->seg[s].lo);
+        sp_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">0x%llx</text>\n",
+                      x + segw - 2, yb + 28, (unsigned long long)h->seg[s].hi);
+        if (*name) {
+            sp_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#555\">",
+                          x + segw / 2, yb + 42);
+            sp_xml_text(o, name);
+            sp_buf_printf(o, "</text>\n");
+        }
+    }
+    sp_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%llu</text>\n",
+                  h->plot_x - 4, h->plot_y + 10, (unsigned long long)h->max);
+    sp_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">0</text>\n", h->plot_x - 4, yb);
+    sp_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#c00\">100%%</text>\n",
+                  h->plot_x + h->plot_w + 4, h->plot_y + 10);
+    sp_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#c00\">0%%</text>\n",
+                  h->plot_x + h->plot_w + 4, yb);
+}
+
+static void hist_bars_and_line(Hist *h)
+{
+    double bw = h->plot_w / h->nbins, yb = h->plot_y + h->plot_h;
+    uint64_t cum = 0;
+    for (unsigned b = 0; b < h->nbins; b++) {
+        if (!h->count[b])
+            continue;
+        double bh = h->plot_h * (double)h->count[b] / (double)h->max;
+        sp_buf_printf(h->out, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
+                              "fill=\"#3b6fb6\"><title>0x%llx: %llu</title></rect>\n",
+                      h->plot_x + b * bw, yb - bh, bw > 1.5 ? bw - 0.5 : bw, bh,
+                      (unsigned long long)bin_lo(h, b), (unsigned long long)h->count[b]);
+    }
+    sp_buf_printf(h->out, "<polyline fill=\"none\" stroke=\"#c00\" stroke-width=\"1.5\" points=\"");
+    for (unsigned b = 0; b < h->nbins; b++) {
+        double y0 = yb - h->plot_h * (double)cum / (double)h->total;
+        cum += h->count[b];
+        double y1 = yb - h->plot_h * (double)cum / (double)h->total;
+        sp_buf_printf(h->out, "%.2f,%.2f %.2f,%.2f ", h->plot_x + b * bw, y0,
+                      h->plot_x + (b + 1) * bw, y1);
+    }
+    sp_buf_printf(h->out, "\"/>\n");
+}
+
+/* Labels the hottest bins, one label per distinct symbol, with that symbol's share of the
+ * samples in view. */
+static void hist_labels(Hist *h)
+{
+    char name[256], other[256];
+    double bw = h->plot_w / h->nbins, yb = h->plot_y + h->plot_h;
+    unsigned char *used = calloc(h->nbins, 1);
+    if (!used)
+        return;
+    for (unsigned l = 0; l < h->o->labels; l++) {
+        unsigned best = h->nbins;
+        for (unsigned b = 0; b < h->nbins; b++)
+            if (!used[b] && h->count[b] && (best == h->nbins || h->count[b] > h->count[best]))
+                best = b;
+        if (best == h->nbins)
+            break;
+        sp_pc_name(h->p, h->bin_pc[best], name, sizeof name);
+        uint64_t sym = 0;
+        for (unsigned b = 0; b < h->nbins; b++) /* all bins of this symbol share one label */
+            if (h->count[b] && !strcmp(sp_pc_name(h->p, h->bin_pc[b], other, sizeof other), name))
+                used[b] = 1, sym += h->count[b];
+        double x = h->plot_x + (best + 0.5) * bw;
+        double y = yb - h->plot_h * (double)h->count[best] / (double)h->max - 4;
+        if (y < h->plot_y + 40)
+            y = h->plot_y + 40 + 14 * l;
+        sp_buf_printf(h->out, "<text x=\"%.1f\" y=\"%.1f\" transform=\"rotate(-30 %.1f %.1f)\" "
+                              "style=\"font-size:11px\">", x, y, x, y);
+        sp_xml_text(h->out, name);
+        sp_buf_printf(h->out, " %.1f%%</text>\n", 100.0 * (double)sym / (double)h->total);
+    }
+    free(used);
+}
+
+static int hist_collect(const SpProfile *p, Pcw **out, size_t *n)
+{
+    Pcw *v = malloc((p->nsamples ? p->nsamples : 1) * sizeof *v);
+    size_t k = 0;
+    if (!v)
+        return -1;
+    for (uint32_t i = 0; i < p->nsamples; i++)
+        if (p->samples[i].pc)
+            v[k++] = (Pcw){p->samples[i].pc, p->samples[i].weight};
+    qsort(v, k, sizeof *v, cmp_pc);
+    *out = v, *n = k;
+    return 0;
+}
+
+int sp_hist_svg(const SpProfile *p, const SpHistOpts *o, SpBuf *out, char *err, size_t errlen)
+{
+    Hist h = {.p = p, .o = o, .out = out};
+    Pcw *v = NULL;
+    size_t n = 0;
+    int rc = -1;
+    if (hist_collect(p, &v, &n))
+        return -1;
+    if (o->symbol) {
+        if (hist_symbol_range(p, o->symbol, &h.seg[0])) {
+            snprintf(err, errlen, "unknown symbol '%s' (no symbol or sized frame has that name)",
+                     o->symbol);
+            rc = -2;
+            goto out;
+        }
+        h.nseg = 1;
+    } else if (o->hi > o->lo) {
+        h.seg[0] = (Seg){o->lo, o->hi};
+        h.nseg = 1;
+    } else {
+        h.nseg = hist_auto_segments(v, n, h.seg);
+    }
+    h.bins_per_seg = (o->bins ? o->bins : 200) / (h.nseg ? h.nseg : 1);
+    if (h.bins_per_seg == 0)
+        h.bins_per_seg = 1;
+    h.nbins = h.bins_per_seg * h.nseg;
+    h.count = calloc(h.nbins ? h.nbins : 1, sizeof *h.count);
+    h.bin_pc = calloc(h.nbins ? h.nbins : 1, sizeof *h.bin_pc);
+    if (!h.count || !h.bin_pc)
+        goto out;
+    hist_fill(&h, v, n);
+    if (!h.total) {
+        snprintf(err, errlen, "no sampled PCs in the selected address range");
+        rc = -2;
+        goto out;
+    }
+    h.plot_x = 70, h.plot_y = 50, h.plot_w = o->width - 130.0, h.plot_h = o->height - 110.0;
+    sp_buf_printf(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n<svg version=\"1.1\" "
+                       "width=\"%u\" height=\"%u\" xmlns=\"http://www.w3.org/2000/svg\">\n"
+                       "<style>text{font-family:Verdana,sans-serif;font-size:11px}</style>\n"
+                       "<rect width=\"100%%\" height=\"100%%\" fill=\"#fff\"/>\n"
+                       "<text x=\"%u\" y=\"24\" text-anchor=\"middle\" style=\"font-size:16px\">"
+                       "PC histogram: %llu samples, %u bins",
+                  o->width, o->height, o->width / 2, (unsigned long long)h.total, h.nbins);
+    if (o->symbol) {
+        sp_buf_printf(out, ", symbol ");
+        sp_xml_text(out, o->symbol);
+    }
+    sp_buf_printf(out, " (bars: samples per bin; red: cumulative)</text>\n");
+    hist_axes(&h);
+    hist_bars_and_line(&h);
+    hist_labels(&h);
+    sp_buf_printf(out, "</svg>\n");
+    rc = out->oom ? -1 : 0;
+out:
+    free(v);
+    free(h.count);
+    free(h.bin_pc);
+    return rc;
+}

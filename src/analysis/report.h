@@ -1,0 +1,34 @@
+/*
+ * report.h - the text report of `sampo report`: run summary (trigger, mode, rates, dropped
+ * samples), Cog-style flat profile (self %, cumulative %, total %, counts), call tree, top
+ * call edges, per-thread view, VM-state split and events (self-tuner rate changes).
+ * For exact profiles the counts are invocations and a time-weighted view is added when the
+ * CC-Map carries times.  Deterministic output.  Not thread-safe per profile.
+ */
+#ifndef SAMPO_ANALYSIS_REPORT_H
+#define SAMPO_ANALYSIS_REPORT_H
+
+#include "profile.h"
+#include "profile_io.h"
+
+typedef struct {
+    unsigned limit;     /* rows in the flat profile and edge list (0 = all) */
+    double tree_min;    /* hide call-tree nodes below this % of total */
+    unsigned tree_depth;/* maximum call-tree depth shown (0 = unlimited) */
+    int sections;       /* bitmask of SP_REPORT_* (0 = all) */
+} SpReportOpts;
+
+enum {
+    SP_REPORT_SUMMARY = 1,
+    SP_REPORT_FLAT = 2,
+    SP_REPORT_TREE = 4,
+    SP_REPORT_EDGES = 8,
+    SP_REPORT_THREADS = 16,
+    SP_REPORT_STATES = 32,
+    SP_REPORT_EVENTS = 64,
+};
+
+void sp_report_opts_default(SpReportOpts *o);
+int sp_report(SpProfile *p, const SpReportOpts *o, SpBuf *out);
+
+#endif

@@ -1,0 +1,65 @@
+/*
+ * cmd_export.c - `sampo export --pprof|--collapsed|--speedscope FILE [-o OUT]`.
+ */
+#include "cmds.h"
+
+#include <getopt.h>
+#include <stdio.h>
+
+#include "export.h"
+#include "pprof.h"
+
+static const char export_usage[] =
+    "usage: sampo export --pprof|--collapsed|--speedscope FILE [-o OUT]\n"
+    "  --pprof        gzipped profile.proto (go tool pprof, pprof web UI)\n"
+    "  --collapsed    one 'root;...;leaf count' line per calling context (flamegraph.pl)\n"
+    "  --speedscope   speedscope JSON (one sampled profile per thread)\n"
+    "  -o OUT         output file (default: standard output)\n";
+
+int cmd_export(int argc, char **argv)
+{
+    static const struct option opts[] = {{"pprof", no_argument, 0, 'p'},
+                                         {"collapsed", no_argument, 0, 'c'},
+                                         {"speedscope", no_argument, 0, 's'},
+                                         {"output", required_argument, 0, 'o'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    const char *outpath = NULL;
+    int fmt = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'p':
+        case 'c':
+        case 's':
+            if (fmt && fmt != c) {
+                fprintf(stderr, "sampo export: choose exactly one output format\n");
+                return 2;
+            }
+            fmt = c;
+            break;
+        case 'o': outpath = optarg; break;
+        case 'h': fputs(export_usage, stdout); return 0;
+        default: fputs(export_usage, stderr); return 2;
+        }
+    }
+    if (!fmt || optind != argc - 1) {
+        fputs(export_usage, stderr);
+        return 2;
+    }
+    SpProfile *p = sampo_load(argv[optind]);
+    if (!p)
+        return 1;
+    SpBuf out;
+    sp_buf_init(&out);
+    int rc = fmt == 'p' ? sp_export_pprof(p, &out)
+             : fmt == 'c' ? sp_export_collapsed(p, &out)
+                          : sp_export_speedscope(p, &out);
+    if (rc)
+        fprintf(stderr, "sampo export: out of memory\n");
+    else
+        rc = sampo_write_out(outpath, &out);
+    sp_buf_fini(&out);
+    sp_profile_free(p);
+    return rc ? 1 : 0;
+}

@@ -1,0 +1,30 @@
+/*
+ * cmds.h - the `sampo` subcommands (one cmd_<name>.c each, dispatched from the table in
+ * main.c, as linux tools/perf does) and helpers they share (util.c).
+ * Each cmd_* takes the arguments after the subcommand name (argv[0] = subcommand) and
+ * returns the process exit status; none calls exit().
+ */
+#ifndef SAMPO_TOOLS_CMDS_H
+#define SAMPO_TOOLS_CMDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile.h"
+#include "profile_io.h"
+
+int cmd_record(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_flame(int argc, char **argv);
+int cmd_hist(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+
+/* Loads a profile file, printing "sampo: <error>" on failure.  Returns NULL on failure. */
+SpProfile *sampo_load(const char *path);
+/* Writes buf to path, or to stdout when path is NULL or "-".  Returns 0 or prints + -1. */
+int sampo_write_out(const char *path, const SpBuf *buf);
+/* Parses an unsigned number (decimal or 0x hex); returns 0 on success. */
+int sampo_parse_u64(const char *s, uint64_t *v);
+
+#endif

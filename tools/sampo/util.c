@@ -1,0 +1,52 @@
+/*
+ * util.c - helpers shared by the sampo subcommands (see cmds.h).
+ */
+#include "cmds.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+SpProfile *sampo_load(const char *path)
+{
+    SpProfile *p = NULL;
+    char err[SP_ERR_MAX + 4096];
+    if (sp_profile_read(path, &p, err, sizeof err)) {
+        fprintf(stderr, "sampo: %s\n", err);
+        return NULL;
+    }
+    return p;
+}
+
+int sampo_write_out(const char *path, const SpBuf *buf)
+{
+    int to_stdout = !path || strcmp(path, "-") == 0;
+    FILE *f = to_stdout ? stdout : fopen(path, "wb");
+    if (!f) {
+        fprintf(stderr, "sampo: %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    size_t w = buf->len ? fwrite(buf->data, 1, buf->len, f) : 0;
+    int bad = w != buf->len;
+    bad |= to_stdout ? fflush(f) != 0 : fclose(f) != 0;
+    if (bad) {
+        fprintf(stderr, "sampo: %s: write failed: %s\n", to_stdout ? "stdout" : path,
+                strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int sampo_parse_u64(const char *s, uint64_t *v)
+{
+    char *end;
+    if (!s || !*s || *s == '-')
+        return -1;
+    errno = 0;
+    unsigned long long x = strtoull(s, &end, 0);
+    if (errno || *end)
+        return -1;
+    *v = x;
+    return 0;
+}
