@@ -119,7 +119,7 @@ def measure(cfg, bench, opts):
         size = opts.inner.get(bench, MICRO[bench])
         dirs = []
         main = os.path.join(HERE, bench + '.som')
-        args = [bench, opts.n, size]
+        args = [opts.n, size]
     samples, calls, walls = [], [], []
     for _ in range(opts.runs):
         times, out, wall = run_once(cfg, dirs, main, args, opts.timeout, opts.verbose)
