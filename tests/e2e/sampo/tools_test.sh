@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# End-to-end test of the sampo subcommands on synthetic profiles written by gen_profile:
+# report content, byte-exact collapsed output, `go tool pprof -top` reading our pprof,
+# speedscope JSON validity, flame/hist SVG content (and rendering when rsvg-convert exists),
+# compare numbers against values computed by hand, and clear errors on corrupt input.
+# usage: tools_test.sh SAMPO GEN_PROFILE WORKDIR
+set -uo pipefail
+SAMPO=$1 GEN=$2 W=$3
+rm -rf "$W" && mkdir -p "$W" && cd "$W" || exit 1
+fails=0
+ok() { echo "ok   $*"; }
+bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+check() { # check NAME COMMAND...
+    local name=$1; shift
+    if "$@"; then ok "$name"; else bad "$name"; fi
+}
+has() { grep -qF -- "$2" "$1" || { echo "  '$2' not in $1:"; head -50 "$1"; return 1; }; }
+
+$GEN split split.prof && $GEN shifted shifted.prof && $GEN som som.prof && $GEN exact exact.prof ||
+    { echo "FAIL gen_profile"; exit 1; }
+
+# --- report
+$SAMPO report split.prof >report.txt; check "report exit status" test $? -eq 0
+check "report flat hot"     has report.txt " 45.00%  45.00%  50.00%        450        500  hot (splitprog)"
+check "report flat warm"    has report.txt " 30.00%  75.00%  30.00%        300        300  warm (splitprog)"
+check "report trigger"      has report.txt "# trigger          timer_create"
+check "report dropped"      has report.txt "# samples_dropped  3"
+check "report tree"         has report.txt " 50.00%  45.00%     hot"
+check "report edges"        has report.txt " 50.00%        500  main -> hot"
+check "report threads"      has report.txt " 50.00%        500       4002  worker"
+check "report rate change"  has report.txt "interval 1000000 ns -> 1250000 ns (1000.0 Hz -> 800.0 Hz)"
+$SAMPO report som.prof >som.txt
+check "report vm states"    has som.txt " 60.00%        240  interpreting"
+check "report vm gc"        has som.txt " 10.00%         40  gc"
+$SAMPO report exact.prof >exact.txt
+check "report exact"        has exact.txt "exact (invocation counts)"
+check "report exact time"   has exact.txt "## time-weighted view"
+
+# --- collapsed (byte-exact)
+$SAMPO export --collapsed split.prof >split.collapsed
+printf '%s\n' "__libc_start_main;main;cool 200" "__libc_start_main;main;hot 450" \
+    "__libc_start_main;main;hot;memcpy 50" "__libc_start_main;main;warm 300" >expect.collapsed
+check "collapsed exact bytes" cmp split.collapsed expect.collapsed
+$SAMPO export --collapsed som.prof -o som.collapsed
+check "collapsed fig2 ABCD" has som.collapsed "A>>run;B>>step;C>>inner;D>>leaf 240"
+check "collapsed fig2 EBCF" has som.collapsed "E>>go;B>>step;C>>inner;F>>leaf 120"
+$SAMPO export --collapsed exact.prof >exact.collapsed
+check "collapsed exact invocations" has exact.collapsed "Main>>run;Caller>>loop;Caller>>m 1000"
+
+# --- pprof read by the real consumer
+$SAMPO export --pprof split.prof -o split.pb.gz; check "pprof export" test -s split.pb.gz
+check "pprof is gzip" bash -c "head -c2 split.pb.gz | od -An -tx1 | grep -q '1f 8b'"
+if command -v go >/dev/null; then
+    export GOCACHE=$W/gocache GOPATH=$W/gopath HOME=${HOME:-$W}
+    go tool pprof -top split.pb.gz >pprof.txt 2>&1; check "go tool pprof exit" test $? -eq 0
+    check "go pprof hot"  grep -qE '45\.00%.*50\.00%  hot$' pprof.txt
+    check "go pprof warm" grep -qE '30\.00%.*30\.00%  warm$' pprof.txt
+    check "go pprof type" has pprof.txt "Type: cpu"
+    $SAMPO export --pprof exact.prof -o exact.pb.gz
+    go tool pprof -top exact.pb.gz >pprof-exact.txt 2>&1
+    check "go pprof exact" grep -qE '^ +1000 +98\.91%.*Caller>>m$' pprof-exact.txt
+else
+    echo "skip go tool pprof (go not installed)"
+fi
+
+# --- speedscope
+$SAMPO export --speedscope som.prof -o som.speedscope.json
+check "speedscope json" python3 -c '
+import json,sys
+d=json.load(open("som.speedscope.json"))
+p=d["profiles"][0]
+assert d["shared"]["frames"][0]["name"]=="A>>run"
+assert len(p["samples"])==400 and sum(p["weights"])==400 and p["endValue"]==400
+assert p["samples"][0]==[0,1,2,3], p["samples"][0]'
+
+# --- flame graph
+$SAMPO flame split.prof -o flame.svg; check "flame exit" test $? -eq 0
+check "flame hot title"   has flame.svg "<title>hot (500, 50.00%)</title>"
+check "flame root title"  has flame.svg "<title>__libc_start_main (1000, 100.00%)</title>"
+check "flame xml valid" python3 -c 'import xml.dom.minidom as m; m.parse("flame.svg")'
+$SAMPO flame som.prof -o som-flame.svg
+check "flame escapes >>" has som-flame.svg "<title>A&gt;&gt;run (280, 70.00%)</title>"
+
+# --- histogram
+$SAMPO hist split.prof -o hist.svg; check "hist exit" test $? -eq 0
+check "hist labels hot"     grep -qE '>hot 4[0-9]\.[0-9]%<' hist.svg
+check "hist labels memcpy"  has hist.svg ">memcpy 5.0%<"
+check "hist two segments"   has hist.svg ">libc.so.6<"
+check "hist xml valid" python3 -c 'import xml.dom.minidom as m; m.parse("hist.svg")'
+$SAMPO hist split.prof --symbol memcpy -o hist-memcpy.svg
+check "hist symbol zoom"    has hist-memcpy.svg "PC histogram: 50 samples"
+$SAMPO hist split.prof --range 0x555555555400-0x555555555600 -o hist-range.svg
+check "hist range zoom"     has hist-range.svg "PC histogram: 500 samples"
+$SAMPO hist split.prof --symbol nosuch -o x.svg 2>err.txt; check "hist unknown symbol fails" test $? -eq 1
+check "hist unknown symbol msg" has err.txt "unknown symbol 'nosuch'"
+if command -v rsvg-convert >/dev/null; then
+    check "flame renders" rsvg-convert flame.svg -o flame.png
+    check "hist renders" rsvg-convert hist.svg -o hist.png
+fi
+
+# --- compare (hand-computed: overlap = .2+.36+.04+.3 = 0.90)
+$SAMPO compare split.prof split.prof >same.txt
+check "compare self identical" has same.txt "correlation(self):  1.0000"
+check "compare overlap identical" has same.txt "overlap:            100.00%"
+$SAMPO compare split.prof shifted.prof >cmp.txt
+expect=$(python3 -c '
+import math
+a=[0,450,300,200,50,0]; b=[0,360,400,200,40,0]
+ma=sum(a)/6; mb=sum(b)/6
+c=sum((x-ma)*(y-mb) for x,y in zip(a,b))/math.sqrt(sum((x-ma)**2 for x in a)*sum((y-mb)**2 for y in b))
+print("%.4f"%c)')
+check "compare pearson" has cmp.txt "correlation(self):  $expect"
+check "compare overlap" has cmp.txt "overlap:            90.00%"
+check "compare top diff" bash -c "sed -n 9p cmp.txt | grep -qE '45.00% +36.00% +-9.00  hot'"
+
+# --- errors
+head -c 100 split.prof >trunc.prof
+$SAMPO report trunc.prof 2>err.txt; check "truncated file exit 1" test $? -eq 1
+check "truncated file message" grep -qE '^sampo: trunc.prof: offset 0x[0-9a-f]+.*expected' err.txt
+$SAMPO report nonexist.prof 2>err.txt; check "missing file message" has err.txt "nonexist.prof: No such file"
+$SAMPO export split.prof 2>/dev/null; check "export needs a format" test $? -eq 2
+$SAMPO bogus 2>/dev/null; check "unknown command" test $? -eq 2
+for c in record report export flame hist compare; do
+    $SAMPO $c --help >help.txt; check "$c --help" has help.txt "usage: sampo $c"
+done
+
+echo "$fails failure(s)"
+[ "$fails" -eq 0 ]
