@@ -283,6 +283,11 @@ int num_prim_shr(SomVM *vm, Value *args)
     if (rc == PRIM_OK) rc = shift_count(vm, args[1], &n);
     if (rc != PRIM_OK) return rc;
     if (n == 0) return PRIM_OK;
+    if (som_is_int(a)) { /* the common case, without GMP */
+        uint64_t u = (uint64_t)som_int(a);
+        args[0] = num_from_i64(vm, n >= 64 ? 0 : (int64_t)(u >> n)); /* n >= 1: < 2^63 */
+        return PRIM_OK;
+    }
     mpz_t ta, r;
     mpz_inits(ta, r, NULL);
     mpz_srcptr pa = as_mpz(a, ta);
