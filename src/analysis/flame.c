@@ -17,6 +17,7 @@
 #define FLAME_ROW 16
 #define FLAME_TOP 40
 #define FLAME_BOTTOM 30
+#define FLAME_MAX_DEPTH 1024 /* deeper frames are not drawn (bounds recursion and height) */
 
 void sp_flame_opts_default(SpFlameOpts *o)
 {
@@ -58,7 +59,7 @@ static void flame_color(const char *name, unsigned *r, unsigned *g, unsigned *b)
 static void flame_rect(Flame *f, uint32_t node, double x, unsigned depth)
 {
     double w = (double)f->incl[node] * f->scale;
-    if (w < f->o->min_width_px)
+    if (w < f->o->min_width_px || depth >= FLAME_MAX_DEPTH)
         return;
     double y = f->height - FLAME_BOTTOM - (depth + 1) * FLAME_ROW;
     const char *label = f->labels[node];
@@ -105,7 +106,7 @@ static int flame_prepare(Flame *f, unsigned *maxdepth)
         uint32_t par = c->nodes[i].parent;
         f->start[(par == SP_NONE ? n : par) + 1]++;
         depth[i] = par == SP_NONE ? 0 : depth[par] + 1;
-        if (depth[i] + 1 > *maxdepth)
+        if (depth[i] + 1 > *maxdepth && depth[i] < FLAME_MAX_DEPTH)
             *maxdepth = depth[i] + 1;
         f->incl[i] = c->nodes[i].self;
         sp_frame_label(f->p, c->nodes[i].frame, f->labels[i], sizeof f->labels[i]);

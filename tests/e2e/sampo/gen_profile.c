@@ -9,6 +9,7 @@
  *                           A->B->C->D and E->B->C->F.
  *   gen_profile exact OUT   exact flavour: only a CC-Map with invocation counts and times.
  *   gen_profile shifted OUT like split but 40/40/20 (for compare).
+ *   gen_profile small OUT   like split with 20 samples (fuzz seed).
  */
 #include <stdio.h>
 #include <string.h>
@@ -106,10 +107,11 @@ static SpProfile *gen_exact(void)
 int main(int argc, char **argv)
 {
     if (argc != 3) {
-        fprintf(stderr, "usage: gen_profile split|shifted|som|exact OUT\n");
+        fprintf(stderr, "usage: gen_profile split|shifted|small|som|exact OUT\n");
         return 2;
     }
     SpProfile *p = !strcmp(argv[1], "split")     ? gen_split(500, 300, 200)
+                   : !strcmp(argv[1], "small")   ? gen_split(10, 6, 4)
                    : !strcmp(argv[1], "shifted") ? gen_split(400, 400, 200)
                    : !strcmp(argv[1], "som")     ? gen_som()
                    : !strcmp(argv[1], "exact")   ? gen_exact()
