@@ -1,0 +1,78 @@
+/*
+ * bytecode.h - the instruction set of the som interpreter.
+ *
+ * One byte of opcode, then operands (u8, or u16 little-endian for literal,
+ * call-site and jump operands).
+ * Slot 0 of an activation is its receiver (self for methods, the block object
+ * for blocks); arguments are slots 1..nargs; locals follow. Captured
+ * variables live in heap contexts addressed by (depth, index): depth counts
+ * context hops outward from the activation's context register.
+ * Jumps: JUMP* W = forward offset from the end of the instruction;
+ * JUMP_BACK W = backward offset from the end of the instruction (a loop back
+ * edge and a safepoint).
+ * The arithmetic/comparison opcodes carry the call site used when their
+ * operands are not both small integers (or doubles): semantics are exactly
+ * those of the send.
+ */
+#ifndef SOM_BYTECODE_H
+#define SOM_BYTECODE_H
+
+/*  name, operand bytes; comments give the stack effect */
+#define SOM_BYTECODES(X)                                                    \
+    X(PUSH_LOCAL, 1)     /* -> bp[i] */                                   \
+    X(PUSH_SELF, 0)       /* -> self */                                    \
+    X(PUSH_CTX, 2)      /* -> ctx(depth)[i] */                           \
+    X(PUSH_FIELD, 1)     /* -> self.field[i] */                           \
+    X(PUSH_CFIELD, 1)    /* -> class-side field i of self (a class) */    \
+    X(PUSH_CONST, 2)     /* -> literal[k] */                              \
+    X(PUSH_NIL, 0)                                                         \
+    X(PUSH_TRUE, 0)                                                        \
+    X(PUSH_FALSE, 0)                                                       \
+    X(PUSH_INT, 1)       /* -> small integer (signed byte) */             \
+    X(PUSH_GLOBAL, 2)    /* -> global named literal[k] or unknownGlobal: */\
+    X(PUSH_BLOCK, 2)     /* -> new closure of block method literal[k] */  \
+    X(STORE_LOCAL, 1)    /* v -> ; bp[i] = v */                           \
+    X(STORE_CTX, 2)                                                      \
+    X(STORE_FIELD, 1)                                                     \
+    X(STORE_CFIELD, 1)                                                    \
+    X(DUP, 0)                                                              \
+    X(POP, 0)                                                              \
+    X(SEND, 2)           /* rcv args -> result; W = call site */          \
+    X(SUPER_SEND, 2)                                                      \
+    X(RETURN_LOCAL, 0)    /* return TOS from this activation */            \
+    X(RETURN_SELF, 0)                                                      \
+    X(RETURN_NLR, 0)      /* ^ inside a block: return TOS from home */     \
+    X(JUMP, 2)                                                            \
+    X(JUMP_IF_FALSE, 2)  /* pops */                                       \
+    X(JUMP_IF_TRUE, 2)   /* pops */                                       \
+    X(JUMP_IF_NIL, 2)    /* pops */                                       \
+    X(JUMP_IF_NOT_NIL, 2)/* pops */                                       \
+    X(JUMP_BACK, 2)                                                       \
+    X(ADD, 2)                                                             \
+    X(SUB, 2)                                                             \
+    X(MUL, 2)                                                             \
+    X(LT, 2)                                                              \
+    X(GT, 2)                                                              \
+    X(LE, 2)                                                              \
+    X(GE, 2)                                                              \
+    X(EQ, 2)                                                              \
+    X(NE, 2)             /* ~= */                                         \
+    X(INC_LOCAL_JLE, 4) /* to:do: step: bp[a]++; if bp[a] <= bp[b] jump back W */
+
+enum {
+#define SOM_BC_ENUM(name, ops) BC_##name,
+    SOM_BYTECODES(SOM_BC_ENUM)
+#undef SOM_BC_ENUM
+    BC__COUNT
+};
+
+/* INC_LOCAL_JLE is followed by a generic fallback of exactly this many bytes
+ * (PUSH_LOCAL i, PUSH_INT 1, ADD, STORE_LOCAL i, JUMP_BACK head) that runs
+ * when the counter or the limit is not a small integer; the fast path skips it. */
+#define SOM_TODO_TAIL 12
+
+/* Operand bytes of each opcode. */
+extern const unsigned char som_bc_len[BC__COUNT];
+extern const char *const som_bc_name[BC__COUNT];
+
+#endif

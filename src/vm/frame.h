@@ -1,0 +1,56 @@
+/*
+ * frame.h - activation records of som, readable by a profiler.
+ *
+ * Activation records live in a per-VM array (`vm->frames`) that is allocated
+ * once (mmap, lazily committed) and never moved or freed while the VM exists;
+ * operand values live in a separate per-VM value stack. Frame i's caller is
+ * frame i - 1; frame 0 is the bottom.
+ *
+ * Rules for walkers that run asynchronously (a signal handler on the VM's own
+ * thread, or another thread sampling it), without locks or allocation:
+ *  - Read `vm->top` (an index, atomic) first; frames 0..top are initialised.
+ *    The interpreter fully writes frame top+1 before it publishes top+1
+ *    (release store), and on return publishes top-1.
+ *  - `method` of a published frame is a valid SomMethod for the frame's whole
+ *    life; `bci` is the bytecode index of the frame's most recent send
+ *    (updated at every send; exact for callers, approximate for the top frame).
+ *  - `visited` is 0 when an activation starts. A profiler may set it to mark
+ *    "this activation was already seen by a sample" (Rotor's visited marks);
+ *    the VM never reads it. A walk may stop at the first frame whose mark is
+ *    set, because all its callers were recorded by an earlier sample.
+ *  - A frame slot is reused by later activations; a walker on another thread
+ *    must tolerate reading a frame that is being replaced (fields are word
+ *    sized and each read is individually atomic; no pointer is ever invalid
+ *    memory since methods are never freed while referenced by a frame).
+ *  - `vm->state` (VmState) says what the thread is doing right now.
+ */
+#ifndef SOM_FRAME_H
+#define SOM_FRAME_H
+
+#include <stdint.h>
+
+#include "object.h"
+
+typedef struct SomFrame {
+    SomMethod *method;      /* method or block body being run */
+    uint32_t bci;           /* bytecode index of the latest send */
+    uint32_t visited;       /* profiler's mark; cleared on activation */
+    Value *bp;              /* slot 0: receiver (or block), then args, then locals */
+    Value self;             /* self (for blocks, the home method's self) */
+    SomContext *ctx;        /* context register: own context or the closure's */
+    const uint8_t *ip;      /* resume point (interpreter-private) */
+    Value *sp;              /* operand stack top when suspended (interpreter-private) */
+} SomFrame;
+
+/* What the VM thread is doing; read by samplers. */
+typedef enum VmState {
+    VMS_INTERP = 0,   /* interpreting bytecode */
+    VMS_PRIMITIVE,    /* in a primitive */
+    VMS_NATIVE,       /* in VM runtime code (lookup, class loading, printing) */
+    VMS_GC,           /* collecting garbage */
+    VMS_COMPILE,      /* compiling (parser, bytecode generator, later the JIT) */
+    VMS_IDLE,         /* not running SOM code */
+    VMS_COUNT
+} VmState;
+
+#endif

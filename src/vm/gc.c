@@ -1,0 +1,350 @@
+/*
+ * gc.c - mark-sweep collector and allocator (see gc.h for the design).
+ *
+ * Marking is iterative: gc_mark pushes grey objects on an explicit stack and
+ * gc_drain pops and scans them. Not signal-safe; runs only on the VM thread.
+ */
+#include "gc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "num.h"
+#include "vm.h"
+
+#define GC_MIN_THRESHOLD (8u << 20)
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n);
+    if (!p) {
+        fprintf(stderr, "som: out of memory (%zu bytes)\n", n);
+        abort();
+    }
+    return p;
+}
+
+void gc_init(SomVM *vm)
+{
+    GcHeap *h = &vm->heap;
+    memset(h, 0, sizeof *h);
+    h->threshold = vm->opts.heap_hint > GC_MIN_THRESHOLD ? vm->opts.heap_hint : GC_MIN_THRESHOLD;
+    h->mark_cap = 4096;
+    h->mark_stack = xmalloc(h->mark_cap * sizeof *h->mark_stack);
+}
+
+static void finalize(ObjHeader *o)
+{
+    switch (o->kind) {
+    case OBJ_BIGINT:
+        num_bigint_finalize((SomBigInt *)o);
+        break;
+    case OBJ_METHOD: {
+        SomMethod *m = (SomMethod *)o;
+        free(m->code);
+        free(m->literals);
+        free(m->sites);
+        free(m->lines);
+        break;
+    }
+    case OBJ_CLASS:
+        free(((SomClass *)o)->mtab);
+        break;
+    default:
+        break;
+    }
+}
+
+void gc_fini(SomVM *vm)
+{
+    GcHeap *h = &vm->heap;
+    for (GcChunk *c = h->chunks, *next; c; c = next) {
+        next = c->next;
+        char *cell = (char *)(c + 1);
+        for (uint32_t i = 0; i < c->ncells; i++, cell += c->cell_size)
+            if (((ObjHeader *)cell)->kind != OBJ_FREE) finalize((ObjHeader *)cell);
+        free(c);
+    }
+    for (GcLarge *l = h->large, *next; l; l = next) {
+        next = l->next;
+        finalize((ObjHeader *)(l + 1));
+        free(l);
+    }
+    free(h->mark_stack);
+    memset(h, 0, sizeof *h);
+}
+
+static void refill(GcHeap *h, size_t cls)
+{
+    size_t cell = cls * GC_GRANULE;
+    GcChunk *c = xmalloc(GC_CHUNK_SIZE);
+    c->cell_size = (uint32_t)cell;
+    c->ncells = (uint32_t)((GC_CHUNK_SIZE - sizeof(GcChunk)) / cell);
+    c->next = h->chunks;
+    h->chunks = c;
+    h->heap_bytes += GC_CHUNK_SIZE;
+    char *p = (char *)(c + 1);
+    void *head = h->free[cls];
+    for (uint32_t i = c->ncells; i-- > 0;) {
+        ObjHeader *o = (ObjHeader *)(p + (size_t)i * cell);
+        o->kind = OBJ_FREE;
+        o->gcinfo = (uint16_t)cls;
+        *(void **)(o + 1) = head;
+        head = o;
+    }
+    h->free[cls] = head;
+}
+
+void *gc_alloc(SomVM *vm, size_t size, int kind, SomClass *cls)
+{
+    GcHeap *h = &vm->heap;
+    if (h->inhibit == 0 &&
+        (vm->opts.gc_stress || h->allocated_since_gc >= h->threshold))
+        gc_collect(vm);
+    size = (size + GC_GRANULE - 1) & ~(size_t)(GC_GRANULE - 1);
+    h->allocated_since_gc += size;
+    h->stats.bytes_allocated += size;
+    ObjHeader *o;
+    if (size <= GC_MAX_SMALL) {
+        size_t c = size / GC_GRANULE;
+        if (!h->free[c]) refill(h, c);
+        o = h->free[c];
+        h->free[c] = *(void **)(o + 1);
+        memset(o, 0, size);
+        o->gcinfo = (uint16_t)c;
+    } else {
+        GcLarge *l = xmalloc(sizeof(GcLarge) + size);
+        l->size = size;
+        l->next = h->large;
+        h->large = l;
+        h->heap_bytes += size;
+        o = (ObjHeader *)(l + 1);
+        memset(o, 0, size);
+        o->gcinfo = 0;
+    }
+    o->kind = (uint8_t)kind;
+    o->cls = cls;
+    o->hash = ++vm->next_hash;
+    if (o->hash == 0) o->hash = ++vm->next_hash;
+    return o;
+}
+
+/* ---- marking ------------------------------------------------------------ */
+
+static void grey(GcHeap *h, void *p)
+{
+    ObjHeader *o = p;
+    if (!o || o->mark) return;
+    o->mark = 1;
+    if (h->mark_top == h->mark_cap) {
+        h->mark_cap *= 2;
+        ObjHeader **n = realloc(h->mark_stack, h->mark_cap * sizeof *n);
+        if (!n) {
+            fprintf(stderr, "som: out of memory in the collector\n");
+            abort();
+        }
+        h->mark_stack = n;
+    }
+    h->mark_stack[h->mark_top++] = o;
+}
+
+static inline void grey_value(GcHeap *h, Value v)
+{
+    if (som_is_obj(v) && v) grey(h, (void *)v);
+}
+
+static void scan_values(GcHeap *h, const Value *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) grey_value(h, v[i]);
+}
+
+static void scan_method(GcHeap *h, SomMethod *m)
+{
+    grey(h, m->signature);
+    grey(h, m->holder);
+    grey(h, m->home);
+    scan_values(h, m->literals, m->nliterals);
+    for (uint32_t i = 0; i < m->nsites; i++) {
+        CallSite *cs = &m->sites[i];
+        grey(h, cs->selector);
+        for (int k = 0; k < SOM_IC_SIZE; k++) {
+            grey(h, cs->ic[k].cls);
+            grey(h, cs->ic[k].method);
+        }
+    }
+}
+
+static void scan(GcHeap *h, ObjHeader *o)
+{
+    grey(h, o->cls);
+    switch (o->kind) {
+    case OBJ_INSTANCE: {
+        SomInstance *i = (SomInstance *)o;
+        scan_values(h, i->fields, i->nfields);
+        break;
+    }
+    case OBJ_ARRAY: {
+        SomArray *a = (SomArray *)o;
+        scan_values(h, a->items, a->len);
+        break;
+    }
+    case OBJ_BLOCK: {
+        SomBlock *b = (SomBlock *)o;
+        grey(h, b->method);
+        grey(h, b->ctx);
+        grey_value(h, b->self);
+        break;
+    }
+    case OBJ_CONTEXT: {
+        SomContext *c = (SomContext *)o;
+        grey(h, c->outer);
+        scan_values(h, c->vars, c->nvars);
+        break;
+    }
+    case OBJ_METHOD:
+        scan_method(h, (SomMethod *)o);
+        break;
+    case OBJ_CLASS: {
+        SomClass *c = (SomClass *)o;
+        grey(h, c->name);
+        grey(h, c->super);
+        grey(h, c->methods);
+        grey(h, c->field_names);
+        grey(h, c->cfields);
+        grey(h, c->file);
+        for (uint32_t i = 0; c->mtab && i <= c->mtab_mask; i++) {
+            grey(h, c->mtab[i].sel);
+            grey(h, c->mtab[i].method);
+        }
+        break;
+    }
+    default: /* strings, symbols, doubles, bigints hold no references */
+        break;
+    }
+}
+
+static void drain(GcHeap *h)
+{
+    while (h->mark_top > 0) scan(h, h->mark_stack[--h->mark_top]);
+}
+
+static void mark_roots(SomVM *vm)
+{
+    GcHeap *h = &vm->heap;
+    scan_values(h, vm->stack, (size_t)(vm->sp - vm->stack));
+    for (int32_t i = 0; i <= vm->top; i++) {
+        SomFrame *f = &vm->frames[i];
+        grey(h, f->method);
+        grey(h, f->ctx);
+        grey_value(h, f->self);
+    }
+    for (int i = 0; i < vm->nroots; i++) grey_value(h, *vm->roots[i]);
+    grey_value(h, vm->nil);
+    grey_value(h, vm->true_);
+    grey_value(h, vm->false_);
+    grey_value(h, vm->system);
+    SomClass **classes = &vm->objectClass;
+    size_t nclasses = (size_t)(&vm->systemClass - &vm->objectClass) + 1;
+    for (size_t i = 0; i < nclasses; i++) grey(h, classes[i]);
+    for (uint32_t i = 0; vm->symbols.slots && i <= vm->symbols.mask; i++)
+        grey(h, vm->symbols.slots[i]);
+    for (uint32_t i = 0; vm->globals.keys && i <= vm->globals.mask; i++) {
+        if (!vm->globals.keys[i]) continue;
+        grey(h, vm->globals.keys[i]);
+        grey_value(h, vm->globals.vals[i]);
+    }
+    drain(h);
+}
+
+/* ---- sweeping ----------------------------------------------------------- */
+
+static void sweep(SomVM *vm)
+{
+    GcHeap *h = &vm->heap;
+    size_t live = 0;
+    for (int c = 0; c <= GC_NCLASSES; c++) h->free[c] = NULL;
+    for (GcChunk *c = h->chunks; c; c = c->next) {
+        char *cell = (char *)(c + 1);
+        size_t cls = c->cell_size / GC_GRANULE;
+        for (uint32_t i = 0; i < c->ncells; i++, cell += c->cell_size) {
+            ObjHeader *o = (ObjHeader *)cell;
+            if (o->mark) {
+                o->mark = 0;
+                live += c->cell_size;
+                continue;
+            }
+            if (o->kind != OBJ_FREE) {
+                finalize(o);
+                o->kind = OBJ_FREE;
+                o->cls = NULL;
+            }
+            *(void **)(o + 1) = h->free[cls];
+            h->free[cls] = o;
+        }
+    }
+    GcLarge **link = &h->large;
+    while (*link) {
+        GcLarge *l = *link;
+        ObjHeader *o = (ObjHeader *)(l + 1);
+        if (o->mark) {
+            o->mark = 0;
+            live += l->size;
+            link = &l->next;
+        } else {
+            *link = l->next;
+            finalize(o);
+            h->heap_bytes -= l->size;
+            free(l);
+        }
+    }
+    h->stats.bytes_live = live;
+}
+
+void gc_collect(SomVM *vm)
+{
+    GcHeap *h = &vm->heap;
+    if (h->inhibit) return;
+    uint8_t saved = vm->state;
+    vm->state = VMS_GC;
+    uint64_t t0 = som_now_ns();
+    mark_roots(vm);
+    sweep(vm);
+    h->allocated_since_gc = 0;
+    size_t want = h->stats.bytes_live;
+    h->threshold = want > GC_MIN_THRESHOLD ? want : GC_MIN_THRESHOLD;
+    if (vm->opts.heap_hint > h->threshold) h->threshold = vm->opts.heap_hint;
+    h->stats.collections++;
+    h->stats.ns_total += som_now_ns() - t0;
+    vm->state = saved;
+}
+
+static int valid_ref(SomVM *vm, Value v)
+{
+    if (som_is_int(v)) return 1;
+    if (!v) return 0;
+    ObjHeader *o = (ObjHeader *)v;
+    (void)vm;
+    return o->kind != OBJ_FREE && o->kind <= OBJ_CONTEXT;
+}
+
+size_t gc_verify(SomVM *vm)
+{
+    size_t bad = 0;
+    for (GcChunk *c = vm->heap.chunks; c; c = c->next) {
+        char *cell = (char *)(c + 1);
+        for (uint32_t i = 0; i < c->ncells; i++, cell += c->cell_size) {
+            ObjHeader *o = (ObjHeader *)cell;
+            if (o->kind == OBJ_FREE) continue;
+            if (o->kind == OBJ_INSTANCE) {
+                SomInstance *in = (SomInstance *)o;
+                for (uint32_t k = 0; k < in->nfields; k++) bad += !valid_ref(vm, in->fields[k]);
+            } else if (o->kind == OBJ_ARRAY) {
+                SomArray *a = (SomArray *)o;
+                for (uint64_t k = 0; k < a->len; k++) bad += !valid_ref(vm, a->items[k]);
+            }
+        }
+    }
+    for (Value *p = vm->stack; p < vm->sp; p++) bad += !valid_ref(vm, *p);
+    return bad;
+}

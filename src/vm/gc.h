@@ -1,0 +1,75 @@
+/*
+ * gc.h - the heap and the garbage collector of som.
+ *
+ * A precise, non-moving, non-recursive mark-sweep collector. Small objects
+ * (<= GC_MAX_SMALL bytes) are carved from 64 KiB chunks, one size class per
+ * chunk (16-byte steps), with a free list per class; large objects are
+ * malloc'ed and kept on a list. Marking uses an explicit mark stack, so deep
+ * object graphs never recurse on the C stack. Roots: the value stack, the
+ * frame records, globals, symbols, the classes, the temporary root slots
+ * (som_root_push) and the VM's well-known objects.
+ *
+ * Invariant: after a collection every cell is either marked-live (mark bit
+ * cleared again by the sweep) or on a free list with kind OBJ_FREE.
+ * GC-stress mode (opts.gc_stress) collects at every allocation.
+ * Allocation never runs in a signal handler.
+ */
+#ifndef SOM_GC_H
+#define SOM_GC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct SomVM SomVM;
+typedef struct ObjHeader ObjHeader;
+typedef struct SomClass SomClass;
+
+#define GC_GRANULE 16
+#define GC_MAX_SMALL 512
+#define GC_NCLASSES (GC_MAX_SMALL / GC_GRANULE)
+#define GC_CHUNK_SIZE (64 * 1024)
+
+typedef struct GcChunk {
+    struct GcChunk *next;
+    uint32_t cell_size;
+    uint32_t ncells;
+    /* cells follow, aligned to 16 */
+} GcChunk;
+
+typedef struct GcLarge {
+    struct GcLarge *next;
+    size_t size;
+    /* object follows, aligned to 16 */
+} GcLarge;
+
+typedef struct GcStats {
+    uint64_t collections;
+    uint64_t ns_total;
+    uint64_t bytes_allocated;  /* total since start */
+    uint64_t bytes_live;       /* after the last collection */
+} GcStats;
+
+typedef struct GcHeap {
+    void *free[GC_NCLASSES + 1];  /* free lists by size class (index = size/16) */
+    GcChunk *chunks;
+    GcLarge *large;
+    size_t heap_bytes;            /* chunk + large bytes in use */
+    size_t allocated_since_gc;
+    size_t threshold;             /* collect when allocated_since_gc exceeds it */
+    ObjHeader **mark_stack;
+    size_t mark_top, mark_cap;
+    int inhibit;                  /* >0: no collection (bootstrap, compiler) */
+    GcStats stats;
+} GcHeap;
+
+void gc_init(SomVM *vm);
+void gc_fini(SomVM *vm);
+/* Allocates a zeroed object of `size` bytes with the given kind and class.
+ * May collect first. Never returns NULL (aborts the VM on out-of-memory). */
+void *gc_alloc(SomVM *vm, size_t size, int kind, SomClass *cls);
+void gc_collect(SomVM *vm);
+/* Checks heap invariants (every reachable slot holds a valid value); returns
+ * the number of problems found (used by tests and the stress mode). */
+size_t gc_verify(SomVM *vm);
+
+#endif

@@ -1,0 +1,670 @@
+/*
+ * interp.c - the bytecode interpreter (see interp.h and bytecode.h).
+ *
+ * Registers: fp (running frame), bp (its slot 0), sp (next free value slot),
+ * ip, self, lits, sites. Before anything that may allocate (and so collect)
+ * the interpreter stores sp into vm->sp: the collector scans the value stack
+ * up to vm->sp and the frames up to vm->top.
+ *
+ * Frame publication order (frame.h): a new frame is fully written before
+ * vm->top is advanced with a release store.
+ */
+#include "interp.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "bytecode.h"
+#include "class.h"
+#include "num.h"
+#include "prims.h"
+
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+static inline void publish_top(SomVM *vm, int32_t t) { __atomic_store_n(&vm->top, t, __ATOMIC_RELEASE); }
+
+static inline int tf_kind(Value v)
+{
+    if (som_is_int(v)) return TF_INT;
+    switch (som_hdr(v)->kind) {
+    case OBJ_BIGINT: return TF_BIGINT;
+    case OBJ_DOUBLE: return TF_DOUBLE;
+    default: return TF_OTHER;
+    }
+}
+
+/* Inline-cache miss: look in the other entries, then do a full lookup and
+ * remember the result. Answers NULL when the selector is not understood. */
+static SomMethod *ic_miss(SomVM *vm, CallSite *cs, SomClass *cls, SomClass *lookup_cls)
+{
+    for (int i = 1; i < SOM_IC_SIZE; i++)
+        if (cs->ic[i].cls == cls) {
+            cs->ic[i].hits++;
+            return cs->ic[i].method;
+        }
+    SomMethod *m = som_lookup(vm, lookup_cls, cs->selector);
+    if (!m) return NULL;
+    cs->misses++;
+    for (int i = 0; i < SOM_IC_SIZE; i++)
+        if (!cs->ic[i].cls) {
+            cs->ic[i].cls = cls;
+            cs->ic[i].method = m;
+            cs->ic[i].hits = 1;
+            return m;
+        }
+    cs->megamorphic = 1;
+    return m;
+}
+
+void interp_backtrace(SomVM *vm, FILE *f)
+{
+    fprintf(f, "Traceback (innermost first):\n");
+    int shown = 0;
+    for (int32_t i = vm->top; i >= 0; i--) {
+        SomFrame *fr = &vm->frames[i];
+        if (fr->method == vm->boot_method) continue;
+        if (shown == 40 && i > 10) {
+            fprintf(f, "  ... %d more activations ...\n", i - 10);
+            i = 10;
+            continue;
+        }
+        char name[256];
+        class_method_name(fr->method, name, sizeof name);
+        const char *file = fr->method->holder && fr->method->holder->file
+                               ? fr->method->holder->file->bytes : "?";
+        fprintf(f, "  at %s (%s:%u)\n", name, file, class_method_line(fr->method, fr->bci));
+        shown++;
+    }
+}
+
+static SomContext *new_context(SomVM *vm, uint32_t n)
+{
+    SomContext *c = gc_alloc(vm, sizeof(SomContext) + n * sizeof(Value), OBJ_CONTEXT, NULL);
+    c->nvars = n;
+    for (uint32_t i = 0; i < n; i++) c->vars[i] = vm->nil;
+    return c;
+}
+
+static SomBlock *new_block(SomVM *vm, SomMethod *bm, SomContext *ctx, Value self)
+{
+    SomClass *cls = bm->nargs == 0 ? vm->block1Class : bm->nargs == 1 ? vm->block2Class : vm->block3Class;
+    SomBlock *b = gc_alloc(vm, sizeof(SomBlock), OBJ_BLOCK, cls);
+    b->method = bm;
+    b->ctx = ctx;
+    b->self = self;
+    return b;
+}
+
+static inline SomContext *ctx_at(SomContext *c, unsigned depth)
+{
+    while (depth--) c = c->outer;
+    return c;
+}
+
+static bool is_symbol(Value v) { return som_is_obj(v) && som_hdr(v)->kind == OBJ_SYMBOL; }
+static bool is_array(Value v) { return som_is_obj(v) && som_hdr(v)->kind == OBJ_ARRAY; }
+
+int interp_call(SomVM *vm, SomMethod *entry, int nargs)
+{
+    static void *const labels[BC__COUNT] = {
+#define SOM_BC_LABEL(name, n) &&L_##name,
+        SOM_BYTECODES(SOM_BC_LABEL)
+#undef SOM_BC_LABEL
+    };
+    const int32_t base_top = vm->top;
+    Value *sp = vm->sp;
+    Value *const base_sp = sp - nargs - 1;
+    const Value nil = vm->nil, trueV = vm->true_, falseV = vm->false_;
+    SomFrame *fp = base_top >= 0 ? &vm->frames[base_top] : NULL;
+    Value *bp = NULL, self = nil, *lits = NULL;
+    CallSite *sites = NULL;
+    SomMethod *meth = NULL, *callee = entry;
+    const uint8_t *ip = NULL;
+    SomClass *cls, *lookup_cls;
+    SomString *sel;
+    Value recv, ret;
+    int n = nargs;
+    unsigned k;
+
+#define DISPATCH() goto *labels[*ip++]
+#define W() (ip += 2, (unsigned)ip[-2] | ((unsigned)ip[-1] << 8))
+#define SAVE() (vm->sp = sp)
+#define LOAD_FRAME()                                                                               \
+    do {                                                                                           \
+        bp = fp->bp;                                                                               \
+        self = fp->self;                                                                           \
+        meth = fp->method;                                                                         \
+        lits = meth->literals;                                                                     \
+        sites = meth->sites;                                                                       \
+    } while (0)
+#define BOOL(c) ((c) ? trueV : falseV)
+
+    goto invoke;
+
+    /* ---- activation ---------------------------------------------------- */
+invoke: /* callee, n; receiver and arguments at sp[-n-1 .. -1] */
+    if (callee->trivial && !vm->no_trivial) {
+        recv = sp[-n - 1];
+        switch (callee->trivial) {
+        case TRIV_SELF: sp -= n; DISPATCH();
+        case TRIV_LITERAL: sp -= n; sp[-1] = callee->literals[callee->trivial_arg]; DISPATCH();
+        case TRIV_GETTER:
+            if (LIKELY(som_is_obj(recv) && som_hdr(recv)->kind == OBJ_INSTANCE &&
+                       callee->trivial_arg < ((SomInstance *)recv)->nfields)) {
+                sp[-1] = ((SomInstance *)recv)->fields[callee->trivial_arg];
+                DISPATCH();
+            }
+            break;
+        case TRIV_SETTER:
+            if (LIKELY(som_is_obj(recv) && som_hdr(recv)->kind == OBJ_INSTANCE &&
+                       callee->trivial_arg < ((SomInstance *)recv)->nfields)) {
+                ((SomInstance *)recv)->fields[callee->trivial_arg] = sp[-1];
+                sp--;
+                DISPATCH();
+            }
+            break;
+        default: break;
+        }
+    }
+    if (callee->kind == MK_PRIMITIVE) goto primitive;
+activate: {
+    if (UNLIKELY(vm->top + 1 >= (int32_t)vm->max_frames ||
+                 sp + callee->nlocals + callee->maxstack + 8 > vm->stack_end)) {
+        SAVE();
+        som_prim_error(vm, "Stack overflow: recursion deeper than the VM's stack (%d activations)",
+                       vm->top + 1);
+        goto error;
+    }
+    if (fp) {
+        fp->ip = ip;
+        fp->sp = sp - n - 1;
+    }
+    SomFrame *nf = &vm->frames[vm->top + 1];
+    nf->method = callee;
+    nf->bci = 0;
+    nf->visited = 0;
+    nf->bp = sp - n - 1;
+    if (callee->kind == MK_BLOCK) {
+        SomBlock *b = (SomBlock *)nf->bp[0];
+        nf->self = b->self;
+        nf->ctx = b->ctx;
+    } else {
+        nf->self = nf->bp[0];
+        nf->ctx = NULL;
+    }
+    for (unsigned i = callee->nlocals; i > 0; i--) *sp++ = nil;
+    publish_top(vm, vm->top + 1);
+    fp = nf;
+    LOAD_FRAME();
+    ip = meth->code;
+    meth->invocations++;
+    if (meth->nctx) {
+        SAVE();
+        SomContext *c = new_context(vm, meth->nctx);
+        c->outer = meth->kind == MK_BLOCK ? fp->ctx : NULL;
+        c->frame = meth->kind == MK_BLOCK ? NULL : fp;
+        fp->ctx = c;
+    }
+    if (UNLIKELY(vm->poll) && vm->safepoint_hook) {
+        SAVE();
+        vm->safepoint_hook(vm);
+    }
+    DISPATCH();
+}
+
+primitive:
+    switch (callee->prim_kind) {
+    case PK_PLAIN: {
+        if (fp) {
+            fp->ip = ip;
+            fp->bci = (uint32_t)(ip - meth->code);
+        }
+        SAVE();
+        vm->state = VMS_PRIMITIVE;
+        int r = callee->prim(vm, sp - n - 1);
+        vm->state = VMS_INTERP;
+        if (LIKELY(r == PRIM_OK)) {
+            sp -= n;
+            DISPATCH();
+        }
+        if (r == PRIM_EXIT) goto exit_vm;
+        goto error;
+    }
+    case PK_BLOCK_VALUE:
+        recv = sp[-n - 1];
+        if (!som_is_obj(recv) || som_hdr(recv)->kind != OBJ_BLOCK ||
+            ((SomBlock *)recv)->method->nargs != n) {
+            som_prim_error(vm, "block evaluated with the wrong number of arguments");
+            goto error;
+        }
+        callee = ((SomBlock *)recv)->method;
+        goto activate;
+    case PK_PERFORM:
+    case PK_PERFORM_IN_SUPER: {
+        bool super = callee->prim_kind == PK_PERFORM_IN_SUPER;
+        Value s = sp[super ? -2 : -1];
+        if (!is_symbol(s) || (super && (!som_is_obj(sp[-1]) || som_hdr(sp[-1])->kind != OBJ_CLASS))) {
+            som_prim_error(vm, "Expected instance of 'Symbol' but got instance of '%s'.",
+                           som_class_of(vm, s)->name->bytes);
+            goto error;
+        }
+        lookup_cls = super ? (SomClass *)sp[-1] : NULL;
+        sp -= super ? 2 : 1;
+        sel = (SomString *)s;
+        n = 0;
+        if (!lookup_cls) lookup_cls = som_class_of(vm, sp[-1]);
+        goto send_sel;
+    }
+    case PK_PERFORM_WITH_ARGS:
+    case PK_PERFORM_WITH_ARGS_IN_SUPER: {
+        bool super = callee->prim_kind == PK_PERFORM_WITH_ARGS_IN_SUPER;
+        Value s = sp[super ? -3 : -2], a = sp[super ? -2 : -1];
+        if (!is_symbol(s) || !is_array(a)) {
+            som_prim_error(vm, "perform:withArguments: expects a Symbol and an Array");
+            goto error;
+        }
+        lookup_cls = super ? (SomClass *)sp[-1] : NULL;
+        sp -= super ? 3 : 2;
+        SomArray *arr = (SomArray *)a;
+        if (sp + arr->len + 8 > vm->stack_end) {
+            som_prim_error(vm, "Stack overflow: too many arguments");
+            goto error;
+        }
+        for (uint64_t i = 0; i < arr->len; i++) *sp++ = arr->items[i];
+        n = (int)arr->len;
+        sel = (SomString *)s;
+        if (!lookup_cls) lookup_cls = som_class_of(vm, sp[-n - 1]);
+        goto send_sel;
+    }
+    case PK_INVOKE_ON_WITH: {
+        Value m = sp[-3], obj = sp[-2], a = sp[-1];
+        if (!is_array(a)) {
+            som_prim_error(vm, "invokeOn:with: expects an Array of arguments");
+            goto error;
+        }
+        SomArray *arr = (SomArray *)a;
+        SomMethod *target = (SomMethod *)m;
+        if (arr->len != target->nargs) {
+            som_prim_error(vm, "invokeOn:with: expects %u arguments, got %llu", target->nargs,
+                           (unsigned long long)arr->len);
+            goto error;
+        }
+        sp -= 3;
+        *sp++ = obj;
+        for (uint64_t i = 0; i < arr->len; i++) *sp++ = arr->items[i];
+        n = (int)arr->len;
+        callee = target;
+        goto invoke;
+    }
+    case PK_RESTART:
+        sp = bp + 1 + meth->nargs + meth->nlocals;
+        ip = meth->code;
+        DISPATCH();
+    }
+    som_prim_error(vm, "bad primitive kind");
+    goto error;
+
+send_sel: /* sel, n, lookup_cls; receiver and arguments on the stack */
+    callee = som_lookup(vm, lookup_cls, sel);
+    if (callee) goto invoke;
+    goto dnu;
+
+send_site: /* k: call site of a SEND (or of an arithmetic op's slow path) */ {
+    CallSite *cs = &sites[k];
+    n = cs->nargs;
+    recv = sp[-n - 1];
+    cls = som_class_of(vm, recv);
+    fp->bci = cs->bci;
+    if (LIKELY(cs->ic[0].cls == cls)) {
+        callee = cs->ic[0].method;
+        cs->ic[0].hits++;
+        goto invoke;
+    }
+    SAVE();
+    callee = ic_miss(vm, cs, cls, cls);
+    if (callee) goto invoke;
+    sel = cs->selector;
+    goto dnu;
+}
+
+dnu: /* sel, n; receiver and arguments on the stack */ {
+    SAVE();
+    SomArray *arr = som_array_new(vm, (size_t)n);
+    for (int i = 0; i < n; i++) arr->items[i] = sp[-n + i];
+    sp -= n;
+    recv = sp[-1];
+    *sp++ = SOM_V(sel);
+    *sp++ = SOM_V(arr);
+    n = 2;
+    callee = som_lookup(vm, som_class_of(vm, recv), vm->sym_dnu);
+    if (!callee) {
+        som_prim_error(vm, "Method %s not found in class %s", sel->bytes,
+                       som_class_of(vm, recv)->name->bytes);
+        goto error;
+    }
+    goto invoke;
+}
+
+    /* ---- instructions -------------------------------------------------- */
+L_PUSH_LOCAL:
+    *sp++ = bp[*ip++];
+    DISPATCH();
+L_PUSH_SELF:
+    *sp++ = self;
+    DISPATCH();
+L_PUSH_CTX: {
+    SomContext *c = ctx_at(fp->ctx, ip[0]);
+    *sp++ = c->vars[ip[1]];
+    ip += 2;
+    DISPATCH();
+}
+L_PUSH_FIELD:
+    *sp++ = ((SomInstance *)self)->fields[*ip++];
+    DISPATCH();
+L_PUSH_CFIELD:
+    *sp++ = ((SomClass *)self)->cfields->items[*ip++];
+    DISPATCH();
+L_PUSH_CONST:
+    k = W();
+    *sp++ = lits[k];
+    DISPATCH();
+L_PUSH_NIL:
+    *sp++ = nil;
+    DISPATCH();
+L_PUSH_TRUE:
+    *sp++ = trueV;
+    DISPATCH();
+L_PUSH_FALSE:
+    *sp++ = falseV;
+    DISPATCH();
+L_PUSH_INT:
+    *sp++ = som_mkint((int8_t)*ip++);
+    DISPATCH();
+L_PUSH_GLOBAL: {
+    k = W();
+    Value v;
+    if (LIKELY(som_global_get(vm, (SomString *)lits[k], &v))) {
+        *sp++ = v;
+        DISPATCH();
+    }
+    fp->bci = (uint32_t)(ip - meth->code);
+    *sp++ = self;
+    *sp++ = lits[k];
+    n = 1;
+    sel = vm->sym_unknownGlobal;
+    lookup_cls = som_class_of(vm, self);
+    goto send_sel;
+}
+L_PUSH_BLOCK: {
+    k = W();
+    SAVE();
+    SomBlock *b = new_block(vm, (SomMethod *)lits[k], fp->ctx, self);
+    *sp++ = SOM_V(b);
+    DISPATCH();
+}
+L_STORE_LOCAL:
+    bp[*ip++] = *--sp;
+    DISPATCH();
+L_STORE_CTX: {
+    SomContext *c = ctx_at(fp->ctx, ip[0]);
+    c->vars[ip[1]] = *--sp;
+    ip += 2;
+    DISPATCH();
+}
+L_STORE_FIELD:
+    ((SomInstance *)self)->fields[*ip++] = *--sp;
+    DISPATCH();
+L_STORE_CFIELD:
+    ((SomClass *)self)->cfields->items[*ip++] = *--sp;
+    DISPATCH();
+L_DUP:
+    sp[0] = sp[-1];
+    sp++;
+    DISPATCH();
+L_POP:
+    sp--;
+    DISPATCH();
+L_SEND:
+    k = W();
+    goto send_site;
+L_SUPER_SEND: {
+    k = W();
+    CallSite *cs = &sites[k];
+    n = cs->nargs;
+    SomClass *sc = meth->holder->super;
+    fp->bci = cs->bci;
+    if (cs->ic[0].cls && cs->ic[0].cls == sc) {
+        callee = cs->ic[0].method;
+        goto invoke;
+    }
+    sel = cs->selector;
+    callee = sc ? som_lookup(vm, sc, sel) : NULL;
+    if (!callee) goto dnu;
+    cs->ic[0].cls = sc;
+    cs->ic[0].method = callee;
+    goto invoke;
+}
+L_RETURN_SELF:
+    ret = self;
+    goto do_return;
+L_RETURN_LOCAL:
+    ret = sp[-1];
+do_return: {
+    if (meth->kind == MK_METHOD && meth->nctx) fp->ctx->frame = NULL;
+    sp = fp->bp;
+    *sp++ = ret;
+    publish_top(vm, vm->top - 1);
+    if (vm->top == base_top) {
+        vm->sp = sp;
+        return 0;
+    }
+    fp = &vm->frames[vm->top];
+    LOAD_FRAME();
+    ip = fp->ip;
+    DISPATCH();
+}
+L_RETURN_NLR: {
+    ret = sp[-1];
+    SomContext *c = fp->ctx;
+    while (c && c->outer) c = c->outer;
+    SomFrame *home = c ? c->frame : NULL;
+    int32_t hi = home ? (int32_t)(home - vm->frames) : -1;
+    if (hi > base_top) {
+        for (int32_t i = vm->top; i > hi; i--) {
+            SomFrame *f = &vm->frames[i];
+            if (f->method->kind == MK_METHOD && f->method->nctx) f->ctx->frame = NULL;
+        }
+        publish_top(vm, hi);
+        fp = home;
+        LOAD_FRAME();
+        goto do_return;
+    }
+    /* the home activation is gone: send escapedBlock: to the block's invoker */
+    Value blk = fp->bp[0];
+    sp = fp->bp;
+    publish_top(vm, vm->top - 1);
+    if (vm->top == base_top) {
+        som_prim_error(vm, "Block has escaped and cannot be executed (no invoker)");
+        goto error;
+    }
+    fp = &vm->frames[vm->top];
+    LOAD_FRAME();
+    ip = fp->ip;
+    *sp++ = self;
+    *sp++ = blk;
+    n = 1;
+    sel = vm->sym_escapedBlock;
+    lookup_cls = som_class_of(vm, self);
+    goto send_sel;
+}
+L_JUMP:
+    k = W();
+    ip += k;
+    DISPATCH();
+L_JUMP_IF_FALSE:
+    k = W();
+    if (*--sp == falseV) ip += k;
+    DISPATCH();
+L_JUMP_IF_TRUE:
+    k = W();
+    if (*--sp == trueV) ip += k;
+    DISPATCH();
+L_JUMP_IF_NIL:
+    k = W();
+    if (*--sp == nil) ip += k;
+    DISPATCH();
+L_JUMP_IF_NOT_NIL:
+    k = W();
+    if (*--sp != nil) ip += k;
+    DISPATCH();
+L_JUMP_BACK:
+    k = W();
+    ip -= k;
+    if (UNLIKELY(vm->poll) && vm->safepoint_hook) {
+        fp->bci = (uint32_t)(ip - meth->code);
+        SAVE();
+        vm->safepoint_hook(vm);
+    }
+    DISPATCH();
+
+#define ARITH_SLOW(a, b)                                                                           \
+    do {                                                                                           \
+        sites[k].argkinds |= 1u << (tf_kind(a) * 4 + tf_kind(b));                                  \
+        goto send_site;                                                                            \
+    } while (0)
+
+L_ADD: {
+    k = W();
+    Value a = sp[-2], b = sp[-1];
+    if (LIKELY(a & b & 1)) {
+        int64_t r = som_int(a) + som_int(b);
+        if (LIKELY(som_fits_smallint(r))) {
+            sp[-2] = som_mkint(r);
+            sp--;
+            DISPATCH();
+        }
+    } else if (num_is_double(a) && (num_is_double(b) || som_is_int(b))) {
+        double r = num_double(a) + (som_is_int(b) ? (double)som_int(b) : num_double(b));
+        SAVE();
+        sp[-2] = num_new_double(vm, r);
+        sp--;
+        DISPATCH();
+    }
+    ARITH_SLOW(a, b);
+}
+L_SUB: {
+    k = W();
+    Value a = sp[-2], b = sp[-1];
+    if (LIKELY(a & b & 1)) {
+        int64_t r = som_int(a) - som_int(b);
+        if (LIKELY(som_fits_smallint(r))) {
+            sp[-2] = som_mkint(r);
+            sp--;
+            DISPATCH();
+        }
+    } else if (num_is_double(a) && (num_is_double(b) || som_is_int(b))) {
+        double r = num_double(a) - (som_is_int(b) ? (double)som_int(b) : num_double(b));
+        SAVE();
+        sp[-2] = num_new_double(vm, r);
+        sp--;
+        DISPATCH();
+    }
+    ARITH_SLOW(a, b);
+}
+L_MUL: {
+    k = W();
+    Value a = sp[-2], b = sp[-1];
+    if (LIKELY(a & b & 1)) {
+        int64_t r;
+        if (!__builtin_mul_overflow(som_int(a), som_int(b), &r) && som_fits_smallint(r)) {
+            sp[-2] = som_mkint(r);
+            sp--;
+            DISPATCH();
+        }
+    } else if (num_is_double(a) && (num_is_double(b) || som_is_int(b))) {
+        double r = num_double(a) * (som_is_int(b) ? (double)som_int(b) : num_double(b));
+        SAVE();
+        sp[-2] = num_new_double(vm, r);
+        sp--;
+        DISPATCH();
+    }
+    ARITH_SLOW(a, b);
+}
+
+#define COMPARE(op)                                                                                \
+    do {                                                                                           \
+        k = W();                                                                                   \
+        Value a = sp[-2], b = sp[-1];                                                              \
+        if (LIKELY(a & b & 1)) {                                                                   \
+            sp[-2] = BOOL(som_int(a) op som_int(b));                                               \
+            sp--;                                                                                  \
+            DISPATCH();                                                                            \
+        }                                                                                          \
+        if (num_is_double(a) && (num_is_double(b) || som_is_int(b))) {                             \
+            double db = som_is_int(b) ? (double)som_int(b) : num_double(b);                        \
+            sp[-2] = BOOL(num_double(a) op db);                                                    \
+            sp--;                                                                                  \
+            DISPATCH();                                                                            \
+        }                                                                                          \
+        ARITH_SLOW(a, b);                                                                          \
+    } while (0)
+
+L_LT:
+    COMPARE(<);
+L_GT:
+    COMPARE(>);
+L_LE:
+    COMPARE(<=);
+L_GE:
+    COMPARE(>=);
+L_EQ:
+    COMPARE(==);
+L_NE: {
+    k = W();
+    Value a = sp[-2], b = sp[-1];
+    if (LIKELY(a & b & 1)) {
+        sp[-2] = BOOL(a != b);
+        sp--;
+        DISPATCH();
+    }
+    ARITH_SLOW(a, b);
+}
+L_INC_LOCAL_JLE: {
+    unsigned ci = ip[0], li = ip[1];
+    ip += 2;
+    k = W();
+    Value i = bp[ci], lim = bp[li];
+    if (LIKELY(i & lim & 1)) {
+        int64_t ni = som_int(i) + 1;
+        if (LIKELY(som_fits_smallint(ni))) {
+            bp[ci] = som_mkint(ni);
+            if (ni <= som_int(lim)) {
+                ip -= k;
+                if (UNLIKELY(vm->poll) && vm->safepoint_hook) {
+                    fp->bci = (uint32_t)(ip - meth->code);
+                    SAVE();
+                    vm->safepoint_hook(vm);
+                }
+            } else {
+                ip += SOM_TODO_TAIL;
+            }
+            DISPATCH();
+        }
+    }
+    DISPATCH(); /* generic tail */
+}
+
+error:
+    if (fp && meth) fp->bci = (uint32_t)(ip - meth->code);
+    fflush(vm->out);
+    interp_backtrace(vm, vm->err);
+    fprintf(vm->err, "%s\n", vm->errmsg);
+    fflush(vm->err);
+    vm->exit_status = 1;
+    vm->exiting = true;
+exit_vm:
+    publish_top(vm, base_top);
+    vm->sp = base_sp;
+    return vm->exit_status ? vm->exit_status : 0;
+}

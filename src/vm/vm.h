@@ -1,0 +1,164 @@
+/*
+ * vm.h - the VM instance. Everything a running SOM program needs hangs off
+ * one SomVM: heap, stacks, classes, symbols, globals, options. There is no
+ * global mutable state, so several VMs can run in threads of one process.
+ *
+ * A SomVM is used by one thread at a time (the thread that runs it), except
+ * for the fields documented in frame.h as readable by samplers.
+ */
+#ifndef SOM_VM_H
+#define SOM_VM_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "frame.h"
+#include "gc.h"
+#include "object.h"
+#include "value.h"
+
+/* Interned-symbol table: open addressing over SomString* (weakly held? no:
+ * symbols are permanent, the table is a root). */
+typedef struct SymTab {
+    struct SomString **slots;
+    uint32_t mask;
+    uint32_t count;
+} SymTab;
+
+/* Globals: symbol -> value, open addressing. `version` changes on every
+ * store so send sites may cache lookups keyed on it. */
+typedef struct GlobalTab {
+    struct SomString **keys;
+    Value *vals;
+    uint32_t mask;
+    uint32_t count;
+    uint64_t version;
+} GlobalTab;
+
+/* Global method lookup cache (class, selector) -> method. */
+#define SOM_LOOKUP_CACHE 1024
+typedef struct LookupEntry {
+    SomClass *cls;
+    struct SomString *sel;
+    SomMethod *method;
+} LookupEntry;
+
+typedef struct SomOptions {
+    bool gc_stress;          /* collect at every allocation */
+    bool gc_verbose;         /* -g: print GC statistics at exit */
+    size_t heap_hint;        /* -H: initial heap size in bytes (0 = default) */
+    size_t stack_values;     /* value stack size in Values */
+    size_t max_frames;       /* maximum activation depth */
+    const char *corelib_dir; /* directory of the core library, or NULL = built in */
+} SomOptions;
+
+struct SomVM {
+    /* --- execution state (see frame.h for the sampler-visible rules) --- */
+    SomFrame *frames;        /* frame array, frames[0..top] live */
+    volatile int32_t top;    /* index of the running frame; -1 when idle */
+    volatile uint8_t state;  /* VmState */
+    Value *stack;            /* value stack base */
+    Value *stack_end;        /* one past the last usable slot */
+    Value *sp;               /* value stack top while not in the interpreter loop */
+    size_t max_frames;
+
+    /* --- memory --- */
+    GcHeap heap;
+    Value *roots[256];       /* som_root_push'd addresses of C locals */
+    int nroots;
+
+    /* --- well-known objects --- */
+    Value nil, true_, false_, system;
+    SomClass *objectClass, *classClass, *metaclassClass, *nilClass, *arrayClass,
+        *methodClass, *primitiveClass, *integerClass, *stringClass, *symbolClass,
+        *doubleClass, *blockClass, *block1Class, *block2Class, *block3Class,
+        *trueClass, *falseClass, *booleanClass, *systemClass;
+    struct SomString *sym_dnu, *sym_unknownGlobal, *sym_escapedBlock, *sym_initialize,
+        *sym_run, *sym_value, *sym_new;
+
+    SymTab symbols;
+    GlobalTab globals;
+    LookupEntry lookup_cache[SOM_LOOKUP_CACHE];
+
+    /* --- loading --- */
+    char **classpath;        /* owned, NULL-terminated */
+    int nclasspath;
+    SomOptions opts;
+
+    /* --- errors and exit --- */
+    char errmsg[1024];       /* last VM-level error */
+    int exit_status;         /* set by system exit: */
+    bool exiting;
+
+    /* --- misc --- */
+    uint64_t start_ns;       /* for `system time` / `ticks` */
+    uint32_t next_hash;
+    uint16_t next_method_id;
+    FILE *out, *err;         /* stdout/stderr of the program */
+    void *profiler;          /* reserved for the embedded profiler */
+    /* Safepoint polling (method entry and loop back edges): when `poll` is
+     * non-zero the interpreter calls safepoint_hook(vm) and clears nothing
+     * itself; the hook decides. Set from any thread (e.g. a sampler). */
+    volatile int poll;
+    void (*safepoint_hook)(SomVM *vm);
+    SomMethod *boot_method;  /* `system initialize: args` driver */
+    bool no_trivial;         /* activate trivial methods too (exact profiling) */
+    uint64_t compile_ns;     /* time spent compiling */
+};
+
+/* ---- lifecycle ------------------------------------------------------- */
+
+/* Creates a VM and loads the core classes. On failure answers NULL and
+ * writes a message to errbuf. */
+SomVM *som_vm_new(const SomOptions *opts, const char *classpath, char *errbuf, size_t errlen);
+void som_vm_free(SomVM *vm);
+/* Runs `system initialize: args` (args[0] = main class name). Answers the
+ * process exit status the program asked for (0 on normal completion, 1 on an
+ * error, n for `system exit: n`). */
+int som_vm_run(SomVM *vm, int argc, char **argv);
+
+/* ---- objects (object.c) ------------------------------------------------ */
+
+static inline ObjHeader *som_hdr(Value v) { return (ObjHeader *)v; }
+static inline SomClass *som_class_of(SomVM *vm, Value v)
+{
+    return som_is_int(v) ? vm->integerClass : ((ObjHeader *)v)->cls;
+}
+static inline int som_kind(Value v) { return som_is_int(v) ? -1 : ((ObjHeader *)v)->kind; }
+#define SOM_V(p) ((Value)(p))
+
+struct SomString *som_string_new(SomVM *vm, const char *bytes, size_t len);
+struct SomString *som_string_cstr(SomVM *vm, const char *s);
+struct SomString *som_symbol(SomVM *vm, const char *bytes, size_t len);
+struct SomString *som_symbol_cstr(SomVM *vm, const char *s);
+SomArray *som_array_new(SomVM *vm, size_t len);
+SomInstance *som_instance_new(SomVM *vm, SomClass *cls);
+uint32_t som_str_hash(const char *bytes, size_t len);
+bool som_is_string_like(Value v); /* String or Symbol */
+
+/* Temporarily roots a C local (LIFO). */
+static inline void som_root_push(SomVM *vm, Value *slot) { vm->roots[vm->nroots++] = slot; }
+static inline void som_root_pop(SomVM *vm, int n) { vm->nroots -= n; }
+
+/* ---- globals ----------------------------------------------------------- */
+bool som_global_get(SomVM *vm, struct SomString *sym, Value *out);
+void som_global_put(SomVM *vm, struct SomString *sym, Value v);
+
+/* ---- classes (class.c) ----------------------------------------------- */
+SomMethod *som_lookup(SomVM *vm, SomClass *cls, struct SomString *sel);
+/* Loads the class `name` from the class path; NULL if no file is found.
+ * Compile errors are reported on vm->err and set vm->exiting. */
+SomClass *som_load_class(SomVM *vm, struct SomString *name);
+/* Reads a whole file (owned buffer, NUL-terminated) or NULL. */
+char *som_read_file(const char *path, size_t *len);
+
+/* ---- output ----------------------------------------------------------- */
+void som_write(SomVM *vm, FILE *f, const char *bytes, size_t len);
+
+/* ---- time ------------------------------------------------------------ */
+uint64_t som_now_ns(void);
+
+#endif

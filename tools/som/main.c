@@ -1,0 +1,203 @@
+/*
+ * main.c - the `som` command: parses the command line, creates one VM per
+ * requested thread, runs the program and exits with its status.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../src/vm/vm.h"
+
+#define SOM_VERSION "0.1.0"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: som [options] [-cp DIR1:DIR2...] MainClass|File.som [args...]\n"
+            "\n"
+            "Runs a SOM program: loads MainClass from the class path (user entries first,\n"
+            "then the main file's directory, then '.', then the built-in core library) and\n"
+            "sends it #run: with the arguments (or #run).\n"
+            "\n"
+            "options:\n"
+            "  -cp PATH       class path, directories separated by ':'\n"
+            "  --threads N    run N independent copies of the program, one VM per thread\n"
+            "  --gc-stress    collect garbage at every allocation (slow; for testing)\n"
+            "  -g             print garbage-collection statistics at exit\n"
+            "  -H SIZE        initial heap size, e.g. -H64MB (accepted for compatibility)\n"
+            "  -d             accepted for compatibility (no effect)\n"
+            "  -h, --help     show this help\n"
+            "  --version      show the version\n"
+            "\n"
+            "environment: SOM_CORELIB=DIR replaces the built-in core library.\n");
+}
+
+typedef struct Config {
+    SomOptions opts;
+    char *classpath;
+    int threads;
+    int argc;
+    char **argv;
+} Config;
+
+static size_t parse_size(const char *s)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || v < 0) return 0;
+    if (*end == 'k' || *end == 'K') v *= 1024;
+    else if (*end == 'm' || *end == 'M') v *= 1024 * 1024;
+    else if (*end == 'g' || *end == 'G') v *= 1024.0 * 1024 * 1024;
+    else if (*end == 0) v *= 1024 * 1024; /* CSOM: -H10 is 10 MB */
+    return (size_t)v;
+}
+
+static char *join_path(const char *a, const char *b)
+{
+    size_t la = a ? strlen(a) : 0, lb = strlen(b);
+    char *r = malloc(la + lb + 2);
+    if (!r) abort();
+    if (la) {
+        memcpy(r, a, la);
+        r[la++] = ':';
+    }
+    memcpy(r + la, b, lb + 1);
+    return r;
+}
+
+/* Answers -1 to continue, else an exit status. */
+static int parse_args(int argc, char **argv, Config *c)
+{
+    int i = 1;
+    const char *cp = NULL;
+    c->threads = 1;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--version")) {
+            printf("som %s (Sampo SOM virtual machine)\n", SOM_VERSION);
+            return 0;
+        } else if (!strcmp(a, "-cp") || !strcmp(a, "--classpath")) {
+            if (++i >= argc) {
+                fprintf(stderr, "som: -cp needs a class path\n");
+                usage(stderr);
+                return 2;
+            }
+            cp = argv[i];
+        } else if (!strcmp(a, "--threads")) {
+            char *end;
+            if (++i >= argc || (c->threads = (int)strtol(argv[i], &end, 10)) < 1 || *end ||
+                c->threads > 256) {
+                fprintf(stderr, "som: --threads needs a number between 1 and 256\n");
+                return 2;
+            }
+        } else if (!strcmp(a, "--gc-stress")) {
+            c->opts.gc_stress = true;
+        } else if (!strcmp(a, "-g")) {
+            c->opts.gc_verbose = true;
+        } else if (!strncmp(a, "-H", 2)) {
+            const char *v = a[2] ? a + 2 : (++i < argc ? argv[i] : "");
+            c->opts.heap_hint = parse_size(v);
+        } else if (!strcmp(a, "-d") || !strcmp(a, "-dd")) {
+            /* accepted for compatibility with the reference VMs */
+        } else {
+            fprintf(stderr, "som: unknown option '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (i >= argc) {
+        fprintf(stderr, "som: no main class given\n");
+        usage(stderr);
+        return 2;
+    }
+    /* MainClass may be a path: its directory joins the class path */
+    char *main = strdup(argv[i]);
+    char *slash = strrchr(main, '/');
+    char *name = main;
+    char *path = cp ? strdup(cp) : NULL;
+    if (slash) {
+        *slash = 0;
+        char *p = join_path(path, main[0] ? main : "/");
+        free(path);
+        path = p;
+        name = slash + 1;
+    }
+    size_t n = strlen(name);
+    if (n > 4 && !strcmp(name + n - 4, ".som")) name[n - 4] = 0;
+    char *p = join_path(path, ".");
+    free(path);
+    c->classpath = p;
+    c->argc = argc - i;
+    c->argv = malloc(sizeof(char *) * (size_t)(c->argc + 1));
+    c->argv[0] = strdup(name);
+    for (int k = 1; k < c->argc; k++) c->argv[k] = argv[i + k];
+    free(main);
+    c->opts.corelib_dir = getenv("SOM_CORELIB");
+    if (c->opts.corelib_dir && !*c->opts.corelib_dir) c->opts.corelib_dir = NULL;
+    return -1;
+}
+
+typedef struct Run {
+    const Config *cfg;
+    int status;
+    uint64_t ns;
+} Run;
+
+static void *run_one(void *arg)
+{
+    Run *r = arg;
+    char err[1024];
+    uint64_t t0 = som_now_ns();
+    SomVM *vm = som_vm_new(&r->cfg->opts, r->cfg->classpath, err, sizeof err);
+    if (!vm) {
+        fprintf(stderr, "som: %s\n", err);
+        r->status = 1;
+        return NULL;
+    }
+    r->status = som_vm_run(vm, r->cfg->argc, r->cfg->argv);
+    if (r->cfg->opts.gc_verbose)
+        fprintf(stderr, "som: GC: %llu collections, %.1f ms, %.1f MB allocated, %.1f MB live\n",
+                (unsigned long long)vm->heap.stats.collections, vm->heap.stats.ns_total / 1e6,
+                vm->heap.stats.bytes_allocated / 1048576.0, vm->heap.stats.bytes_live / 1048576.0);
+    som_vm_free(vm);
+    r->ns = som_now_ns() - t0;
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    Config cfg = {0};
+    int rc = parse_args(argc, argv, &cfg);
+    if (rc >= 0) return rc;
+    if (cfg.threads == 1) {
+        Run r = {&cfg, 0, 0};
+        run_one(&r);
+        return r.status;
+    }
+    Run *runs = calloc((size_t)cfg.threads, sizeof *runs);
+    pthread_t *tids = calloc((size_t)cfg.threads, sizeof *tids);
+    for (int t = 0; t < cfg.threads; t++) {
+        runs[t].cfg = &cfg;
+        int e = pthread_create(&tids[t], NULL, run_one, &runs[t]);
+        if (e) {
+            fprintf(stderr, "som: cannot start thread %d: %s\n", t, strerror(e));
+            runs[t].status = 1;
+            tids[t] = 0;
+        }
+    }
+    int status = 0;
+    for (int t = 0; t < cfg.threads; t++) {
+        if (tids[t]) pthread_join(tids[t], NULL);
+        fprintf(stderr, "som: thread %d: exit status %d, %.1f ms\n", t, runs[t].status,
+                runs[t].ns / 1e6);
+        if (runs[t].status && !status) status = runs[t].status;
+    }
+    free(runs);
+    free(tids);
+    return status;
+}
