@@ -1,0 +1,243 @@
+/*
+ * test_export.c - byte-exact tests of the exporters on fixed profiles: collapsed and
+ * speedscope spelled out by hand, pprof against bytes from an independent protobuf encoder,
+ * gzip round trip, and golden files (tests/unit/analysis/golden, reviewed by eye as PNG)
+ * for the report and the SVG writers.  SAMPO_UPDATE_GOLDEN=1 rewrites the golden files.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <zlib.h>
+
+#include "export.h"
+#include "fixture.h"
+#include "flame.h"
+#include "hist.h"
+#include "pprof.h"
+#include "profile.h"
+#include "profile_io.h"
+#include "report.h"
+
+#ifndef GOLDEN_DIR
+#error "GOLDEN_DIR must be defined by the build"
+#endif
+
+static void assert_buf_str(const SpBuf *b, const char *expect)
+{
+    size_t n = strlen(expect);
+    if (b->len != n || memcmp(b->data, expect, n) != 0)
+        fail_msg("got:\n%.*s\nexpected:\n%s", (int)b->len, (const char *)b->data, expect);
+}
+
+static void test_collapsed(void **state)
+{
+    (void)state;
+    SpProfile *p = fixture_new();
+    SpBuf b;
+    sp_buf_init(&b);
+    assert_int_equal(sp_export_collapsed(p, &b), 0);
+    assert_buf_str(&b, "main;work 1\nmain;work;leaf_a 3\nmain;work;leaf_b 2\n");
+    sp_buf_fini(&b);
+    sp_profile_free(p);
+}
+
+static void test_collapsed_unnamed_and_semicolon(void **state)
+{
+    (void)state;
+    SpProfile *p = sp_profile_new(SP_FLAVOUR_SAMPLED);
+    uint32_t a = sp_frame_addv(p, SP_FRAME_NATIVE, "", "/lib/libx.so", 0xabc, 0, NULL, 0);
+    uint32_t b = sp_frame_addv(p, SP_FRAME_VM_METHOD, "Foo>>a;b", NULL, 0, 0, NULL, 0);
+    uint32_t t = sp_thread_add(p, 1, NULL), st[] = {a, b};
+    sp_sample_add(p, t, 0, st, 2, 0, 7, SP_VM_NONE);
+    SpBuf o;
+    sp_buf_init(&o);
+    assert_int_equal(sp_export_collapsed(p, &o), 0);
+    assert_buf_str(&o, "Foo>>a:b;0xabc [libx.so] 7\n");
+    sp_buf_fini(&o);
+    sp_profile_free(p);
+}
+
+static void test_speedscope(void **state)
+{
+    (void)state;
+    SpProfile *p = fixture_new();
+    SpBuf b;
+    sp_buf_init(&b);
+    assert_int_equal(sp_export_speedscope(p, &b), 0);
+    assert_buf_str(
+        &b, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
+            "\"exporter\":\"sampo\",\"name\":\"sampo profile\",\"activeProfileIndex\":0,"
+            "\"shared\":{\"frames\":[{\"name\":\"main\",\"file\":\"app.c\",\"line\":10},"
+            "{\"name\":\"work\"},{\"name\":\"leaf_a\"},{\"name\":\"leaf_b\"}]},\"profiles\":["
+            "{\"type\":\"sampled\",\"name\":\"main (tid 100)\",\"unit\":\"none\",\"startValue\":0,"
+            "\"samples\":[[0,1,2],[0,1,2],[0,1,2],[0,1]],\"weights\":[1,1,1,1],\"endValue\":4},"
+            "{\"type\":\"sampled\",\"name\":\"worker (tid 101)\",\"unit\":\"none\","
+            "\"startValue\":0,\"samples\":[[0,1,3],[0,1,3]],\"weights\":[1,1],\"endValue\":2}]}\n");
+    sp_buf_fini(&b);
+    sp_profile_free(p);
+}
+
+static void test_json_escape(void **state)
+{
+    (void)state;
+    SpBuf b;
+    sp_buf_init(&b);
+    sp_json_string(&b, "a\"b\\c\n\x01");
+    assert_buf_str(&b, "\"a\\\"b\\\\c\\u000a\\u0001\"");
+    b.len = 0;
+    sp_xml_text(&b, "<a&b>\"");
+    assert_buf_str(&b, "&lt;a&amp;b&gt;&quot;");
+    sp_buf_fini(&b);
+}
+
+/* Bytes from an independent Python protobuf encoder for the one-sample profile below. */
+static const uint8_t pprof_golden[] = {
+    0x0a, 0x04, 0x08, 0x02, 0x10, 0x03, 0x0a, 0x04, 0x08, 0x04, 0x10, 0x05, 0x12, 0x09, 0x0a,
+    0x01, 0x01, 0x12, 0x04, 0x01, 0xc0, 0x84, 0x3d, 0x22, 0x08, 0x08, 0x01, 0x18, 0x10, 0x22,
+    0x02, 0x08, 0x01, 0x2a, 0x08, 0x08, 0x01, 0x10, 0x01, 0x18, 0x01, 0x20, 0x00, 0x32, 0x00,
+    0x32, 0x01, 0x66, 0x32, 0x07, 0x73, 0x61, 0x6d, 0x70, 0x6c, 0x65, 0x73, 0x32, 0x05, 0x63,
+    0x6f, 0x75, 0x6e, 0x74, 0x32, 0x03, 0x63, 0x70, 0x75, 0x32, 0x0b, 0x6e, 0x61, 0x6e, 0x6f,
+    0x73, 0x65, 0x63, 0x6f, 0x6e, 0x64, 0x73, 0x32, 0x05, 0x63, 0x61, 0x6c, 0x6c, 0x73, 0x32,
+    0x06, 0x74, 0x68, 0x72, 0x65, 0x61, 0x64, 0x32, 0x08, 0x76, 0x6d, 0x5f, 0x73, 0x74, 0x61,
+    0x74, 0x65, 0x32, 0x04, 0x6e, 0x6f, 0x6e, 0x65, 0x32, 0x0c, 0x69, 0x6e, 0x74, 0x65, 0x72,
+    0x70, 0x72, 0x65, 0x74, 0x69, 0x6e, 0x67, 0x32, 0x09, 0x70, 0x72, 0x69, 0x6d, 0x69, 0x74,
+    0x69, 0x76, 0x65, 0x32, 0x06, 0x6e, 0x61, 0x74, 0x69, 0x76, 0x65, 0x32, 0x02, 0x67, 0x63,
+    0x32, 0x09, 0x63, 0x6f, 0x6d, 0x70, 0x69, 0x6c, 0x69, 0x6e, 0x67, 0x32, 0x04, 0x69, 0x64,
+    0x6c, 0x65, 0x5a, 0x04, 0x08, 0x04, 0x10, 0x05, 0x60, 0xc0, 0x84, 0x3d,
+};
+
+static void test_pprof_bytes(void **state)
+{
+    (void)state;
+    SpProfile *p = sp_profile_new(SP_FLAVOUR_SAMPLED);
+    uint32_t f = sp_frame_addv(p, SP_FRAME_NATIVE, "f", NULL, 0x10, 4, NULL, 0);
+    uint32_t t = sp_thread_add(p, 7, NULL);
+    sp_sample_add(p, t, 5, &f, 1, 0x12, 1, SP_VM_NONE);
+    SpBuf b;
+    sp_buf_init(&b);
+    assert_int_equal(sp_pprof_encode(p, &b), 0);
+    assert_int_equal(b.len, sizeof pprof_golden);
+    assert_memory_equal(b.data, pprof_golden, sizeof pprof_golden);
+    /* the gzip wrapper inflates back to the same message */
+    SpBuf z;
+    sp_buf_init(&z);
+    assert_int_equal(sp_gzip(b.data, b.len, &z), 0);
+    assert_int_equal(z.data[0], 0x1f);
+    assert_int_equal(z.data[1], 0x8b);
+    uint8_t back[1024];
+    z_stream s;
+    memset(&s, 0, sizeof s);
+    assert_int_equal(inflateInit2(&s, 16 + 15), Z_OK);
+    s.next_in = z.data, s.avail_in = (uInt)z.len, s.next_out = back, s.avail_out = sizeof back;
+    assert_int_equal(inflate(&s, Z_FINISH), Z_STREAM_END);
+    assert_int_equal(s.total_out, b.len);
+    assert_memory_equal(back, b.data, b.len);
+    inflateEnd(&s);
+    sp_buf_fini(&z);
+    sp_buf_fini(&b);
+    sp_profile_free(p);
+}
+
+static void test_pb_varint(void **state)
+{
+    (void)state;
+    SpBuf b;
+    sp_buf_init(&b);
+    pb_varint(&b, 300);
+    pb_field_varint(&b, 12, 1);
+    pb_field_bytes(&b, 6, "hi", 2);
+    sp_buf_uleb(&b, UINT64_MAX);
+    const uint8_t expect[] = {0xac, 0x02, 0x60, 0x01, 0x32, 0x02, 'h', 'i', 0xff, 0xff, 0xff,
+                              0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
+    assert_int_equal(b.len, sizeof expect);
+    assert_memory_equal(b.data, expect, sizeof expect);
+    sp_buf_fini(&b);
+}
+
+/* Compares out with GOLDEN_DIR/name (or rewrites it under SAMPO_UPDATE_GOLDEN=1). */
+static void golden(const SpBuf *out, const char *name)
+{
+    char path[1024], err[512];
+    snprintf(path, sizeof path, "%s/%s", GOLDEN_DIR, name);
+    const char *upd = getenv("SAMPO_UPDATE_GOLDEN");
+    if (upd && *upd == '1') {
+        FILE *f = fopen(path, "wb");
+        assert_non_null(f);
+        fwrite(out->data, 1, out->len, f);
+        fclose(f);
+        return;
+    }
+    uint8_t *d;
+    size_t n;
+    if (sp_read_file(path, &d, &n, err, sizeof err))
+        fail_msg("%s", err);
+    if (n != out->len || memcmp(d, out->data, n) != 0)
+        fail_msg("%s differs from the golden file (%zu vs %zu bytes)", name, out->len, n);
+    free(d);
+}
+
+static void test_golden_report(void **state)
+{
+    (void)state;
+    SpProfile *p = fixture_new();
+    SpReportOpts o;
+    SpBuf b;
+    sp_report_opts_default(&o);
+    sp_buf_init(&b);
+    assert_int_equal(sp_report(p, &o, &b), 0);
+    golden(&b, "fixture-report.txt");
+    sp_buf_fini(&b);
+    sp_profile_free(p);
+}
+
+static void test_golden_flame(void **state)
+{
+    (void)state;
+    SpProfile *p = fixture_new();
+    SpFlameOpts o;
+    SpBuf b;
+    sp_flame_opts_default(&o);
+    sp_buf_init(&b);
+    assert_int_equal(sp_flame_svg(p, &o, &b), 0);
+    golden(&b, "fixture-flame.svg");
+    sp_buf_fini(&b);
+    sp_profile_free(p);
+}
+
+static void test_golden_hist(void **state)
+{
+    (void)state;
+    SpProfile *p = fixture_new();
+    SpHistOpts o;
+    SpBuf b;
+    char err[256];
+    sp_hist_opts_default(&o);
+    o.bins = 32;
+    sp_buf_init(&b);
+    assert_int_equal(sp_hist_svg(p, &o, &b, err, sizeof err), 0);
+    golden(&b, "fixture-hist.svg");
+    b.len = 0;
+    o.symbol = "nope";
+    assert_int_equal(sp_hist_svg(p, &o, &b, err, sizeof err), -2);
+    assert_string_equal(err, "unknown symbol 'nope' (no symbol or sized frame has that name)");
+    sp_buf_fini(&b);
+    sp_profile_free(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_collapsed),     cmocka_unit_test(test_collapsed_unnamed_and_semicolon),
+        cmocka_unit_test(test_speedscope),    cmocka_unit_test(test_json_escape),
+        cmocka_unit_test(test_pprof_bytes),   cmocka_unit_test(test_pb_varint),
+        cmocka_unit_test(test_golden_report), cmocka_unit_test(test_golden_flame),
+        cmocka_unit_test(test_golden_hist),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
