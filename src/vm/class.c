@@ -111,6 +111,30 @@ static int prim_missing(SomVM *vm, Value *args)
     return som_prim_error(vm, "primitive not implemented");
 }
 
+static bool inherits(const SomClass *c, const SomClass *ancestor)
+{
+    for (; c; c = c->super)
+        if (c == ancestor) return true;
+    return false;
+}
+
+/* Older core libraries declare `superClass name instanceFields
+ * instanceInvokables` as fields of Class and read them in SOM code; keep
+ * such fields of a class object in step with the VM's own data. */
+static void sync_hidden_fields(SomVM *vm, SomClass *c)
+{
+    SomArray *names = c->h.cls->field_names;
+    for (uint64_t i = 0; i < names->len && i < c->cfields->len; i++) {
+        const char *n = ((SomString *)names->items[i])->bytes;
+        Value v = 0;
+        if (!strcmp(n, "superClass")) v = c->super ? SOM_V(c->super) : vm->nil;
+        else if (!strcmp(n, "name")) v = SOM_V(c->name);
+        else if (!strcmp(n, "instanceFields")) v = SOM_V(c->field_names);
+        else if (!strcmp(n, "instanceInvokables")) v = SOM_V(c->methods);
+        if (v) c->cfields->items[i] = v;
+    }
+}
+
 static SomMethod *primitive_method(SomVM *vm, SomClass *holder, const char *clsname, bool meta,
                                    MethodDef *def)
 {
@@ -134,11 +158,14 @@ static SomMethod *primitive_method(SomVM *vm, SomClass *holder, const char *clsn
 static bool compile_side(SomVM *vm, SomClass *holder, const char *clsname, bool meta,
                          MethodDefList *defs, const char *file, char *err, size_t errlen)
 {
-    SomArray *fields = meta ? holder->field_names : holder->field_names;
+    SomArray *fields = holder->field_names;
+    /* instances of Class and its subclasses are class objects: their fields
+     * live in cfields, whichever side the method is on */
+    bool class_fields = meta || inherits(holder, vm->classClass);
     const char **fnames = calloc(fields->len + 1, sizeof *fnames);
     if (!fnames) abort();
     for (uint64_t i = 0; i < fields->len; i++) fnames[i] = ((SomString *)fields->items[i])->bytes;
-    CompileEnv env = {vm, holder, fnames, (int)fields->len, meta, file};
+    CompileEnv env = {vm, holder, fnames, (int)fields->len, class_fields, file};
     SomArray *methods = som_array_new(vm, (size_t)defs->n);
     bool ok = true;
     for (int i = 0; i < defs->n && ok; i++) {
@@ -199,6 +226,9 @@ static SomClass *build_class(SomVM *vm, ClassDef *def, SomClass *cls, const char
     meta->cfields = som_array_new(vm, 0);
     if (!compile_side(vm, cls, def->name, false, &def->inst_methods, file, err, errlen)) return NULL;
     if (!compile_side(vm, meta, def->name, true, &def->class_methods, file, err, errlen)) return NULL;
+    meta->cfields = som_array_new(vm, vm->metaclassClass->ninstfields);
+    sync_hidden_fields(vm, cls);
+    sync_hidden_fields(vm, meta);
     return cls;
 }
 
@@ -340,8 +370,20 @@ bool class_bootstrap(SomVM *vm, char *errbuf, size_t errlen)
     /* symbols and arrays need nil and the String/Symbol/Array shells */
     make_names(vm);
     bool ok = true;
+    /* Class and Metaclass first: every metaclass's field list starts with
+     * theirs (older core libraries give Class fields) */
+    static const size_t order_first[] = {1, 2};
+    for (size_t i = 0; i < 2 && ok; i++)
+        ok = load_into(vm, core_classes[order_first[i]].name, *core_slot(vm, order_first[i]),
+                       errbuf, errlen) != NULL;
     for (size_t i = 0; i < NCORE && ok; i++)
-        ok = load_into(vm, core_classes[i].name, *core_slot(vm, i), errbuf, errlen) != NULL;
+        if (i != 1 && i != 2)
+            ok = load_into(vm, core_classes[i].name, *core_slot(vm, i), errbuf, errlen) != NULL;
+    for (size_t i = 0; i < NCORE && ok; i++) { /* metaclass slots sized now that Metaclass is known */
+        SomClass *c = *core_slot(vm, i);
+        c->h.cls->cfields = som_array_new(vm, vm->metaclassClass->ninstfields);
+        sync_hidden_fields(vm, c->h.cls);
+    }
     if (ok) {
         vm->true_ = SOM_V(som_instance_new(vm, vm->trueClass));
         vm->false_ = SOM_V(som_instance_new(vm, vm->falseClass));

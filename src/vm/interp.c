@@ -360,9 +360,12 @@ L_PUSH_CTX: {
     DISPATCH();
 }
 L_PUSH_FIELD:
+    if (UNLIKELY(som_hdr(self)->kind != OBJ_INSTANCE)) goto field_error;
     *sp++ = ((SomInstance *)self)->fields[*ip++];
     DISPATCH();
 L_PUSH_CFIELD:
+    if (UNLIKELY(som_hdr(self)->kind != OBJ_CLASS || *ip >= ((SomClass *)self)->cfields->len))
+        goto field_error;
     *sp++ = ((SomClass *)self)->cfields->items[*ip++];
     DISPATCH();
 L_PUSH_CONST:
@@ -413,9 +416,12 @@ L_STORE_CTX: {
     DISPATCH();
 }
 L_STORE_FIELD:
+    if (UNLIKELY(som_hdr(self)->kind != OBJ_INSTANCE)) goto field_error;
     ((SomInstance *)self)->fields[*ip++] = *--sp;
     DISPATCH();
 L_STORE_CFIELD:
+    if (UNLIKELY(som_hdr(self)->kind != OBJ_CLASS || *ip >= ((SomClass *)self)->cfields->len))
+        goto field_error;
     ((SomClass *)self)->cfields->items[*ip++] = *--sp;
     DISPATCH();
 L_DUP:
@@ -655,6 +661,10 @@ L_INC_LOCAL_JLE: {
     DISPATCH(); /* generic tail */
 }
 
+field_error:
+    som_prim_error(vm, "field access on an instance of %s, which has no fields of its own",
+                   som_class_of(vm, self)->name->bytes);
+    ip--;
 error:
     if (fp && meth) fp->bci = (uint32_t)(ip - meth->code);
     fflush(vm->out);
