@@ -40,13 +40,36 @@ static void pb_sub(SpBuf *b, uint32_t field, SpBuf *scratch)
 enum { X_SAMPLES, X_COUNT, X_CPU, X_NANOS, X_CALLS, X_THREAD, X_VMSTATE, X_STATE0 };
 #define X_NSTR (X_STATE0 + SP_VM_STATE_COUNT)
 
+/* Sampling interval at the start of the profile, from the metadata (1 ms when unknown). */
 static uint64_t pprof_interval_ns(const SpProfile *p)
 {
-    const char *hz = sp_meta_get(p, "delivered_hz");
-    if (!hz || !*hz)
-        hz = sp_meta_get(p, "requested_hz");
-    double f = hz ? strtod(hz, NULL) : 0;
-    return f > 0 ? (uint64_t)(1e9 / f + 0.5) : 1000000; /* 1 kHz when unknown */
+    static const char *const ns_keys[] = {"interval_initial_ns", "interval_ns"};
+    static const char *const hz_keys[] = {"delivered_hz", "hz_delivered", "requested_hz",
+                                          "hz_requested"};
+    for (size_t i = 0; i < 2; i++) {
+        const char *v = sp_meta_get(p, ns_keys[i]);
+        if (v && strtoull(v, NULL, 10) > 0)
+            return strtoull(v, NULL, 10);
+    }
+    for (size_t i = 0; i < 4; i++) {
+        const char *v = sp_meta_get(p, hz_keys[i]);
+        double f = v ? strtod(v, NULL) : 0;
+        if (f > 0)
+            return (uint64_t)(1e9 / f + 0.5);
+    }
+    return 1000000;
+}
+
+/* Interval in force at time t: the last rate change at or before t, else the initial one. */
+static uint64_t pprof_interval_at(const SpProfile *p, uint64_t t, uint64_t initial)
+{
+    uint64_t best_t = 0, iv = initial;
+    for (uint32_t i = 0; i < p->nevents; i++) {
+        const SpEvent *e = &p->events[i];
+        if (e->kind == SP_EVENT_RATE_CHANGE && e->b > 0 && e->time_ns <= t && e->time_ns >= best_t)
+            best_t = e->time_ns, iv = (uint64_t)e->b;
+    }
+    return iv;
 }
 
 static void pprof_value_type(SpBuf *b, SpBuf *s, uint32_t field, uint64_t type, uint64_t unit)
@@ -94,8 +117,9 @@ static void pprof_samples(SpProfile *p, SpBuf *b, SpBuf *s, uint64_t interval, i
             const SpSample *sm = &p->samples[i];
             int64_t ts = p->threads[sm->thread].name ? (int64_t)p->threads[sm->thread].name : -1;
             int64_t vs = sm->state ? (int64_t)(base + X_STATE0 + sm->state) : -1;
-            pprof_sample(b, s, &packed, sp_sample_stack(p, sm), sm->depth, sm->weight, interval,
-                         exact, ts, vs, base);
+            uint64_t iv = pprof_interval_at(p, sm->time_ns, interval);
+            pprof_sample(b, s, &packed, sp_sample_stack(p, sm), sm->depth, sm->weight, iv, exact,
+                         ts, vs, base);
         }
     } else {
         uint32_t chain[4096];

@@ -30,29 +30,43 @@ static uint64_t report_total(const SpProfile *p)
     return t;
 }
 
+/* Metadata shown first, in this order; aliases are the engine's spellings. */
+static const char *const summary_keys[] = {
+    "command", "cmdline", "trigger", "trigger_skipped", "mode", "requested_hz", "hz_requested",
+    "delivered_hz", "hz_delivered", "interval_initial_ns", "interval_ns", "samples_dropped",
+    "dropped", "duration_ns", "pid"};
+
+static int summary_known(const char *k)
+{
+    for (size_t j = 0; j < sizeof summary_keys / sizeof *summary_keys; j++)
+        if (strcmp(k, summary_keys[j]) == 0)
+            return 1;
+    return 0;
+}
+
 static void report_summary(const SpProfile *p, SpBuf *out, uint64_t total)
 {
-    static const char *const keys[] = {"command", "trigger",       "mode",        "requested_hz",
-                                       "delivered_hz", "samples_dropped", "duration_ns", "pid"};
     int exact = p->flavour == SP_FLAVOUR_EXACT;
     sp_buf_printf(out, "# sampo profile: %s, %u samples, total weight %llu (%s), %u threads\n",
                   exact ? "exact (invocation counts)" : "sampled", p->nsamples,
                   (unsigned long long)total, exact ? "invocations" : "samples", p->nthreads);
-    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
-        const char *v = sp_meta_get(p, keys[i]);
+    for (size_t i = 0; i < sizeof summary_keys / sizeof *summary_keys; i++) {
+        const char *v = sp_meta_get(p, summary_keys[i]);
         if (v)
-            sp_buf_printf(out, "# %-16s %s\n", keys[i], v);
+            sp_buf_printf(out, "# %-16s %s\n", summary_keys[i], v);
     }
+    const char *dur = sp_meta_get(p, "duration_ns");
+    double secs = dur ? strtod(dur, NULL) / 1e9 : 0;
+    if (secs > 0 && p->nsamples)
+        sp_buf_printf(out, "# %-16s %.1f samples/s over %.3f s (all threads)\n", "delivered",
+                      (double)p->nsamples / secs, secs);
+    if (!sp_meta_get(p, "samples_dropped") && !sp_meta_get(p, "dropped"))
+        sp_buf_printf(out, "# %-16s %s\n", "samples_dropped", "unknown (not recorded)");
     for (uint32_t i = 0; i < p->nmeta; i++) {
         const char *k = sp_str(p, p->meta[i].key);
-        int known = 0;
-        for (size_t j = 0; j < sizeof keys / sizeof *keys; j++)
-            known |= strcmp(k, keys[j]) == 0;
-        if (!known)
+        if (!summary_known(k))
             sp_buf_printf(out, "# %-16s %s\n", k, sp_str(p, p->meta[i].value));
     }
-    if (!sp_meta_get(p, "samples_dropped"))
-        sp_buf_printf(out, "# %-16s %s\n", "samples_dropped", "0 (not reported by producer)");
     sp_buf_u8(out, '\n');
 }
 

@@ -52,10 +52,14 @@ $SAMPO export --pprof split.prof -o split.pb.gz; check "pprof export" test -s sp
 check "pprof is gzip" bash -c "head -c2 split.pb.gz | od -An -tx1 | grep -q '1f 8b'"
 if command -v go >/dev/null; then
     export GOCACHE=$W/gocache GOPATH=$W/gopath HOME=${HOME:-$W}
-    go tool pprof -top split.pb.gz >pprof.txt 2>&1; check "go tool pprof exit" test $? -eq 0
+    go tool pprof -top -sample_index=samples split.pb.gz >pprof.txt 2>&1
+    check "go tool pprof exit" test $? -eq 0
     check "go pprof hot"  grep -qE '45\.00%.*50\.00%  hot$' pprof.txt
     check "go pprof warm" grep -qE '30\.00%.*30\.00%  warm$' pprof.txt
-    check "go pprof type" has pprof.txt "Type: cpu"
+    check "go pprof type" has pprof.txt "Type: samples"
+    # cpu time follows the rate change at 250 ms: 250 x 1.003 ms (997 Hz delivered) + 750 x 1.25 ms
+    go tool pprof -top split.pb.gz >pprof-cpu.txt 2>&1
+    check "go pprof cpu follows rate change" has pprof-cpu.txt "Total samples = 1188.25ms (118.83%)"
     $SAMPO export --pprof exact.prof -o exact.pb.gz
     go tool pprof -top exact.pb.gz >pprof-exact.txt 2>&1
     check "go pprof exact" grep -qE '^ +1000 +98\.91%.*Caller>>m$' pprof-exact.txt
