@@ -244,6 +244,7 @@ static void mark_roots(SomVM *vm)
     grey_value(h, vm->true_);
     grey_value(h, vm->false_);
     grey_value(h, vm->system);
+    grey(h, vm->boot_method);
     SomClass **classes = &vm->objectClass;
     size_t nclasses = (size_t)(&vm->systemClass - &vm->objectClass) + 1;
     for (size_t i = 0; i < nclasses; i++) grey(h, classes[i]);

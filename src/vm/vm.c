@@ -96,7 +96,6 @@ SomVM *som_vm_new(const SomOptions *opts, const char *classpath, char *errbuf, s
     vm->heap.inhibit++;
     vm->boot_method = make_boot_method(vm);
     vm->heap.inhibit--;
-    som_global_put(vm, som_symbol_cstr(vm, "__boot"), SOM_V(vm->boot_method));
     return vm;
 }
 

@@ -148,6 +148,13 @@ typedef struct Run {
     uint64_t ns;
 } Run;
 
+static void config_free(Config *c)
+{
+    if (c->argv) free(c->argv[0]);
+    free(c->argv);
+    free(c->classpath);
+}
+
 static void *run_one(void *arg)
 {
     Run *r = arg;
@@ -177,6 +184,7 @@ int main(int argc, char **argv)
     if (cfg.threads == 1) {
         Run r = {&cfg, 0, 0};
         run_one(&r);
+        config_free(&cfg);
         return r.status;
     }
     Run *runs = calloc((size_t)cfg.threads, sizeof *runs);
@@ -199,5 +207,6 @@ int main(int argc, char **argv)
     }
     free(runs);
     free(tids);
+    config_free(&cfg);
     return status;
 }
