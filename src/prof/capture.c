@@ -1,0 +1,293 @@
+/*
+ * capture.c - signal-handler side of the pipeline (see capture.h and engine.h).
+ *
+ * Hazards, named: the handler may interrupt the thread anywhere, including malloc and the
+ * VM's frame push; so it reads VM frames only through the chain the VM published (the VM
+ * must link a frame before publishing it as top), it never follows a frame pointer outside
+ * [interrupted sp, stack top) or misaligned, and it reserves room for the largest record
+ * before walking, so a visited mark is never set for a sample that is then dropped.
+ */
+#include "capture.h"
+#include "trigger.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ucontext.h>
+
+__thread ProfThread *prof_tls __attribute__((tls_model("initial-exec")));
+
+/* ---- batches ------------------------------------------------------------------------ */
+
+void prof_full_push(ProfBatch *b)
+{
+    ProfBatch *head = atomic_load_explicit(&prof_g.full, memory_order_relaxed);
+    do {
+        b->next = head;
+    } while (!atomic_compare_exchange_weak_explicit(&prof_g.full, &head, b, memory_order_release,
+                                                    memory_order_relaxed));
+    sem_post(&prof_g.wake);
+}
+
+void prof_flush(ProfThread *t)
+{
+    if (t->cur && t->cur->nsamples) {
+        prof_full_push(t->cur);
+        t->cur = NULL;
+    }
+    if (!t->cur) t->cur = prof_ring_pop(&t->free);
+}
+
+/* Current batch with room for the largest record, or NULL (sample dropped). */
+static ProfBatch *capture_room(ProfThread *t)
+{
+    if (!t->cur) t->cur = prof_ring_pop(&t->free);
+    ProfBatch *b = t->cur;
+    if (b && b->cap - b->used < prof_g.rec_max_words) {
+        prof_flush(t);
+        b = t->cur;
+    }
+    if (!b) atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+    return b;
+}
+
+/* ---- stack walks ------------------------------------------------------------------------ */
+
+uint32_t prof_walk_native(uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t lo, uintptr_t hi,
+                          uint64_t *out, uint32_t max, uint8_t *flags)
+{
+    uint32_t n = 0;
+    out[n++] = pc;
+    if (sp < lo || sp >= hi) {
+        *flags |= REC_WALK_ERR; /* not on the thread's own stack (e.g. sigaltstack) */
+        return n;
+    }
+    while (fp) {
+        if (fp < sp || fp > hi - 16 || (fp & 7)) {
+            *flags |= REC_WALK_ERR;
+            break;
+        }
+        if (n >= max) {
+            *flags |= REC_TRUNC;
+            break;
+        }
+        uintptr_t next = ((const uintptr_t *)fp)[0];
+        uintptr_t ret = ((const uintptr_t *)fp)[1];
+        if (ret < 4096) break; /* outermost frame */
+        out[n++] = ret;
+        if (next && next <= fp) {
+            *flags |= REC_WALK_ERR;
+            break;
+        }
+        fp = next;
+    }
+    return n;
+}
+
+static uint32_t walk_chain(ProfThread *t, SampoFrameInfo *out, uint32_t max, uint8_t *flags)
+{
+    uint32_t mark = atomic_load_explicit(&prof_g.mark, memory_order_relaxed);
+    SampoVmFrame *f = *t->vm_top;
+    uint32_t n = 0;
+    for (; f && n < max; f = f->caller) {
+        int seen = f->flags == mark;
+        out[n++] = (SampoFrameInfo){f->method, f->pos, (uint32_t)seen, (uint64_t)(uintptr_t)f};
+        if (seen) break;
+        f->flags = mark;
+    }
+    if (n && out[n - 1].visited) *flags |= REC_PARTIAL;
+    else if (f) *flags |= REC_TRUNC;
+    return n;
+}
+
+static uint32_t walk_vm(ProfThread *t, SampoFrameInfo *out, uint32_t max, uint8_t *flags)
+{
+    uint32_t n = 0;
+    if (t->cb) {
+        int k = t->cb(t->cb_ctx, out, (int)max);
+        n = k < 0 ? 0 : (uint32_t)k > max ? max : (uint32_t)k;
+        if (n && out[n - 1].visited) *flags |= REC_PARTIAL;
+    } else if (t->vm_top) {
+        n = walk_chain(t, out, max, flags);
+    }
+    if (n && out[0].visited) *flags |= REC_TOP_REPEAT;
+    return n;
+}
+
+/* ---- the handler ---------------------------------------------------------------------- */
+
+static void capture_regs(void *ucv, uintptr_t *pc, uintptr_t *sp, uintptr_t *fp)
+{
+    ucontext_t *uc = ucv;
+#if defined(__x86_64__)
+    *pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+    *sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+    *fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+#elif defined(__aarch64__)
+    *pc = (uintptr_t)uc->uc_mcontext.pc;
+    *sp = (uintptr_t)uc->uc_mcontext.sp;
+    *fp = (uintptr_t)uc->uc_mcontext.regs[29];
+#else
+    (void)uc;
+    *pc = *sp = *fp = 0;
+#endif
+}
+
+/* Takes one sample of the interrupted context into t's batch. */
+static void capture_sample(ProfThread *t, void *uc)
+{
+    ProfBatch *b = capture_room(t);
+    if (!b) return;
+    uintptr_t pc, sp, fp;
+    capture_regs(uc, &pc, &sp, &fp);
+    ProfRec *r = (ProfRec *)(b->data + b->used);
+    uint64_t *pcs = (uint64_t *)(r + 1);
+    uint8_t flags = atomic_load_explicit(&prof_g.calibrating, memory_order_relaxed) ? REC_CALIB : 0;
+    uint32_t max = prof_g.cfg.max_depth;
+    uint32_t nn = prof_walk_native(pc, sp, fp, t->stack_lo, t->stack_hi, pcs, max, &flags);
+    uint32_t nsw = 0;
+    if (sp >= t->stack_lo && sp < t->stack_hi && !(sp & 7)) {
+        nsw = (uint32_t)((t->stack_hi - sp) / 8);
+        if (nsw > PROF_STACK_WORDS) nsw = PROF_STACK_WORDS;
+        for (uint32_t i = 0; i < nsw; i++) pcs[nn + i] = ((const uint64_t *)sp)[i];
+    }
+    SampoFrameInfo *vf = (SampoFrameInfo *)(pcs + nn + nsw);
+    uint32_t nv = walk_vm(t, vf, max, &flags);
+    uint64_t now = prof_now_ns();
+    *r = (ProfRec){.words = (uint32_t)(PROF_REC_WORDS + nn + nsw + nv * PROF_VMF_WORDS),
+                   .tid = (uint32_t)t->tid, .time_ns = now, .pc = pc, .fp = fp,
+                   .n_native = (uint16_t)nn, .n_vm = (uint16_t)nv,
+                   .state = t->state_ptr ? *t->state_ptr : t->state, .flags = flags,
+                   .nsw = (uint8_t)nsw, .weight = 1};
+    if (!b->nsamples) b->first_ns = now;
+    b->used += r->words;
+    b->nsamples++;
+    atomic_fetch_add_explicit(&t->taken, 1, memory_order_relaxed);
+    if (flags & REC_WALK_ERR) atomic_fetch_add_explicit(&t->walk_err, 1, memory_order_relaxed);
+    if (flags & REC_TRUNC) atomic_fetch_add_explicit(&t->truncated, 1, memory_order_relaxed);
+    if (b->cap - b->used < prof_g.rec_max_words || now - b->first_ns > PROF_FLUSH_NS)
+        prof_flush(t);
+}
+
+void prof_handler(int sig, siginfo_t *si, void *uc)
+{
+    (void)sig;
+    (void)si;
+    int saved = errno;
+    ProfThread *t = prof_tls;
+    if (!t) {
+        atomic_fetch_add_explicit(&prof_g.foreign, 1, memory_order_relaxed);
+        goto out;
+    }
+    atomic_store(&t->in_handler, 1); /* seq_cst: pairs with the stop path's store of enabled */
+    if (atomic_load(&prof_g.enabled) && !atomic_load_explicit(&prof_g.paused, memory_order_relaxed)) {
+        capture_sample(t, uc);
+        prof_trigger_after_sample(t);
+    }
+    atomic_store_explicit(&t->in_handler, 0, memory_order_release);
+out:
+    errno = saved;
+}
+
+int prof_capture_install(void)
+{
+    if (prof_g.handler_installed) return 0;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = prof_handler;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(PROF_SIG, &sa, &prof_g.old_sa)) return -1;
+    prof_g.handler_installed = 1;
+    return 0;
+}
+
+void prof_capture_uninstall(void)
+{
+    /* Keep our handler installed: a late signal that is still pending when we stop must not
+     * hit SIG_DFL (which would kill the process).  The handler is gated by g.enabled. */
+}
+
+/* ---- thread slots ------------------------------------------------------------------- */
+
+static void capture_stack_bounds(ProfThread *t)
+{
+    pthread_attr_t a;
+    void *addr = NULL;
+    size_t size = 0;
+    if (pthread_getattr_np(pthread_self(), &a) == 0) {
+        pthread_attr_getstack(&a, &addr, &size);
+        pthread_attr_destroy(&a);
+    }
+    t->stack_lo = (uintptr_t)addr;
+    t->stack_hi = (uintptr_t)addr + size;
+}
+
+ProfThread *prof_thread_alloc(const char *name)
+{
+    ProfThread *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    if (prof_ring_init(&t->free, 8)) {
+        free(t);
+        return NULL;
+    }
+    t->tid = prof_gettid();
+    t->perf_fd = -1;
+    t->rng = (uint64_t)t->tid * 0x9e3779b97f4a7c15ull ^ prof_now_ns();
+    atomic_init(&t->alive, 1);
+    capture_stack_bounds(t);
+    if (name) snprintf(t->name, sizeof t->name, "%s", name);
+    else if (pthread_getname_np(pthread_self(), t->name, sizeof t->name)) t->name[0] = 0;
+    return t;
+}
+
+/* ---- wall mode: blocking calls ------------------------------------------------------------ */
+
+void prof_block_enter(void)
+{
+    ProfThread *t = prof_tls;
+    if (!t || prof_g.cfg.mode != SAMPO_MODE_WALL || !atomic_load(&prof_g.enabled)) return;
+    uint8_t flags = 0;
+    uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
+    uint32_t s = atomic_load_explicit(&t->bseq, memory_order_relaxed);
+    atomic_store_explicit(&t->bseq, s + 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    t->bn = prof_walk_native((uintptr_t)__builtin_return_address(0), fp, *(uintptr_t *)fp,
+                             t->stack_lo, t->stack_hi, t->bpcs, PROF_BLOCK_DEPTH, &flags);
+    atomic_store_explicit(&t->bseq, s + 2, memory_order_release);
+    atomic_store_explicit(&t->blocked, 1, memory_order_seq_cst);
+}
+
+void prof_block_exit(void)
+{
+    ProfThread *t = prof_tls;
+    if (t) atomic_store_explicit(&t->blocked, 0, memory_order_relaxed);
+}
+
+void prof_capture_synth(ProfThread *t, uint64_t now)
+{
+    ProfThread *s = prof_g.sampler_slot;
+    ProfBatch *b = capture_room(s);
+    if (!b) return;
+    ProfRec *r = (ProfRec *)(b->data + b->used);
+    uint64_t *pcs = (uint64_t *)(r + 1);
+    uint32_t n, seq;
+    int tries = 0;
+    do {
+        seq = atomic_load_explicit(&t->bseq, memory_order_acquire);
+        n = t->bn < PROF_BLOCK_DEPTH ? t->bn : PROF_BLOCK_DEPTH;
+        memcpy(pcs, t->bpcs, n * sizeof *pcs);
+        atomic_thread_fence(memory_order_acquire);
+    } while (((seq & 1) || seq != atomic_load_explicit(&t->bseq, memory_order_relaxed)) &&
+             ++tries < 4);
+    if (!n) return;
+    uint8_t st = t->state_ptr ? *t->state_ptr : t->state;
+    *r = (ProfRec){.words = (uint32_t)(PROF_REC_WORDS + n), .tid = (uint32_t)t->tid,
+                   .time_ns = now, .pc = pcs[0], .n_native = (uint16_t)n,
+                   .state = st ? st : SAMPO_VM_IDLE, .flags = REC_SYNTH, .weight = 1};
+    if (!b->nsamples) b->first_ns = now;
+    b->used += r->words;
+    b->nsamples++;
+    if (b->cap - b->used < prof_g.rec_max_words || now - b->first_ns > PROF_FLUSH_NS) prof_flush(s);
+}

@@ -1,0 +1,175 @@
+/*
+ * engine.h - shared internal state of libsampo: the global engine, per-thread slots, sample
+ * batches and the record layout written by the signal handler.
+ *
+ * Pipeline (Rotor): the SIGPROF handler appends records to its thread's current batch (a
+ * thread-local queue); a full (or old) batch is pushed onto the global MPSC list g.full
+ * and the handler takes a fresh one from its SPSC free ring; the manager thread drains
+ * g.full, does all heavy work (symbols, CC-Map, tuning, profile building), and recycles the
+ * batch into the owner's free ring.  Memory is bounded by the batch pool; a sample that finds
+ * no free batch is dropped and counted.
+ *
+ * Locks: g.ctl (control API, serializes start/stop/...), g.reg (thread registry), g.data
+ * (everything the manager builds).  Order: ctl -> reg -> data.  The handler takes no lock.
+ */
+#ifndef PROF_ENGINE_H
+#define PROF_ENGINE_H
+
+#include "sampo.h"
+#include "ccmap.h"
+#include "pchist.h"
+#include "ring.h"
+#include "tune.h"
+
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+
+#define PROF_SIG SIGPROF
+#define PROF_MAX_DEPTH 255
+#define PROF_BATCH_WORDS 2048 /* 16 KiB; holds >= 2 records of PROF_MAX_DEPTH */
+#define PROF_BLOCK_DEPTH 64 /* frames cached on entry to an interposed blocking call */
+#define PROF_FLUSH_NS 50000000ull /* a batch older than this is flushed at the next sample */
+
+/* Record flags. */
+enum {
+    REC_PARTIAL = 1,    /* VM walk stopped at a visited frame (last VM frame) */
+    REC_TOP_REPEAT = 2, /* the youngest VM frame was already visited */
+    REC_WALK_ERR = 4,   /* native walk cut by an invalid frame pointer */
+    REC_TRUNC = 8,      /* cut by max_depth */
+    REC_SYNTH = 16,     /* wall mode: made by the sampler for a blocked thread */
+    REC_CALIB = 32      /* calibration sample: counted for cost, not profiled */
+};
+
+/* One sample; followed by n_native u64 PCs (pcs[0] = interrupted PC, then return
+ * addresses), nsw words copied from the top of the stack (the manager finds the caller of
+ * a frameless leaf or of a function still in its prologue there), and n_vm SampoFrameInfo
+ * (youngest first).  Size in 8-byte words. */
+typedef struct ProfRec {
+    uint32_t words, tid;
+    uint64_t time_ns;
+    uint64_t pc, fp;
+    uint16_t n_native, n_vm;
+    uint8_t state, flags;
+    uint8_t nsw, weight;
+} ProfRec;
+
+#define PROF_STACK_WORDS 8
+
+#define PROF_REC_WORDS (sizeof(ProfRec) / 8)
+#define PROF_VMF_WORDS (sizeof(SampoFrameInfo) / 8)
+
+typedef struct ProfThread ProfThread;
+
+typedef struct ProfBatch {
+    struct ProfBatch *next; /* link in g.full (MPSC) */
+    ProfThread *owner;
+    uint32_t used, cap; /* words */
+    uint32_t nsamples;
+    uint64_t first_ns;
+    uint64_t data[];
+} ProfBatch;
+
+struct ProfThread {
+    _Atomic int in_handler;
+    _Atomic int alive;
+    int tid;
+    uint32_t index;
+    uintptr_t stack_lo, stack_hi;
+    ProfBatch *cur; /* handler-owned while alive */
+    ProfRing free;
+    /* VM integration (owner-written) */
+    SampoVmFrame *volatile *vm_top;
+    SampoFrameCallback cb;
+    void *cb_ctx;
+    const volatile uint8_t *state_ptr;
+    volatile uint8_t state;
+    /* trigger */
+    int perf_fd;
+    int has_timer;
+    timer_t timer;
+    uint32_t burst_n;
+    int in_pause;
+    uint64_t rng;
+    /* counters written by the handler */
+    _Atomic uint64_t dropped, walk_err, truncated, taken;
+    /* wall mode: stack cached on entry to an interposed blocking call (seqlock) */
+    _Atomic uint32_t bseq;
+    _Atomic int blocked;
+    uint32_t bn;
+    uint64_t bpcs[PROF_BLOCK_DEPTH];
+    /* sampler thread state */
+    uint64_t cpu_last;
+    int64_t credit;
+    /* manager-only */
+    ProfCCMap *cc;
+    void *tokens; /* ProfTokMap */
+    uint64_t prev_fn, prev_fp;
+    int have_prev;
+    uint32_t sp_thread; /* index in the SpProfile */
+    ProfThread *next_all;
+    char name[32];
+};
+
+typedef struct ProfEvent {
+    uint64_t time_ns;
+    int kind; /* SpEventKind numbering */
+    int64_t a, b;
+    char text[96];
+} ProfEvent;
+
+typedef struct ProfEngine {
+    pthread_mutex_t ctl, reg, data;
+    SampoConfig cfg;
+    char out_path[4096];
+    int started;
+    _Atomic int enabled; /* handler gate */
+    _Atomic int paused;
+    _Atomic uint64_t interval_ns;
+    SampoTrigger trigger;
+    int handler_installed;
+    struct sigaction old_sa;
+    /* pipeline */
+    _Atomic(ProfBatch *) full;
+    sem_t wake;
+    pthread_t manager;
+    _Atomic int manager_stop;
+    pthread_t sampler;
+    _Atomic int sampler_stop;
+    int sampler_running;
+    ProfThread *threads; /* registry (g.reg) */
+    uint32_t nthreads;
+    ProfBatch **pool; /* every batch ever allocated */
+    uint32_t npool, batch_words, rec_max_words;
+    _Atomic uint32_t mark;  /* current visited mark for SampoVmFrame.flags (odd) */
+    _Atomic int calibrating;
+    ProfBatch *spare; /* manager-owned free list */
+    ProfThread *sampler_slot; /* producer slot of the sampler thread (synthesized samples) */
+    /* data built by the manager (g.data) */
+    ProfCCMap *cc;
+    ProfCCMap *names; /* persistent VM method names (only names used) */
+    char trigger_why[256];
+    uint64_t interval0_ns;
+    SampoTrigger cpu_trigger;
+    ProfPcRing pcring;
+    void *profile; /* SpProfile */
+    void *symbols; /* ProfSymbols */
+    ProfTune tune;
+    ProfEvent *events;
+    uint32_t nevents, cap_events;
+    SampoStats st;
+    uint64_t t0_ns;
+    _Atomic uint64_t foreign;
+} ProfEngine;
+
+extern ProfEngine prof_g;
+
+/* Monotonic clock in ns. [signal-safe] */
+uint64_t prof_now_ns(void);
+/* Kernel thread id of the caller. [signal-safe] */
+int prof_gettid(void);
+
+#endif

@@ -1,0 +1,41 @@
+/*
+ * symbols.h - address -> function name for every loaded ELF object and registered JIT range.
+ *
+ * Owns: ProfSymbols (objects found with dl_iterate_phdr, their .symtab or .dynsym read with
+ * libelf, sorted), JIT ranges, and the /tmp/perf-PID.map writer.  Objects loaded later
+ * (dlopen) are picked up by prof_symbols_lookup() when dl_iterate_phdr's add counter moved.
+ * Not signal-safe (allocates, opens files): symbolization happens on the manager thread.
+ * Thread-safe through an internal mutex (JIT registration may come from any thread).
+ */
+#ifndef PROF_SYMBOLS_H
+#define PROF_SYMBOLS_H
+
+#include <stdint.h>
+
+typedef struct ProfSymbols ProfSymbols;
+
+typedef struct ProfSym {
+    const char *name;   /* borrowed until prof_symbols_free */
+    const char *module; /* object path, "[jit]" for JIT ranges */
+    uint64_t start, size;
+    int jit;
+} ProfSym;
+
+typedef struct ProfObject {
+    uint64_t lo, hi, offset; /* executable segment, file offset of lo */
+    const char *path;
+} ProfObject;
+
+ProfSymbols *prof_symbols_new(void);
+void prof_symbols_free(ProfSymbols *s);
+/* Finds the function containing addr.  Returns 1 if a symbol was found; 0 fills only the
+ * module (if any) with start = addr. */
+int prof_symbols_lookup(ProfSymbols *s, uint64_t addr, ProfSym *out);
+/* JIT ranges; perf_map: append to /tmp/perf-PID.map. */
+int prof_symbols_jit_add(ProfSymbols *s, uint64_t start, uint64_t size, const char *name,
+                         int perf_map);
+int prof_symbols_jit_remove(ProfSymbols *s, uint64_t start);
+/* Executable mappings known so far (for the profile's mapping table). */
+uint32_t prof_symbols_objects(ProfSymbols *s, const ProfObject **out);
+
+#endif

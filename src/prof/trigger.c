@@ -1,0 +1,345 @@
+/*
+ * trigger.c - sampling triggers (see trigger.h).
+ *
+ * perf events and POSIX timers are per thread and count that thread's CPU time, so each
+ * thread is sampled in proportion to the CPU it uses (process-wide setitimer would hand the
+ * signal to whichever thread the kernel picks).  The sampler thread emulates that in CPU
+ * mode by giving each thread credit for the CPU time it used since the last tick.
+ */
+#include "trigger.h"
+#include "capture.h"
+#include "preload.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef sigev_notify_thread_id
+#define sigev_notify_thread_id _sigev_un._tid
+#endif
+
+static uint64_t trig_rand(ProfThread *t)
+{
+    uint64_t x = t->rng;
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    t->rng = x;
+    return x;
+}
+
+/* Jittered interval around g.interval_ns. [signal-safe] */
+static uint64_t trig_jittered(ProfThread *t, uint64_t iv)
+{
+    double j = prof_g.cfg.jitter;
+    if (j > 0) {
+        double u = (double)(trig_rand(t) >> 11) / 9007199254740992.0; /* [0,1) */
+        iv = (uint64_t)((double)iv * (1.0 + j * (2.0 * u - 1.0)));
+    }
+    return iv < 1000 ? 1000 : iv;
+}
+
+/* ---- perf_event_open --------------------------------------------------------------------- */
+
+static int trig_perf_open(ProfThread *t, int hw, uint64_t period)
+{
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.type = hw ? PERF_TYPE_HARDWARE : PERF_TYPE_SOFTWARE;
+    a.config = hw ? PERF_COUNT_HW_CPU_CYCLES : PERF_COUNT_SW_CPU_CLOCK;
+    /* cycles: ~1 GHz assumed until measured; cpu-clock counts ns */
+    a.sample_period = period;
+    a.exclude_kernel = 1; /* also keeps blocking syscalls free of EINTR */
+    a.exclude_hv = 1;
+    a.disabled = 1;
+    a.wakeup_events = 1;
+    int fd = (int)syscall(SYS_perf_event_open, &a, t->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0) return -errno;
+    struct f_owner_ex o = {F_OWNER_TID, t->tid};
+    if (fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) || fcntl(fd, F_SETSIG, PROF_SIG) ||
+        fcntl(fd, F_SETOWN_EX, &o) || ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
+        int e = errno;
+        close(fd);
+        return -e;
+    }
+    t->perf_fd = fd;
+    return 0;
+}
+
+/* ---- per-thread CPU timers ---------------------------------------------------------------- */
+
+static clockid_t trig_thread_clock(int tid) { return (clockid_t)((~(unsigned)tid << 3) | 6); }
+
+static int trig_timer_open(ProfThread *t, uint64_t iv)
+{
+    struct sigevent ev;
+    memset(&ev, 0, sizeof ev);
+    ev.sigev_notify = SIGEV_THREAD_ID;
+    ev.sigev_signo = PROF_SIG;
+    ev.sigev_notify_thread_id = t->tid;
+    if (timer_create(trig_thread_clock(t->tid), &ev, &t->timer)) return -errno;
+    struct itimerspec its = {{(time_t)(iv / 1000000000), (long)(iv % 1000000000)},
+                             {(time_t)(iv / 1000000000), (long)(iv % 1000000000)}};
+    if (timer_settime(t->timer, 0, &its, NULL)) {
+        int e = errno;
+        timer_delete(t->timer);
+        return -e;
+    }
+    t->has_timer = 1;
+    return 0;
+}
+
+static int trig_arm_as(ProfThread *t, SampoTrigger tr)
+{
+    uint64_t iv = atomic_load(&prof_g.interval_ns);
+    switch (tr) {
+    case SAMPO_TRIGGER_PERF_HW: return trig_perf_open(t, 1, iv); /* 1 cycle ~ 1 ns at 1 GHz */
+    case SAMPO_TRIGGER_PERF_SW: return trig_perf_open(t, 0, iv);
+    case SAMPO_TRIGGER_TIMER: return trig_timer_open(t, iv);
+    case SAMPO_TRIGGER_THREAD: return 0; /* the sampler thread does the work */
+    default: return -EINVAL;
+    }
+}
+
+int prof_trigger_arm(ProfThread *t)
+{
+    if (prof_g.cfg.mode == SAMPO_MODE_WALL) return 0;
+    return trig_arm_as(t, prof_g.trigger) ? SAMPO_ENOTRIGGER : SAMPO_OK;
+}
+
+void prof_trigger_disarm(ProfThread *t)
+{
+    if (t->perf_fd >= 0) {
+        ioctl(t->perf_fd, PERF_EVENT_IOC_DISABLE, 0);
+        close(t->perf_fd);
+        t->perf_fd = -1;
+    }
+    if (t->has_timer) {
+        timer_delete(t->timer);
+        t->has_timer = 0;
+    }
+}
+
+int prof_trigger_choose(ProfThread *t, char *why, size_t whylen)
+{
+    static const SampoTrigger chain[] = {SAMPO_TRIGGER_PERF_HW, SAMPO_TRIGGER_PERF_SW,
+                                         SAMPO_TRIGGER_TIMER, SAMPO_TRIGGER_THREAD};
+    size_t off = 0;
+    why[0] = 0;
+    if (prof_g.cfg.mode == SAMPO_MODE_WALL) {
+        prof_g.trigger = SAMPO_TRIGGER_THREAD;
+        snprintf(why, whylen, "wall mode uses the sampler thread");
+        return SAMPO_OK;
+    }
+    for (size_t i = 0; i < sizeof chain / sizeof chain[0]; i++) {
+        SampoTrigger tr = chain[i];
+        if (prof_g.cfg.trigger != SAMPO_TRIGGER_AUTO && prof_g.cfg.trigger != tr) continue;
+        int e = trig_arm_as(t, tr);
+        if (e == 0) {
+            prof_g.trigger = tr;
+            return SAMPO_OK;
+        }
+        if (off < whylen)
+            off += (size_t)snprintf(why + off, whylen - off, "%s%s: %s", off ? "; " : "",
+                                    sampo_trigger_name(tr), strerror(-e));
+    }
+    return SAMPO_ENOTRIGGER;
+}
+
+void prof_trigger_retime_all(void)
+{
+    uint64_t iv = atomic_load(&prof_g.interval_ns);
+    struct itimerspec its = {{(time_t)(iv / 1000000000), (long)(iv % 1000000000)},
+                             {(time_t)(iv / 1000000000), (long)(iv % 1000000000)}};
+    pthread_mutex_lock(&prof_g.reg);
+    for (ProfThread *t = prof_g.threads; t; t = t->next_all) {
+        if (t->perf_fd >= 0) ioctl(t->perf_fd, PERF_EVENT_IOC_PERIOD, &iv);
+        if (t->has_timer) timer_settime(t->timer, 0, &its, NULL);
+    }
+    pthread_mutex_unlock(&prof_g.reg);
+}
+
+void prof_trigger_after_sample(ProfThread *t)
+{
+    const SampoConfig *c = &prof_g.cfg;
+    if (c->jitter <= 0 && !c->burst) return;
+    uint64_t iv = atomic_load_explicit(&prof_g.interval_ns, memory_order_relaxed);
+    uint64_t next = 0;
+    int rearm = c->jitter > 0;
+    if (c->burst) {
+        if (t->in_pause) t->in_pause = 0, rearm = 1;
+        if (++t->burst_n >= c->burst) {
+            t->burst_n = 0;
+            t->in_pause = 1;
+            next = iv * (c->burst_gap ? c->burst_gap : 1);
+            rearm = 1;
+        }
+    }
+    if (!rearm) return;
+    if (!next) next = trig_jittered(t, iv);
+    if (t->perf_fd >= 0) {
+        ioctl(t->perf_fd, PERF_EVENT_IOC_PERIOD, &next);
+    } else if (t->has_timer) {
+        struct itimerspec its = {{(time_t)(iv / 1000000000), (long)(iv % 1000000000)},
+                                 {(time_t)(next / 1000000000), (long)(next % 1000000000)}};
+        timer_settime(t->timer, 0, &its, NULL);
+    }
+}
+
+/* ---- sampler thread (Cog design; wall mode) ------------------------------------------- */
+
+/* One tick: decide which threads get a signal (or a synthesized sample). */
+static void sampler_tick(uint64_t iv, uint64_t now)
+{
+    int wall = prof_g.cfg.mode == SAMPO_MODE_WALL;
+    pid_t pid = getpid();
+    pthread_mutex_lock(&prof_g.reg);
+    for (ProfThread *t = prof_g.threads; t; t = t->next_all) {
+        if (!atomic_load_explicit(&t->alive, memory_order_acquire) || t == prof_g.sampler_slot)
+            continue;
+        if (wall) {
+            if (prof_g.cfg.wall_interpose && atomic_load(&t->blocked)) prof_capture_synth(t, now);
+            else syscall(SYS_tgkill, pid, t->tid, PROF_SIG);
+            continue;
+        }
+        struct timespec ts;
+        if (clock_gettime(trig_thread_clock(t->tid), &ts)) continue;
+        uint64_t cpu = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+        t->credit += (int64_t)(cpu - t->cpu_last);
+        t->cpu_last = cpu;
+        if (t->credit < (int64_t)iv) continue;
+        t->credit -= (int64_t)iv;
+        if (t->credit > (int64_t)iv) t->credit = (int64_t)iv;
+        syscall(SYS_tgkill, pid, t->tid, PROF_SIG);
+    }
+    pthread_mutex_unlock(&prof_g.reg);
+}
+
+static void *sampler_main(void *arg)
+{
+    ProfThread *self = arg;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, PROF_SIG);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    uint32_t burst_n = 0;
+    uint64_t next = prof_now_ns();
+    while (!atomic_load(&prof_g.sampler_stop)) {
+        uint64_t iv = atomic_load(&prof_g.interval_ns);
+        uint64_t step = trig_jittered(self, iv);
+        if (prof_g.cfg.burst && ++burst_n >= prof_g.cfg.burst) {
+            burst_n = 0;
+            step = iv * (prof_g.cfg.burst_gap ? prof_g.cfg.burst_gap : 1);
+        }
+        next += step;
+        uint64_t now = prof_now_ns();
+        if (next < now) next = now; /* fell behind: do not burst to catch up */
+        struct timespec ts = {(time_t)(next / 1000000000), (long)(next % 1000000000)};
+        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+        if (atomic_load(&prof_g.enabled) && !atomic_load(&prof_g.paused)) sampler_tick(iv, next);
+    }
+    return NULL;
+}
+
+int prof_sampler_start(void)
+{
+    if (prof_g.sampler_running) return 0;
+    atomic_store(&prof_g.sampler_stop, 0);
+    /* baseline CPU clocks so the first tick does not see the whole past */
+    pthread_mutex_lock(&prof_g.reg);
+    for (ProfThread *t = prof_g.threads; t; t = t->next_all) {
+        struct timespec ts;
+        if (!clock_gettime(trig_thread_clock(t->tid), &ts))
+            t->cpu_last = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+        t->credit = 0;
+    }
+    pthread_mutex_unlock(&prof_g.reg);
+    prof_internal_thread = 1;
+    int rc = pthread_create(&prof_g.sampler, NULL, sampler_main, prof_g.sampler_slot);
+    prof_internal_thread = 0;
+    if (rc) return -1;
+    pthread_setname_np(prof_g.sampler, "sampo-sampler");
+    prof_g.sampler_running = 1;
+    return 0;
+}
+
+void prof_sampler_stop(void)
+{
+    if (!prof_g.sampler_running) return;
+    atomic_store(&prof_g.sampler_stop, 1);
+    pthread_join(prof_g.sampler, NULL);
+    prof_g.sampler_running = 0;
+}
+
+/* Baseline CPU clock of a newly registered thread (sampler credit). */
+void prof_trigger_thread_baseline(ProfThread *t)
+{
+    struct timespec ts;
+    if (!clock_gettime(trig_thread_clock(t->tid), &ts))
+        t->cpu_last = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t prof_trigger_floor_ns(SampoTrigger tr)
+{
+    /* CPU-clock timers expire on the scheduler tick: CONFIG_HZ=250 on Debian kernels. */
+    switch (tr) {
+    case SAMPO_TRIGGER_TIMER: return 4000000; /* CONFIG_HZ=250 on Debian kernels */
+    case SAMPO_TRIGGER_THREAD: return 200000;
+    default: return 100000;
+    }
+}
+
+/* ---- per-sample cost -------------------------------------------------------------------- */
+
+static volatile uint64_t trig_sink;
+
+static uint64_t trig_work(uint64_t iters)
+{
+    uint64_t t0 = prof_now_ns(), x = 1;
+    for (uint64_t i = 0; i < iters; i++) x = x * 6364136223846793005ull + 1442695040888963407ull;
+    trig_sink = x;
+    return prof_now_ns() - t0;
+}
+
+static int trig_cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Times a fixed amount of work with and without a 5 kHz timer signal (delivered to this
+ * thread, full capture in the handler), three rounds, median of the per-signal deltas. */
+uint64_t prof_trigger_measure_cost(ProfThread *t)
+{
+    struct sigevent ev;
+    memset(&ev, 0, sizeof ev);
+    ev.sigev_notify = SIGEV_THREAD_ID;
+    ev.sigev_signo = PROF_SIG;
+    ev.sigev_notify_thread_id = t->tid;
+    timer_t tm;
+    if (timer_create(CLOCK_MONOTONIC, &ev, &tm)) return 0;
+    uint64_t iters = 200000;
+    atomic_store(&prof_g.calibrating, 1);
+    while (trig_work(iters) < 2000000) iters *= 2;
+    iters *= 15; /* ~30 ms */
+    uint64_t est[3];
+    for (int r = 0; r < 3; r++) {
+        uint64_t base = trig_work(iters);
+        struct itimerspec on = {{0, 200000}, {0, 200000}}, off = {{0, 0}, {0, 0}};
+        uint64_t n0 = atomic_load(&t->taken);
+        timer_settime(tm, 0, &on, NULL);
+        uint64_t with = trig_work(iters);
+        timer_settime(tm, 0, &off, NULL);
+        uint64_t n = atomic_load(&t->taken) - n0;
+        est[r] = n && with > base ? (with - base) / n : 0;
+    }
+    atomic_store(&prof_g.calibrating, 0);
+    timer_delete(tm);
+    qsort(est, 3, sizeof est[0], trig_cmp_u64);
+    return est[1];
+}

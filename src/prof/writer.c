@@ -1,0 +1,144 @@
+/*
+ * writer.c - fills the SpProfile's metadata, events, mappings, symbols and CC-Map section
+ * from the engine state, then writes it with sp_profile_write() (one file format, owned by
+ * src/analysis).  Metadata keys are listed in docs/design/profiler.md.
+ */
+#include "writer.h"
+#include "engine.h"
+#include "manager.h"
+#include "symbols.h"
+
+#include "profile.h"
+#include "profile_io.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static void wr_cmdline(SpProfile *p)
+{
+    char buf[4096];
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0) close(fd);
+    if (n <= 0) return;
+    for (ssize_t i = 0; i < n - 1; i++)
+        if (!buf[i]) buf[i] = ' ';
+    buf[n] = 0;
+    sp_meta_set(p, "cmdline", buf);
+}
+
+static void wr_meta(SpProfile *p)
+{
+    const ProfEngine *g = &prof_g;
+    const SampoStats *st = &g->st;
+    char buf[64];
+    sp_meta_set(p, "engine", "libsampo");
+    sp_meta_set(p, "trigger", sampo_trigger_name(g->trigger));
+    sp_meta_set(p, "trigger_skipped", g->trigger_why);
+    sp_meta_set(p, "mode", g->cfg.mode == SAMPO_MODE_WALL ? "wall" : "cpu");
+    sp_meta_setu(p, "hz_requested", g->cfg.hz);
+    sp_meta_setu(p, "interval_initial_ns", g->interval0_ns);
+    sp_meta_setu(p, "interval_ns", atomic_load(&g->interval_ns));
+    sp_meta_setu(p, "cost_ns", st->cost_ns);
+    sp_meta_set(p, "tune", g->cfg.tune ? (g->cfg.tune_freeze ? "freeze" : "on") : "off");
+    snprintf(buf, sizeof buf, "%g", g->cfg.jitter);
+    sp_meta_set(p, "jitter", buf);
+    snprintf(buf, sizeof buf, "%u:%u", g->cfg.burst, g->cfg.burst_gap);
+    sp_meta_set(p, "burst", buf);
+    sp_meta_setu(p, "samples", st->samples);
+    sp_meta_setu(p, "dropped", st->dropped);
+    sp_meta_setu(p, "walk_errors", st->walk_errors);
+    sp_meta_setu(p, "truncated", st->truncated);
+    sp_meta_setu(p, "partial", st->partial);
+    sp_meta_setu(p, "orphans", st->orphans);
+    sp_meta_setu(p, "foreign", st->foreign);
+    sp_meta_setu(p, "rate_changes", st->rate_changes);
+    sp_meta_setu(p, "threads", st->threads);
+    sp_meta_setu(p, "pid", (uint64_t)getpid());
+    sp_meta_setu(p, "duration_ns", prof_now_ns() - g->t0_ns);
+    wr_cmdline(p);
+}
+
+static void wr_events(SpProfile *p)
+{
+    p->nevents = 0; /* rewritten in full each time */
+    for (uint32_t i = 0; i < prof_g.nevents; i++) {
+        const ProfEvent *e = &prof_g.events[i];
+        sp_event_add(p, e->time_ns, (SpEventKind)e->kind, e->a, e->b, e->text);
+    }
+    if (prof_g.st.dropped)
+        sp_event_add(p, prof_now_ns() - prof_g.t0_ns, SP_EVENT_DROPPED,
+                     (int64_t)prof_g.st.dropped, 0, "samples dropped (buffers full)");
+}
+
+static void wr_mappings(SpProfile *p)
+{
+    if (p->nmappings || !prof_g.symbols) return;
+    const ProfObject *o;
+    uint32_t n = prof_symbols_objects(prof_g.symbols, &o);
+    for (uint32_t i = 0; i < n; i++) sp_mapping_add(p, o[i].lo, o[i].hi, o[i].offset, o[i].path, NULL);
+    if (p->nsymbols) return;
+    uint32_t nf = p->nframes;
+    for (uint32_t i = 0; i < nf; i++) {
+        const SpFrame *f = &p->frames[i];
+        if (f->kind == SP_FRAME_VM_METHOD || !f->addr) continue;
+        char name[512];
+        snprintf(name, sizeof name, "%s", sp_str(p, f->name));
+        sp_symbol_add(p, f->addr, f->size, name, sp_mapping_find(p, f->addr));
+    }
+}
+
+static void wr_ccmap(SpProfile *p)
+{
+    const ProfCCMap *m = prof_g.cc;
+    sp_ccmap_clear(p);
+    if (!m || !m->nx) return;
+    for (uint32_t i = 0; i < m->nm; i++)
+        sp_cc_method_add(p, prof_manager_frame_of(m->m[i].id), m->m[i].self, m->m[i].total, 0, 0);
+    for (uint32_t i = 0; i < m->nc; i++) {
+        const CcSite *s = &m->s[m->c[i].site];
+        sp_cc_edge_add(p, prof_manager_frame_of(m->m[s->method].id), (uint32_t)s->pos,
+                       prof_manager_frame_of(m->m[m->c[i].method].id), m->c[i].count);
+    }
+    for (uint32_t i = 0; i < m->nx; i++) {
+        uint32_t parent = prof_ccmap_ctx_parent(m, i);
+        sp_cc_node_add(p, parent == CC_NONE ? SP_NONE : parent,
+                       prof_manager_frame_of(m->m[m->x[i].method].id),
+                       (uint32_t)prof_ccmap_ctx_pos(m, i), m->x[i].self, m->x[i].total, 0);
+    }
+}
+
+static void wr_expand(const char *path, char *out, size_t len)
+{
+    size_t o = 0;
+    for (const char *s = path; *s && o + 16 < len; s++) {
+        if (s[0] == '%' && s[1] == 'p') {
+            o += (size_t)snprintf(out + o, len - o, "%d", (int)getpid());
+            s++;
+        } else {
+            out[o++] = *s;
+        }
+    }
+    out[o] = 0;
+}
+
+int prof_write_profile(const char *path)
+{
+    char file[4096], err[256];
+    wr_expand(path, file, sizeof file);
+    pthread_mutex_lock(&prof_g.data);
+    SpProfile *p = prof_g.profile;
+    int rc = SAMPO_EIO;
+    if (!p) goto out;
+    wr_meta(p);
+    wr_events(p);
+    wr_mappings(p);
+    wr_ccmap(p);
+    if (sp_profile_write(p, file, err, sizeof err) == 0) rc = SAMPO_OK;
+    else if (prof_g.cfg.verbose) fprintf(stderr, "sampo: %s\n", err);
+out:
+    pthread_mutex_unlock(&prof_g.data);
+    return rc;
+}
