@@ -371,9 +371,29 @@ static size_t jump(Emit *e, int op, int delta)
     return e->len - 2;
 }
 
+static unsigned site(Emit *e, const char *sel, int nargs, bool super);
+
+/* A conditional jump of an inlined construct; *site_out receives its call
+ * site, whose bci must be set to the end of the construct (end_construct). */
+static size_t cond_jump(Emit *e, int op, const char *sel, int nargs, unsigned *site_out)
+{
+    *site_out = site(e, sel, nargs, false);
+    byte(e, op);
+    word(e, 0);
+    word(e, *site_out);
+    stack(e, -1);
+    return e->len - 4;
+}
+
+static void end_construct(Emit *e, unsigned k) { e->sites[k].bci = (uint32_t)e->len; }
+
+/* Patches the jump whose offset operand is at `at` to land here; the offset
+ * counts from the end of the instruction (cond_jump's carries 2 more bytes). */
 static void patch(Emit *e, size_t at)
 {
-    size_t off = e->len - (at + 2);
+    size_t end = at + 2;
+    if (e->code[at - 1] == BC_JUMP_IF_FALSE || e->code[at - 1] == BC_JUMP_IF_TRUE) end += 2;
+    size_t off = e->len - end;
     if (off > 65535) gfail(e->g, e->last_line, 1, "method too large (jump out of range)");
     e->code[at] = off & 0xff;
     e->code[at + 1] = (off >> 8) & 0xff;
@@ -504,10 +524,13 @@ static void inlined_body(Emit *e, Node *blk)
 }
 
 /* cond; JUMP_IF_x L1; then; JUMP L2; L1: else; L2: */
-static void if_else(Emit *e, Node *recv, int jop, Node *then_blk, Node *else_blk, int else_op)
+static void if_else(Emit *e, Node *s, int jop, Node *then_blk, Node *else_blk, int else_op)
 {
+    Node *recv = s->a;
     expr(e, recv);
-    size_t l1 = jump(e, jop, -1);
+    unsigned k = 0;
+    bool boolean = jop == BC_JUMP_IF_FALSE || jop == BC_JUMP_IF_TRUE;
+    size_t l1 = boolean ? cond_jump(e, jop, s->text, s->elems.n, &k) : jump(e, jop, -1);
     inlined_body(e, then_blk);
     size_t l2 = jump(e, BC_JUMP, 0);
     stack(e, -1);
@@ -515,6 +538,7 @@ static void if_else(Emit *e, Node *recv, int jop, Node *then_blk, Node *else_blk
     if (else_blk) inlined_body(e, else_blk);
     else op0(e, else_op, 1);
     patch(e, l2);
+    if (boolean) end_construct(e, k);
 }
 
 /* ifNil: / ifNotNil: keep the receiver as the value when the block is not run */
@@ -531,13 +555,15 @@ static void if_nil_keep(Emit *e, Node *recv, int jop, Node *blk)
 static void while_loop(Emit *e, Node *s, int jop)
 {
     size_t head = e->len;
+    unsigned k;
     inlined_body(e, s->a);
-    size_t exit = jump(e, jop, -1);
+    size_t exit = cond_jump(e, jop, s->text, 1, &k);
     inlined_body(e, s->elems.items[0]);
     op0(e, BC_POP, -1);
     jump_back(e, head);
     patch(e, exit);
     op0(e, BC_PUSH_NIL, 1);
+    end_construct(e, k);
 }
 
 static void to_do(Emit *e, Node *s)
@@ -556,7 +582,8 @@ static void to_do(Emit *e, Node *s)
     op1(e, BC_PUSH_LOCAL, (unsigned)ctr, 1);
     op1(e, BC_PUSH_LOCAL, (unsigned)lim, 1);
     opw(e, BC_LE, le_site, -1);
-    size_t exit = jump(e, BC_JUMP_IF_FALSE, -1);
+    unsigned k;
+    size_t exit = cond_jump(e, BC_JUMP_IF_FALSE, "ifTrue:", 1, &k);
     size_t body = e->len;
     op1(e, BC_PUSH_LOCAL, (unsigned)ctr, 1);
     store_var(e, blk->block->param_vars[0]);
@@ -575,6 +602,7 @@ static void to_do(Emit *e, Node *s)
     jump_back(e, head);
     if (e->len - tail != SOM_TODO_TAIL) gfail(e->g, s->line, s->col, "internal: to:do: tail");
     patch(e, exit);
+    end_construct(e, k);
 }
 
 static bool emit_inline(Emit *e, Node *s)
@@ -582,16 +610,16 @@ static bool emit_inline(Emit *e, Node *s)
     Node **a = s->elems.items;
     switch (inline_kind(s)) {
     case IN_NONE: return false;
-    case IN_IF_TRUE: if_else(e, s->a, BC_JUMP_IF_FALSE, a[0], NULL, BC_PUSH_NIL); break;
-    case IN_IF_FALSE: if_else(e, s->a, BC_JUMP_IF_TRUE, a[0], NULL, BC_PUSH_NIL); break;
-    case IN_IF_TRUE_IF_FALSE: if_else(e, s->a, BC_JUMP_IF_FALSE, a[0], a[1], 0); break;
-    case IN_IF_FALSE_IF_TRUE: if_else(e, s->a, BC_JUMP_IF_TRUE, a[0], a[1], 0); break;
+    case IN_IF_TRUE: if_else(e, s, BC_JUMP_IF_FALSE, a[0], NULL, BC_PUSH_NIL); break;
+    case IN_IF_FALSE: if_else(e, s, BC_JUMP_IF_TRUE, a[0], NULL, BC_PUSH_NIL); break;
+    case IN_IF_TRUE_IF_FALSE: if_else(e, s, BC_JUMP_IF_FALSE, a[0], a[1], 0); break;
+    case IN_IF_FALSE_IF_TRUE: if_else(e, s, BC_JUMP_IF_TRUE, a[0], a[1], 0); break;
     case IN_IF_NIL: if_nil_keep(e, s->a, BC_JUMP_IF_NOT_NIL, a[0]); break;
     case IN_IF_NOT_NIL: if_nil_keep(e, s->a, BC_JUMP_IF_NIL, a[0]); break;
-    case IN_IF_NIL_IF_NOT_NIL: if_else(e, s->a, BC_JUMP_IF_NOT_NIL, a[0], a[1], 0); break;
-    case IN_IF_NOT_NIL_IF_NIL: if_else(e, s->a, BC_JUMP_IF_NIL, a[0], a[1], 0); break;
-    case IN_AND: if_else(e, s->a, BC_JUMP_IF_FALSE, a[0], NULL, BC_PUSH_FALSE); break;
-    case IN_OR: if_else(e, s->a, BC_JUMP_IF_TRUE, a[0], NULL, BC_PUSH_TRUE); break;
+    case IN_IF_NIL_IF_NOT_NIL: if_else(e, s, BC_JUMP_IF_NOT_NIL, a[0], a[1], 0); break;
+    case IN_IF_NOT_NIL_IF_NIL: if_else(e, s, BC_JUMP_IF_NIL, a[0], a[1], 0); break;
+    case IN_AND: if_else(e, s, BC_JUMP_IF_FALSE, a[0], NULL, BC_PUSH_FALSE); break;
+    case IN_OR: if_else(e, s, BC_JUMP_IF_TRUE, a[0], NULL, BC_PUSH_TRUE); break;
     case IN_WHILE_TRUE: while_loop(e, s, BC_JUMP_IF_FALSE); break;
     case IN_WHILE_FALSE: while_loop(e, s, BC_JUMP_IF_TRUE); break;
     case IN_TO_DO: to_do(e, s); break;

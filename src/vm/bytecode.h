@@ -10,6 +10,11 @@
  * Jumps: JUMP* W = forward offset from the end of the instruction;
  * JUMP_BACK W = backward offset from the end of the instruction (a loop back
  * edge and a safepoint).
+ * JUMP_IF_FALSE/JUMP_IF_TRUE come from inlined control structures; their
+ * call site names the message the source sent (ifTrue:, and:, whileTrue:...)
+ * and its `bci` is the end of the inlined construct. A receiver that is not a
+ * boolean gets that message as a real doesNotUnderstand: send, whose answer
+ * becomes the value of the whole construct (SPEC 11.2).
  * The arithmetic/comparison opcodes carry the call site used when their
  * operands are not both small integers (or doubles): semantics are exactly
  * those of the send.
@@ -43,8 +48,8 @@
     X(RETURN_SELF, 0)                                                      \
     X(RETURN_NLR, 0)      /* ^ inside a block: return TOS from home */     \
     X(JUMP, 2)                                                            \
-    X(JUMP_IF_FALSE, 2)  /* pops */                                       \
-    X(JUMP_IF_TRUE, 2)   /* pops */                                       \
+    X(JUMP_IF_FALSE, 4)  /* pops; W jump, W call site (see below) */     \
+    X(JUMP_IF_TRUE, 4)   /* pops; W jump, W call site */                 \
     X(JUMP_IF_NIL, 2)    /* pops */                                       \
     X(JUMP_IF_NOT_NIL, 2)/* pops */                                       \
     X(JUMP_BACK, 2)                                                       \

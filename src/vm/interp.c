@@ -508,14 +508,38 @@ L_JUMP:
     k = W();
     ip += k;
     DISPATCH();
-L_JUMP_IF_FALSE:
+L_JUMP_IF_FALSE: {
+    Value v = *--sp;
     k = W();
-    if (*--sp == falseV) ip += k;
-    DISPATCH();
-L_JUMP_IF_TRUE:
+    ip += 2;
+    if (v == falseV) {
+        ip += k;
+        DISPATCH();
+    }
+    if (LIKELY(v == trueV)) DISPATCH();
+    goto not_boolean;
+}
+L_JUMP_IF_TRUE: {
+    Value v = *--sp;
     k = W();
-    if (*--sp == trueV) ip += k;
-    DISPATCH();
+    ip += 2;
+    if (v == trueV) {
+        ip += k;
+        DISPATCH();
+    }
+    if (LIKELY(v == falseV)) DISPATCH();
+    goto not_boolean;
+}
+not_boolean: /* an inlined conditional saw a non-boolean: send its message for real */ {
+    CallSite *cs = &sites[ip[-2] | (ip[-1] << 8)];
+    sp++; /* the receiver is back on the stack */
+    for (int i = 0; i < cs->nargs; i++) *sp++ = nil;
+    fp->bci = (uint32_t)(ip - 5 - meth->code);
+    ip = meth->code + cs->bci;
+    sel = cs->selector;
+    n = cs->nargs;
+    goto dnu;
+}
 L_JUMP_IF_NIL:
     k = W();
     if (*--sp == nil) ip += k;
