@@ -352,6 +352,8 @@ int sp_event_add(SpProfile *p, uint64_t time_ns, SpEventKind kind, int64_t a, in
     return 0;
 }
 
+void sp_events_clear(SpProfile *p) { p->nevents = 0; }
+
 /* ====================================================================================== */
 /* queries and names                                                                      */
 /* ====================================================================================== */

@@ -229,6 +229,8 @@ int sp_meta_setu(SpProfile *p, const char *key, uint64_t value);
 const char *sp_meta_get(const SpProfile *p, const char *key);
 int sp_event_add(SpProfile *p, uint64_t time_ns, SpEventKind kind, int64_t a, int64_t b,
                  const char *text);
+/* Removes all events (keeps their memory), e.g. before a writer re-adds them. */
+void sp_events_clear(SpProfile *p);
 
 /* ---- CC-Map ------------------------------------------------------------------------ */
 

@@ -34,7 +34,7 @@ if [ "$MODE" = fake ]; then
     SAMPO_PRELOAD=/nonexistent.so $SAMPO record -- true 2>err.txt
     check "missing preload -> 127" test $? -eq 127
 else
-    $SAMPO record -F 250 -o split.prof -- "$PROG" 1500
+    $SAMPO record -F 1000 -o split.prof -- "$PROG" 2000
     check "exit status is the program's" test $? -eq 3
     $SAMPO report --limit 0 split.prof >r.txt; check "report reads engine profile" test $? -eq 0
     # self share of hot/warm/cool relative to their sum (burn() is their only callee)
