@@ -56,8 +56,8 @@ static int record_find_preload(char *buf, size_t len)
         static const char *const rel[] = {"libsampo_preload.so", "../lib/libsampo_preload.so",
                                           "../../src/prof/libsampo_preload.so"};
         for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
-            snprintf(buf, len, "%s/%s", exe, rel[i]);
-            if (record_exists(buf))
+            int w = snprintf(buf, len, "%s/%s", exe, rel[i]);
+            if (w > 0 && (size_t)w < len && record_exists(buf))
                 return 0;
         }
     }
@@ -74,10 +74,10 @@ static int record_setenv(const char *preload, const char *hz, const char *mode, 
 {
     char ld[PATH_MAX * 2];
     const char *old = getenv("LD_PRELOAD");
-    if (old && *old)
-        snprintf(ld, sizeof ld, "%s:%s", preload, old);
-    else
-        snprintf(ld, sizeof ld, "%s", preload);
+    int w = old && *old ? snprintf(ld, sizeof ld, "%s:%s", preload, old)
+                        : snprintf(ld, sizeof ld, "%s", preload);
+    if (w < 0 || (size_t)w >= sizeof ld)
+        return -1;
     int rc = setenv("LD_PRELOAD", ld, 1);
     rc |= setenv("SAMPO_OUT", out, 1);
     if (hz)

@@ -324,6 +324,7 @@ static void test_write_read_file(void **state)
     assert_int_equal(sp_profile_write(p, path, err, sizeof err), 0);
     assert_int_equal(sp_profile_read(path, &q, err, sizeof err), 0);
     assert_int_equal(q->nsamples, p->nsamples);
+    sp_profile_free(q);
     remove(path);
     assert_int_equal(sp_profile_read(path, &q, err, sizeof err), -1);
     assert_non_null(strstr(err, "test_profile_tmp.sprof: No such file"));
