@@ -43,8 +43,9 @@ typedef struct SomFrame {
 } SomFrame;
 
 /* What the VM thread is doing; read by samplers. */
-typedef enum VmState {
-    VMS_INTERP = 0,   /* interpreting bytecode */
+typedef enum VmState { /* numbered like SampoVmState in include/sampo.h */
+    VMS_NONE = 0,
+    VMS_INTERP = 1,   /* interpreting bytecode */
     VMS_PRIMITIVE,    /* in a primitive */
     VMS_NATIVE,       /* in VM runtime code (lookup, class loading, printing) */
     VMS_GC,           /* collecting garbage */

@@ -57,6 +57,8 @@ static SomMethod *ic_miss(SomVM *vm, CallSite *cs, SomClass *cls, SomClass *look
     return m;
 }
 
+int interp_labels(InterpLabel *out, int max) { return interp_call(NULL, (SomMethod *)(void *)out, max); }
+
 void interp_backtrace(SomVM *vm, FILE *f)
 {
     fprintf(f, "Traceback (innermost first):\n");
@@ -112,6 +114,25 @@ int interp_call(SomVM *vm, SomMethod *entry, int nargs)
         SOM_BYTECODES(SOM_BC_LABEL)
 #undef SOM_BC_LABEL
     };
+    if (UNLIKELY(!vm)) { /* interp_labels(): report the handlers' addresses */
+        InterpLabel *out = (InterpLabel *)(void *)entry;
+        static const struct { const char *name; } extra[] = {
+            {"interp:invoke"}, {"interp:activate"}, {"interp:primitive"}, {"interp:send_sel"},
+            {"interp:send_site"}, {"interp:dnu"}, {"interp:not_boolean"}, {"interp:error"},
+        };
+        void *const extra_addr[] = {&&invoke, &&activate, &&primitive, &&send_sel,
+                                    &&send_site, &&dnu, &&not_boolean, &&error};
+        int count = 0;
+        for (int i = 0; i < BC__COUNT && count < nargs; i++, count++) {
+            out[count].name = som_bc_name[i];
+            out[count].addr = labels[i];
+        }
+        for (size_t i = 0; i < sizeof extra / sizeof *extra && count < nargs; i++, count++) {
+            out[count].name = extra[i].name;
+            out[count].addr = extra_addr[i];
+        }
+        return count;
+    }
     const int32_t base_top = vm->top;
     Value *sp = vm->sp;
     Value *const base_sp = sp - nargs - 1;
@@ -206,6 +227,10 @@ activate: {
         c->frame = meth->kind == MK_BLOCK ? NULL : fp;
         fp->ctx = c;
     }
+    if (UNLIKELY(vm->exact_hooks)) {
+        SAVE();
+        vm->on_enter(vm, meth, false);
+    }
     if (UNLIKELY(vm->poll) && vm->safepoint_hook) {
         SAVE();
         vm->safepoint_hook(vm);
@@ -221,9 +246,11 @@ primitive:
             fp->bci = (uint32_t)(ip - meth->code);
         }
         SAVE();
+        if (UNLIKELY(vm->exact_hooks)) vm->on_enter(vm, callee, true);
         vm->state = VMS_PRIMITIVE;
         int r = callee->prim(vm, sp - n - 1);
         vm->state = VMS_INTERP;
+        if (UNLIKELY(vm->exact_hooks)) vm->on_exit(vm, callee, true);
         if (LIKELY(r == PRIM_OK)) {
             sp -= n;
             DISPATCH();
@@ -458,6 +485,10 @@ L_RETURN_LOCAL:
     ret = sp[-1];
 do_return: {
     if (meth->kind == MK_METHOD && meth->nctx) fp->ctx->frame = NULL;
+    if (UNLIKELY(vm->exact_hooks)) {
+        SAVE();
+        vm->on_exit(vm, meth, false);
+    }
     sp = fp->bp;
     *sp++ = ret;
     publish_top(vm, vm->top - 1);
@@ -480,6 +511,11 @@ L_RETURN_NLR: {
         for (int32_t i = vm->top; i > hi; i--) {
             SomFrame *f = &vm->frames[i];
             if (f->method->kind == MK_METHOD && f->method->nctx) f->ctx->frame = NULL;
+            if (UNLIKELY(vm->exact_hooks)) {
+                SAVE();
+                vm->on_exit(vm, f->method, false);
+            }
+            publish_top(vm, i - 1);
         }
         publish_top(vm, hi);
         fp = home;
@@ -488,6 +524,10 @@ L_RETURN_NLR: {
     }
     /* the home activation is gone: send escapedBlock: to the block's invoker */
     Value blk = fp->bp[0];
+    if (UNLIKELY(vm->exact_hooks)) {
+        SAVE();
+        vm->on_exit(vm, meth, false);
+    }
     sp = fp->bp;
     publish_top(vm, vm->top - 1);
     if (vm->top == base_top) {

@@ -17,6 +17,17 @@
  * Answers 0 and leaves the result in place of the receiver, or answers the
  * exit status after an error (reported on vm->err) or `system exit:`. */
 int interp_call(SomVM *vm, SomMethod *m, int nargs);
+/* A named address inside the interpreter (bytecode handlers and the send,
+ * activation, primitive and error paths), for PC histograms (Cog's
+ * VM_LABEL). */
+typedef struct InterpLabel {
+    const char *name;
+    const void *addr;
+} InterpLabel;
+
+/* Fills out with up to max labels (unsorted); answers how many. */
+int interp_labels(InterpLabel *out, int max);
+
 /* Prints the SOM call stack, innermost first, to f. */
 void interp_backtrace(SomVM *vm, FILE *f);
 

@@ -106,6 +106,16 @@ struct SomVM {
     void (*safepoint_hook)(SomVM *vm);
     SomMethod *boot_method;  /* `system initialize: args` driver */
     bool no_trivial;         /* activate trivial methods too (exact profiling) */
+    /* Exact-profiling hooks, called only while `exact_hooks` is true:
+     * on_enter after a method/block activation was pushed (frames[top] is the
+     * callee, frames[top-1] the caller whose bci is the call site) and
+     * before a primitive runs (prim != NULL, no frame is pushed for it);
+     * on_exit when an activation ends (normal return, non-local return
+     * unwinding, or the primitive finished). */
+    bool exact_hooks;
+    void (*on_enter)(SomVM *vm, SomMethod *callee, bool is_prim);
+    void (*on_exit)(SomVM *vm, SomMethod *callee, bool is_prim);
+    void *prof_data;         /* owned by the VM profiler glue */
     uint64_t compile_ns;     /* time spent compiling */
 };
 
