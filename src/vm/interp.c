@@ -142,11 +142,11 @@ int interp_call(SomVM *vm, SomMethod *entry, int nargs)
     CallSite *sites = NULL;
     SomMethod *meth = NULL, *callee = entry;
     const uint8_t *ip = NULL;
-    SomClass *cls, *lookup_cls;
-    SomString *sel;
+    SomClass *cls = NULL, *lookup_cls = NULL;
+    SomString *sel = NULL;
     Value recv, ret;
     int n = nargs;
-    unsigned k;
+    unsigned k = 0;
 
 #define DISPATCH() goto *labels[*ip++]
 #define W() (ip += 2, (unsigned)ip[-2] | ((unsigned)ip[-1] << 8))
