@@ -200,7 +200,7 @@ char *som_read_file(const char *path, size_t *len)
 
 const PrimDef *prim_lookup(const char *cls, bool meta, const char *sel)
 {
-    const PrimDef *tables[] = {prim_object_defs, prim_number_defs, prim_string_defs};
+    const PrimDef *tables[] = {prim_object_defs, prim_number_defs, prim_string_defs, prim_prof_defs};
     for (size_t t = 0; t < sizeof tables / sizeof *tables; t++)
         for (const PrimDef *d = tables[t]; d->cls; d++)
             if (d->meta == meta && strcmp(d->cls, cls) == 0 && strcmp(d->sel, sel) == 0) return d;

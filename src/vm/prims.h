@@ -38,6 +38,7 @@ int som_prim_exit(SomVM *vm, int status);
 extern const PrimDef prim_object_defs[];  /* Object, Class, Method, Primitive, Block*, System, Array */
 extern const PrimDef prim_number_defs[];  /* Integer, Double */
 extern const PrimDef prim_string_defs[];  /* String, Symbol */
+extern const PrimDef prim_prof_defs[];    /* System: profiler control (prim_prof.c) */
 
 /* Finds the definition for a primitive method, or NULL. */
 const PrimDef *prim_lookup(const char *cls, bool meta, const char *sel);

@@ -116,6 +116,9 @@ struct SomVM {
     void (*on_enter)(SomVM *vm, SomMethod *callee, bool is_prim);
     void (*on_exit)(SomVM *vm, SomMethod *callee, bool is_prim);
     void *prof_data;         /* owned by the VM profiler glue */
+    /* Profiler control from SOM code (System primitives in prim_prof.c):
+     * answers 0 on success; NULL when no profiler is linked in. */
+    int (*prof_control)(SomVM *vm, const char *op, int64_t arg);
     uint64_t compile_ns;     /* time spent compiling */
 };
 
