@@ -181,6 +181,8 @@ void prof_handler(int sig, siginfo_t *si, void *uc)
         goto out;
     }
     atomic_store(&t->in_handler, 1); /* seq_cst: pairs with the stop path's store of enabled */
+    if (atomic_load_explicit(&t->blocked, memory_order_relaxed))
+        atomic_store_explicit(&t->hit_blocked, 1, memory_order_relaxed);
     if (atomic_load(&prof_g.enabled) && !atomic_load_explicit(&prof_g.paused, memory_order_relaxed)) {
         capture_sample(t, uc);
         prof_trigger_after_sample(t);
@@ -247,7 +249,9 @@ ProfThread *prof_thread_alloc(const char *name)
 void prof_block_enter(void)
 {
     ProfThread *t = prof_tls;
-    if (!t || prof_g.cfg.mode != SAMPO_MODE_WALL || !atomic_load(&prof_g.enabled)) return;
+    if (!t || prof_g.cfg.mode != SAMPO_MODE_WALL || !prof_g.cfg.wall_interpose ||
+        !atomic_load(&prof_g.enabled))
+        return;
     uint8_t flags = 0;
     uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
     uint32_t s = atomic_load_explicit(&t->bseq, memory_order_relaxed);
@@ -256,7 +260,16 @@ void prof_block_enter(void)
     t->bn = prof_walk_native((uintptr_t)__builtin_return_address(0), fp, *(uintptr_t *)fp,
                              t->stack_lo, t->stack_hi, t->bpcs, PROF_BLOCK_DEPTH, &flags);
     atomic_store_explicit(&t->bseq, s + 2, memory_order_release);
+    atomic_store_explicit(&t->hit_blocked, 0, memory_order_relaxed);
     atomic_store_explicit(&t->blocked, 1, memory_order_seq_cst);
+}
+
+int prof_block_interrupted(void)
+{
+    ProfThread *t = prof_tls;
+    if (!t || !atomic_load_explicit(&t->hit_blocked, memory_order_relaxed)) return 0;
+    atomic_store_explicit(&t->hit_blocked, 0, memory_order_relaxed);
+    return 1;
 }
 
 void prof_block_exit(void)

@@ -35,6 +35,8 @@ uint32_t prof_walk_native(uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t lo
 /* Wall mode: called around interposed blocking calls by the thread itself. */
 void prof_block_enter(void);
 void prof_block_exit(void);
+/* After EINTR in an interposed call: 1 if a profiler signal hit the thread while blocked. */
+int prof_block_interrupted(void);
 /* Sampler thread: writes a synthesized sample of blocked thread t into the sampler slot. */
 void prof_capture_synth(ProfThread *t, uint64_t now);
 

@@ -99,6 +99,7 @@ struct ProfThread {
     /* wall mode: stack cached on entry to an interposed blocking call (seqlock) */
     _Atomic uint32_t bseq;
     _Atomic int blocked;
+    _Atomic int hit_blocked; /* a profiler signal arrived while blocked */
     uint32_t bn;
     uint64_t bpcs[PROF_BLOCK_DEPTH];
     /* sampler thread state */

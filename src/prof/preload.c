@@ -125,33 +125,151 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *
     return rc;
 }
 
-/* ---- wall mode: blocking calls ------------------------------------------------------------ */
+/* ---- wall mode: blocking calls ------------------------------------------------------------
+ * Each wrapper caches the caller's stack (prof_block_enter) so the sampler records the
+ * blocked thread without a signal.  A signal can still race in (the sampler saw the thread
+ * running an instant before it blocked): then the call fails with EINTR although the
+ * program sent no signal, so the wrapper resumes it with the time that is left.  A signal
+ * of the program's own arriving in that same call is also absorbed (documented).  */
 
-#define PL_BLOCKING(ret, name, params, args)                                                   \
-    ret name params                                                                            \
-    {                                                                                          \
-        PL_REAL(ret, name, params)                                                             \
-        prof_block_enter();                                                                    \
-        ret pl_r_ = real_##name args;                                                          \
-        int pl_e_ = errno;                                                                     \
-        prof_block_exit();                                                                     \
-        errno = pl_e_;                                                                         \
-        return pl_r_;                                                                          \
+static uint64_t pl_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Remaining timeout in ms for a poll-style call that started with timeout at t0. */
+static int pl_left_ms(int timeout, uint64_t t0)
+{
+    if (timeout < 0) return timeout;
+    uint64_t el = pl_now_ms() - t0;
+    return el >= (uint64_t)timeout ? 0 : timeout - (int)el;
+}
+
+#define PL_RETRY(cond) (cond && errno == EINTR && prof_block_interrupted())
+
+int nanosleep(const struct timespec *req, struct timespec *rem)
+{
+    PL_REAL(int, nanosleep, (const struct timespec *, struct timespec *))
+    struct timespec ts = *req, left = {0, 0};
+    int r;
+    prof_block_enter();
+    while ((r = real_nanosleep(&ts, &left)) && PL_RETRY(1)) ts = left;
+    int e = errno;
+    prof_block_exit();
+    if (rem && r) *rem = left;
+    errno = e;
+    return r;
+}
+
+int clock_nanosleep(clockid_t id, int flags, const struct timespec *req, struct timespec *rem)
+{
+    PL_REAL(int, clock_nanosleep, (clockid_t, int, const struct timespec *, struct timespec *))
+    struct timespec ts = *req, left = {0, 0};
+    int r;
+    prof_block_enter();
+    while ((r = real_clock_nanosleep(id, flags, &ts, &left)) == EINTR &&
+           prof_block_interrupted())
+        if (!(flags & TIMER_ABSTIME)) ts = left;
+    prof_block_exit();
+    if (rem && r == EINTR) *rem = left;
+    return r;
+}
+
+int usleep(useconds_t us)
+{
+    struct timespec ts = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
+    return nanosleep(&ts, NULL);
+}
+
+unsigned sleep(unsigned s)
+{
+    struct timespec ts = {(time_t)s, 0}, rem = {0, 0};
+    if (nanosleep(&ts, &rem)) return (unsigned)rem.tv_sec + (rem.tv_nsec > 0);
+    return 0;
+}
+
+int poll(struct pollfd *fds, nfds_t n, int timeout)
+{
+    PL_REAL(int, poll, (struct pollfd *, nfds_t, int))
+    uint64_t t0 = pl_now_ms();
+    int r;
+    prof_block_enter();
+    while ((r = real_poll(fds, n, timeout)) < 0 && PL_RETRY(1)) timeout = pl_left_ms(timeout, t0);
+    int e = errno;
+    prof_block_exit();
+    errno = e;
+    return r;
+}
+
+int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset_t *mask)
+{
+    PL_REAL(int, ppoll, (struct pollfd *, nfds_t, const struct timespec *, const sigset_t *))
+    prof_block_enter();
+    int r = real_ppoll(fds, n, tmo, mask); /* sigmask semantics: not retried */
+    int e = errno;
+    prof_block_exit();
+    errno = e;
+    return r;
+}
+
+int select(int n, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *tv)
+{
+    PL_REAL(int, select, (int, fd_set *, fd_set *, fd_set *, struct timeval *))
+    fd_set r0, w0, e0;
+    if (rd) r0 = *rd;
+    if (wr) w0 = *wr;
+    if (ex) e0 = *ex;
+    int r;
+    prof_block_enter();
+    while ((r = real_select(n, rd, wr, ex, tv)) < 0 && PL_RETRY(1)) { /* Linux updates tv */
+        if (rd) *rd = r0;
+        if (wr) *wr = w0;
+        if (ex) *ex = e0;
     }
+    int e = errno;
+    prof_block_exit();
+    errno = e;
+    return r;
+}
 
-PL_BLOCKING(int, nanosleep, (const struct timespec *req, struct timespec *rem), (req, rem))
-PL_BLOCKING(int, clock_nanosleep,
-            (clockid_t id, int flags, const struct timespec *req, struct timespec *rem),
-            (id, flags, req, rem))
-PL_BLOCKING(int, usleep, (useconds_t us), (us))
-PL_BLOCKING(unsigned, sleep, (unsigned s), (s))
-PL_BLOCKING(int, poll, (struct pollfd *fds, nfds_t n, int timeout), (fds, n, timeout))
-PL_BLOCKING(int, ppoll,
-            (struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *mask),
-            (fds, n, ts, mask))
-PL_BLOCKING(int, select, (int n, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *tv),
-            (n, rd, wr, ex, tv))
-PL_BLOCKING(int, epoll_wait, (int fd, struct epoll_event *ev, int max, int timeout),
-            (fd, ev, max, timeout))
-PL_BLOCKING(int, sem_wait, (sem_t *s), (s))
-PL_BLOCKING(int, sem_timedwait, (sem_t *s, const struct timespec *ts), (s, ts))
+int epoll_wait(int fd, struct epoll_event *ev, int max, int timeout)
+{
+    PL_REAL(int, epoll_wait, (int, struct epoll_event *, int, int))
+    uint64_t t0 = pl_now_ms();
+    int r;
+    prof_block_enter();
+    while ((r = real_epoll_wait(fd, ev, max, timeout)) < 0 && PL_RETRY(1))
+        timeout = pl_left_ms(timeout, t0);
+    int e = errno;
+    prof_block_exit();
+    errno = e;
+    return r;
+}
+
+int sem_wait(sem_t *s)
+{
+    PL_REAL(int, sem_wait, (sem_t *))
+    int r;
+    prof_block_enter();
+    while ((r = real_sem_wait(s)) < 0 && PL_RETRY(1)) {
+    }
+    int e = errno;
+    prof_block_exit();
+    errno = e;
+    return r;
+}
+
+int sem_timedwait(sem_t *s, const struct timespec *abs)
+{
+    PL_REAL(int, sem_timedwait, (sem_t *, const struct timespec *))
+    int r;
+    prof_block_enter();
+    while ((r = real_sem_timedwait(s, abs)) < 0 && PL_RETRY(1)) {
+    }
+    int e = errno;
+    prof_block_exit();
+    errno = e;
+    return r;
+}

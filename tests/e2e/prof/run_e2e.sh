@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# End-to-end checks of libsampo: runs the workload under the preload library and checks
+# the profile.  Usage: run_e2e.sh CASE   (env: PRELOAD, WORKLOAD, CHECK, optional JITDEMO)
+set -euo pipefail
+case_=$1
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+export SAMPO_COST_NS=${SAMPO_COST_NS:-40000} # skip the start-up calibration in tests
+
+run() { # run OUT ARGS...: profile the workload into OUT
+    local out=$1; shift
+    SAMPO_OUT=$out LD_PRELOAD=$PRELOAD "$WORKLOAD" "$@"
+}
+
+case $case_ in
+split)
+    SAMPO_HZ=1000 run "$dir/p" split 2
+    "$CHECK" "$dir/p" --min-samples 800 f50=50 f30=30 f20=20 --meta mode=cpu ;;
+threads)
+    SAMPO_HZ=1000 run "$dir/p" threads 1.5
+    "$CHECK" "$dir/p" --min-samples 1500 --thread-split spin_thread_body=100 ;;
+recurse)
+    SAMPO_HZ=1000 SAMPO_DEPTH=255 run "$dir/p" recurse 1.5
+    "$CHECK" "$dir/p" --min-samples 600 --depth-min 200 leaf_loop=97 --tol 4 ;;
+sleeper_cpu)
+    SAMPO_HZ=1000 run "$dir/p" sleeper 2
+    "$CHECK" "$dir/p" --min-samples 800 busy_main=91 sleepy_work=9 --tol 4 ;;
+sleeper_wall)
+    SAMPO_HZ=500 SAMPO_MODE=wall run "$dir/p" sleeper 2
+    "$CHECK" "$dir/p" --min-samples 800 --meta mode=wall --meta trigger=thread \
+        busy_main=50 sleepy_main=50 --tol 5
+    # the sleeper works ~9% of its time; wall samples of it while runnable-but-waiting on
+    # these 2 cores count as waiting, so its work share lands between 0.5 and 8%
+    "$CHECK" "$dir/p" sleepy_work=4.25 --tol 3.75 ;;
+eintr_wall)
+    out=$(SAMPO_HZ=1000 SAMPO_MODE=wall run "$dir/p" eintr 1)
+    echo "with interposition: $out"
+    raw=$(SAMPO_HZ=1000 SAMPO_MODE=wall SAMPO_WALL_INTERPOSE=0 run "$dir/q" eintr 1)
+    echo "without interposition (signals reach sleeping threads): $raw"
+    cpu=$(SAMPO_HZ=1000 run "$dir/r" eintr 1)
+    echo "cpu mode: $cpu"
+    [[ $out == "eintr 0 "* ]] && [[ $cpu == "eintr 0 "* ]] ;;
+forkexec)
+    out=$(SAMPO_HZ=1000 run "$dir/p" forkexec 1)
+    echo "$out"
+    [[ $out == *"child ok"* ]]
+    "$CHECK" "$dir/p" --min-samples 300 f50=50 f30=30 f20=20 --tol 7
+    child=$(ls "$dir"/p.* | head -n 1)
+    echo "child profile: $child"
+    "$CHECK" "$child" --min-samples 300 f50=50 f30=30 f20=20 --tol 7 ;;
+triggers)
+    # No PMU here: forcing perf-hw must fail cleanly (program runs, no profile, exit 0).
+    SAMPO_TRIGGER=perf-hw run "$dir/hw" split 0.2 2>"$dir/hw.err"
+    grep -q "could not start" "$dir/hw.err" && [ ! -e "$dir/hw" ]
+    SAMPO_TRIGGER=timer SAMPO_HZ=250 run "$dir/t" split 2
+    "$CHECK" "$dir/t" --min-samples 300 --meta trigger=timer f50=50 f30=30 f20=20 --tol 7
+    SAMPO_TRIGGER=thread SAMPO_HZ=1000 run "$dir/s" split 2
+    "$CHECK" "$dir/s" --min-samples 800 --meta trigger=thread f50=50 f30=30 f20=20
+    SAMPO_TRIGGER=perf-sw SAMPO_HZ=1000 SAMPO_BURST=10:10 run "$dir/b" split 2
+    "$CHECK" "$dir/b" --min-samples 300 --meta burst=10:10 f50=50 f30=30 f20=20 --tol 7 ;;
+jit_perf_map)
+    [ -n "${JITDEMO:-}" ] || { echo "no JITDEMO"; exit 0; }
+    (cd "$dir" && SAMPO_OUT="$dir/j" LD_PRELOAD=$PRELOAD "$JITDEMO" "$dir") ;;
+*)
+    echo "unknown case $case_"; exit 2 ;;
+esac
