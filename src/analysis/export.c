@@ -80,42 +80,53 @@ static void collapsed_path(const SpProfile *p, uint32_t node, SpBuf *b)
     }
 }
 
+typedef struct {
+    size_t off;      /* path text in the scratch buffer */
+    uint64_t weight; /* self weight of the context */
+} Line;
+
+static const char *g_text; /* qsort context (not re-entrant) */
+
 static int cmp_lines(const void *a, const void *b)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    return strcmp(g_text + ((const Line *)a)->off, g_text + ((const Line *)b)->off);
 }
 
+/* Contexts that differ only in call sites have the same name path: their lines are merged. */
 int sp_export_collapsed(SpProfile *p, SpBuf *out)
 {
     if (sp_ccmap_ensure(p))
         return -1;
     SpBuf text;
-    char **lines = calloc(p->cc.nnodes + 1, sizeof *lines);
-    size_t *offs = calloc(p->cc.nnodes + 1, sizeof *offs); /* text moves while it grows */
+    Line *lines = calloc(p->cc.nnodes + 1, sizeof *lines);
     uint32_t n = 0;
     int rc = -1;
     sp_buf_init(&text);
-    if (!lines || !offs)
+    if (!lines)
         goto out;
     for (uint32_t i = 0; i < p->cc.nnodes; i++) {
         if (!p->cc.nodes[i].self)
             continue;
-        offs[n++] = text.len;
+        lines[n].off = text.len;
+        lines[n++].weight = p->cc.nodes[i].self;
         collapsed_path(p, i, &text);
-        sp_buf_printf(&text, " %llu\n", (unsigned long long)p->cc.nodes[i].self);
         sp_buf_u8(&text, 0);
     }
     if (text.oom)
         goto out;
-    for (uint32_t i = 0; i < n; i++)
-        lines[i] = (char *)text.data + offs[i];
+    g_text = (const char *)text.data;
     qsort(lines, n, sizeof *lines, cmp_lines);
-    for (uint32_t i = 0; i < n; i++)
-        sp_buf_put(out, lines[i], strlen(lines[i]));
+    for (uint32_t i = 0; i < n;) {
+        uint64_t w = lines[i].weight;
+        uint32_t j = i + 1;
+        for (; j < n && !strcmp(g_text + lines[j].off, g_text + lines[i].off); j++)
+            w += lines[j].weight;
+        sp_buf_printf(out, "%s %llu\n", g_text + lines[i].off, (unsigned long long)w);
+        i = j;
+    }
     rc = out->oom ? -1 : 0;
 out:
     free(lines);
-    free(offs);
     sp_buf_fini(&text);
     return rc;
 }

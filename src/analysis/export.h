@@ -18,7 +18,8 @@
 const char *sp_frame_label(const SpProfile *p, uint32_t frame, char *buf, size_t len);
 
 /* Collapsed stacks: one line per distinct calling context with non-zero self weight,
- * "root;...;leaf <weight>\n", lines sorted bytewise.  Uses the CC-Map context tree (computed
+ * "root;...;leaf <weight>\n", lines sorted bytewise; contexts with the same name path (e.g.
+ * differing only in call sites) are merged.  Uses the CC-Map context tree (computed
  * from the samples when absent, so p may be modified).  ';' in names is written as ':'. */
 int sp_export_collapsed(SpProfile *p, SpBuf *out);
 

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "export.h"
+#include "u64map.h"
 
 #define FLAME_ROW 16
 #define FLAME_TOP 40
@@ -26,8 +27,16 @@ void sp_flame_opts_default(SpFlameOpts *o)
     o->min_width_px = 0.1;
 }
 
+/* A context-tree node after merging siblings with the same frame (different call sites). */
+typedef struct {
+    uint32_t parent, frame;
+    uint64_t self;
+} FlameNode;
+
 typedef struct {
     const SpProfile *p;
+    FlameNode *nodes;
+    uint32_t nnodes;
     const SpFlameOpts *o;
     SpBuf *out;
     uint64_t *incl;    /* inclusive weight per node */
@@ -94,8 +103,8 @@ static void flame_rect(Flame *f, uint32_t node, double x, unsigned depth)
 /* Children lists (root level in slot n) and inclusive weights; returns max depth. */
 static int flame_prepare(Flame *f, unsigned *maxdepth)
 {
-    const SpCcMap *c = &f->p->cc;
-    uint32_t n = c->nnodes;
+    const FlameNode *c = f->nodes;
+    uint32_t n = f->nnodes;
     unsigned *depth = calloc(n + 1, sizeof *depth);
     uint32_t *fill = calloc(n + 1, sizeof *fill);
     int rc = -1;
@@ -103,21 +112,21 @@ static int flame_prepare(Flame *f, unsigned *maxdepth)
         goto out;
     *maxdepth = 0;
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t par = c->nodes[i].parent;
+        uint32_t par = c[i].parent;
         f->start[(par == SP_NONE ? n : par) + 1]++;
         depth[i] = par == SP_NONE ? 0 : depth[par] + 1;
         if (depth[i] + 1 > *maxdepth && depth[i] < FLAME_MAX_DEPTH)
             *maxdepth = depth[i] + 1;
-        f->incl[i] = c->nodes[i].self;
-        sp_frame_label(f->p, c->nodes[i].frame, f->labels[i], sizeof f->labels[i]);
+        f->incl[i] = c[i].self;
+        sp_frame_label(f->p, c[i].frame, f->labels[i], sizeof f->labels[i]);
     }
     for (uint32_t i = n; i-- > 0;) /* children come after parents */
-        if (c->nodes[i].parent != SP_NONE)
-            f->incl[c->nodes[i].parent] += f->incl[i];
+        if (c[i].parent != SP_NONE)
+            f->incl[c[i].parent] += f->incl[i];
     for (uint32_t i = 0; i <= n; i++)
         f->start[i + 1] += f->start[i];
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t s = c->nodes[i].parent == SP_NONE ? n : c->nodes[i].parent;
+        uint32_t s = c[i].parent == SP_NONE ? n : c[i].parent;
         f->kids[f->start[s] + fill[s]++] = i;
     }
     g_flame = f;
@@ -148,12 +157,49 @@ static void flame_header(Flame *f)
                   f->p->flavour == SP_FLAVOUR_EXACT ? "calls" : "samples");
 }
 
+/* Merges siblings that share a frame (they differ only in call site), keeping the
+ * parent-before-child order. */
+static int flame_merge(const SpProfile *p, FlameNode **out, uint32_t *nout)
+{
+    uint32_t n = p->cc.nnodes, m = 0;
+    FlameNode *v = calloc(n + 1, sizeof *v);
+    uint32_t *map = calloc(n + 1, sizeof *map);
+    U64Map idx;
+    int rc = -1;
+    u64map_init(&idx);
+    if (!v || !map)
+        goto out;
+    for (uint32_t i = 0; i < n; i++) {
+        const SpCcNode *c = &p->cc.nodes[i];
+        uint32_t par = c->parent == SP_NONE ? SP_NONE : map[c->parent];
+        uint64_t key = (uint64_t)par << 32 | c->frame;
+        uint32_t j = u64map_get(&idx, key);
+        if (j == UINT32_MAX) {
+            j = m++;
+            v[j] = (FlameNode){.parent = par, .frame = c->frame};
+            if (u64map_put(&idx, key, j))
+                goto out;
+        }
+        v[j].self += c->self;
+        map[i] = j;
+    }
+    *out = v, *nout = m, v = NULL;
+    rc = 0;
+out:
+    free(v);
+    free(map);
+    u64map_fini(&idx);
+    return rc;
+}
+
 int sp_flame_svg(SpProfile *p, const SpFlameOpts *o, SpBuf *out)
 {
     if (sp_ccmap_ensure(p))
         return -1;
-    uint32_t n = p->cc.nnodes;
     Flame f = {.p = p, .o = o, .out = out};
+    if (flame_merge(p, &f.nodes, &f.nnodes))
+        return -1;
+    uint32_t n = f.nnodes;
     f.incl = calloc(n + 1, sizeof *f.incl);
     f.kids = calloc(n + 1, sizeof *f.kids);
     f.start = calloc(n + 2, sizeof *f.start);
@@ -179,5 +225,6 @@ out:
     free(f.kids);
     free(f.start);
     free(f.labels);
+    free(f.nodes);
     return rc;
 }

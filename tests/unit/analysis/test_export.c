@@ -63,6 +63,23 @@ static void test_collapsed_unnamed_and_semicolon(void **state)
     sp_profile_free(p);
 }
 
+static void test_collapsed_merges_callsites(void **state)
+{
+    (void)state;
+    SpProfile *p = sp_profile_new(SP_FLAVOUR_EXACT);
+    uint32_t m = sp_frame_addv(p, SP_FRAME_VM_METHOD, "M>>run", NULL, 0, 0, NULL, 0);
+    uint32_t k = sp_frame_addv(p, SP_FRAME_VM_METHOD, "K>>m", NULL, 0, 0, NULL, 0);
+    uint32_t root = sp_cc_node_add(p, SP_NONE, m, 0, 1, 1006, 0);
+    sp_cc_node_add(p, root, k, 3, 1000, 1000, 0); /* two call sites, one name path */
+    sp_cc_node_add(p, root, k, 9, 5, 5, 0);
+    SpBuf b;
+    sp_buf_init(&b);
+    assert_int_equal(sp_export_collapsed(p, &b), 0);
+    assert_buf_str(&b, "M>>run 1\nM>>run;K>>m 1005\n");
+    sp_buf_fini(&b);
+    sp_profile_free(p);
+}
+
 static void test_speedscope(void **state)
 {
     (void)state;
@@ -234,6 +251,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_collapsed),     cmocka_unit_test(test_collapsed_unnamed_and_semicolon),
+        cmocka_unit_test(test_collapsed_merges_callsites),
         cmocka_unit_test(test_speedscope),    cmocka_unit_test(test_json_escape),
         cmocka_unit_test(test_pprof_bytes),   cmocka_unit_test(test_pb_varint),
         cmocka_unit_test(test_golden_report), cmocka_unit_test(test_golden_flame),
