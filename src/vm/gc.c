@@ -219,7 +219,10 @@ static void scan(GcHeap *h, ObjHeader *o)
         }
         break;
     }
-    default: /* strings, symbols, doubles, bigints hold no references */
+    case OBJ_SYMBOL:
+        grey_value(h, ((SomString *)o)->gval);
+        break;
+    default: /* strings, doubles, bigints hold no references */
         break;
     }
 }
@@ -250,11 +253,6 @@ static void mark_roots(SomVM *vm)
     for (size_t i = 0; i < nclasses; i++) grey(h, classes[i]);
     for (uint32_t i = 0; vm->symbols.slots && i <= vm->symbols.mask; i++)
         grey(h, vm->symbols.slots[i]);
-    for (uint32_t i = 0; vm->globals.keys && i <= vm->globals.mask; i++) {
-        if (!vm->globals.keys[i]) continue;
-        grey(h, vm->globals.keys[i]);
-        grey_value(h, vm->globals.vals[i]);
-    }
     drain(h);
 }
 

@@ -95,50 +95,23 @@ SomInstance *som_instance_new(SomVM *vm, SomClass *cls)
     return o;
 }
 
-/* ---- globals ------------------------------------------------------------ */
-
-static void globals_grow(GlobalTab *t)
-{
-    uint32_t ncap = t->keys ? (t->mask + 1) * 2 : 256;
-    SomString **nk = calloc(ncap, sizeof *nk);
-    Value *nv = calloc(ncap, sizeof *nv);
-    if (!nk || !nv) abort();
-    for (uint32_t i = 0; t->keys && i <= t->mask; i++) {
-        if (!t->keys[i]) continue;
-        uint32_t j = t->keys[i]->hash & (ncap - 1);
-        while (nk[j]) j = (j + 1) & (ncap - 1);
-        nk[j] = t->keys[i];
-        nv[j] = t->vals[i];
-    }
-    free(t->keys);
-    free(t->vals);
-    t->keys = nk;
-    t->vals = nv;
-    t->mask = ncap - 1;
-}
+/* ---- globals ------------------------------------------------------------
+ * A global lives in its name's Symbol (gval), so reading one is a load; the
+ * table's version still changes on every store for caches keyed on it. */
 
 bool som_global_get(SomVM *vm, SomString *sym, Value *out)
 {
-    GlobalTab *t = &vm->globals;
-    if (!t->keys) return false;
-    for (uint32_t j = sym->hash & t->mask; t->keys[j]; j = (j + 1) & t->mask)
-        if (t->keys[j] == sym) {
-            *out = t->vals[j];
-            return true;
-        }
-    return false;
+    (void)vm;
+    if (!sym->gval) return false;
+    *out = sym->gval;
+    return true;
 }
 
 void som_global_put(SomVM *vm, SomString *sym, Value v)
 {
-    GlobalTab *t = &vm->globals;
-    if (!t->keys || (t->count + 1) * 4 > (t->mask + 1) * 3) globals_grow(t);
-    uint32_t j = sym->hash & t->mask;
-    while (t->keys[j] && t->keys[j] != sym) j = (j + 1) & t->mask;
-    if (!t->keys[j]) t->count++;
-    t->keys[j] = sym;
-    t->vals[j] = v;
-    t->version++;
+    if (!sym->gval) vm->globals.count++;
+    sym->gval = v;
+    vm->globals.version++;
 }
 
 /* ---- errors, output, time ------------------------------------------- */

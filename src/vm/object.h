@@ -65,6 +65,7 @@ typedef struct SomString {
     uint64_t len;
     uint32_t hash;      /* content hash (djb2), computed at creation */
     uint32_t pad;
+    Value gval;         /* symbols: the global of this name, 0 when unset */
     char bytes[];
 } SomString;
 

@@ -109,8 +109,6 @@ void som_vm_free(SomVM *vm)
     for (int i = 0; i < vm->nclasspath; i++) free(vm->classpath[i]);
     free(vm->classpath);
     free(vm->symbols.slots);
-    free(vm->globals.keys);
-    free(vm->globals.vals);
     free(vm);
 }
 

@@ -28,12 +28,9 @@ typedef struct SymTab {
     uint32_t count;
 } SymTab;
 
-/* Globals: symbol -> value, open addressing. `version` changes on every
- * store so send sites may cache lookups keyed on it. */
+/* Globals are stored in their Symbols (SomString.gval); this keeps the count
+ * and a version that changes on every store, for caches keyed on it. */
 typedef struct GlobalTab {
-    struct SomString **keys;
-    Value *vals;
-    uint32_t mask;
     uint32_t count;
     uint64_t version;
 } GlobalTab;
