@@ -529,6 +529,111 @@ static void test_string_primitives(void **state)
     assert_non_null(strstr(E2(str_prim_length, I("1"), 0), "String"));
 }
 
+/* ---- randomised, with a collection at every allocation ------------------------------------ */
+
+static uint64_t rng_state = 0x2545F4914F6CDD1DULL;
+static uint64_t rnd(void)
+{
+    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+/* A random integer of 0..200 bits with a random sign; small sizes are common
+ * so that both representations and their boundaries are exercised. */
+static void rnd_mpz(mpz_t z)
+{
+    int bits = (int)(rnd() % 4 == 0 ? rnd() % 200 : 55 + rnd() % 16);
+    mpz_set_ui(z, 0);
+    for (int b = 0; b < bits; b += 32) {
+        mpz_mul_2exp(z, z, 32);
+        mpz_add_ui(z, z, (unsigned long)(rnd() & 0xffffffffu));
+    }
+    if (bits % 32) mpz_fdiv_q_2exp(z, z, (mp_bitcnt_t)(32 - bits % 32));
+    if (rnd() & 1) mpz_neg(z, z);
+}
+
+typedef enum { R_ADD, R_SUB, R_MUL, R_DIV, R_MOD, R_REM, R_AND, R_XOR, R_SHL, R_SHR, R_N } ROp;
+
+/* The expected result of op, computed with GMP directly (b != 0 for division). */
+static void expected(ROp op, mpz_t r, mpz_srcptr a, mpz_srcptr b)
+{
+    switch (op) {
+    case R_ADD: mpz_add(r, a, b); break;
+    case R_SUB: mpz_sub(r, a, b); break;
+    case R_MUL: mpz_mul(r, a, b); break;
+    case R_DIV: mpz_tdiv_q(r, a, b); break;
+    case R_MOD: mpz_fdiv_r(r, a, b); break;
+    case R_REM: mpz_tdiv_r(r, a, b); break;
+    case R_AND: mpz_and(r, a, b); break;
+    case R_XOR: mpz_xor(r, a, b); break;
+    case R_SHL: mpz_mul_2exp(r, a, mpz_get_ui(b)); break;
+    case R_SHR:
+        if (mpz_sgn(b) != 0 && mpz_fits_slong_p(a)) { /* logical on 64 bits */
+            uint64_t u = (uint64_t)mpz_get_si(a), n = mpz_get_ui(b);
+            mpz_set_ui(r, n >= 64 ? 0 : (unsigned long)(u >> n));
+        } else {
+            mpz_fdiv_q_2exp(r, a, mpz_get_ui(b));
+        }
+        break;
+    default: break;
+    }
+}
+
+static void test_random_under_gc_stress(void **state)
+{
+    (void)state;
+    static const SomPrimFn fns[R_N] = {num_prim_add, num_prim_sub, num_prim_mul, num_prim_div,
+                                       num_prim_mod, num_prim_rem, num_prim_and, num_prim_xor,
+                                       num_prim_shl, num_prim_shr};
+    Value args[2] = {vm->nil, vm->nil};
+    som_root_push(vm, &args[0]);
+    som_root_push(vm, &args[1]);
+    uint64_t collections = vm->heap.stats.collections;
+    vm->heap.inhibit--;
+    vm->opts.gc_stress = true;
+    mpz_t a, b, r;
+    mpz_inits(a, b, r, NULL);
+    for (int i = 0; i < 1500; i++) {
+        ROp op = (ROp)(rnd() % R_N);
+        rnd_mpz(a);
+        rnd_mpz(b);
+        if (op == R_SHL || op == R_SHR) mpz_set_ui(b, (unsigned long)(rnd() % 130));
+        if (mpz_sgn(b) == 0 && op >= R_DIV && op <= R_REM) mpz_set_ui(b, 7);
+        args[0] = num_from_mpz(vm, a);
+        args[1] = num_from_mpz(vm, b);
+        assert_int_equal(fns[op](vm, args), PRIM_OK);
+        expected(op, r, a, b);
+        char *want = num_mpz_to_text(r);
+        if (strcmp(T(args[0]), want) != 0)
+            fail_msg("op %d on %s, %s: got %s want %s", op, mpz_get_str(NULL, 10, a),
+                     mpz_get_str(NULL, 10, b), T(args[0]), want);
+        free(want);
+        /* and back to text through the VM */
+        assert_int_equal(num_prim_as_string(vm, args), PRIM_OK);
+    }
+    /* strings: every primitive that allocates */
+    for (int i = 0; i < 200; i++) {
+        args[0] = S("hello, ");
+        args[1] = S("world");
+        assert_int_equal(str_prim_concatenate(vm, args), PRIM_OK);
+        assert_int_equal(str_prim_as_symbol(vm, args), PRIM_OK);
+        assert_int_equal(str_prim_symbol_as_string(vm, args), PRIM_OK);
+        Value sub[3] = {args[0], som_mkint(3), som_mkint(9)};
+        som_root_push(vm, &sub[0]);
+        assert_int_equal(str_prim_substring(vm, sub), PRIM_OK);
+        som_root_pop(vm, 1);
+        assert_string_equal(T(sub[0]), "'llo, wo'");
+    }
+    mpz_clears(a, b, r, NULL);
+    vm->opts.gc_stress = false;
+    vm->heap.inhibit++;
+    som_root_pop(vm, 2);
+    assert_true(vm->heap.stats.collections - collections >= 3000); /* it really collected */
+    assert_int_equal(gc_verify(vm), 0);
+}
+
 /* ---- tables --------------------------------------------------------------------------- */
 
 static const PrimDef *find(const PrimDef *t, const char *cls, bool meta, const char *sel)
@@ -579,6 +684,7 @@ int main(void)
         cmocka_unit_test(test_integer_from_string),
         cmocka_unit_test(test_double_primitives),
         cmocka_unit_test(test_string_primitives),
+        cmocka_unit_test(test_random_under_gc_stress),
         cmocka_unit_test(test_tables_complete),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
