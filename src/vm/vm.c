@@ -11,6 +11,7 @@
 
 #include "bytecode.h"
 #include "class.h"
+#include "disasm.h"
 #include "interp.h"
 
 #define DEFAULT_STACK_VALUES (16u << 20) /* 128 MiB of address space, committed on use */
@@ -134,6 +135,7 @@ int som_vm_run(SomVM *vm, int argc, char **argv)
         status = vm->exit_status;
     }
     fflush(vm->out);
+    if (vm->opts.dump_feedback) disasm_all(vm, 1, vm->err);
     fflush(vm->err);
     return status;
 }

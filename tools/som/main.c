@@ -27,7 +27,8 @@ static void usage(FILE *f)
             "  --gc-stress    collect garbage at every allocation (slow; for testing)\n"
             "  -g             print garbage-collection statistics at exit\n"
             "  -H SIZE        initial heap size, e.g. -H64MB (accepted for compatibility)\n"
-            "  -d             accepted for compatibility (no effect)\n"
+            "  -d             at exit, list the bytecode of every method that ran, with the\n"
+            "                 receiver classes and operand kinds each send site saw\n"
             "  -h, --help     show this help\n"
             "  --version      show the version\n"
             "\n"
@@ -103,7 +104,7 @@ static int parse_args(int argc, char **argv, Config *c)
             const char *v = a[2] ? a + 2 : (++i < argc ? argv[i] : "");
             c->opts.heap_hint = parse_size(v);
         } else if (!strcmp(a, "-d") || !strcmp(a, "-dd")) {
-            /* accepted for compatibility with the reference VMs */
+            c->opts.dump_feedback = true;
         } else {
             fprintf(stderr, "som: unknown option '%s'\n", a);
             usage(stderr);
