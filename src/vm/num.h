@@ -13,8 +13,10 @@
  * fast paths. A receiver's class decides the semantics (Integer `%` floors,
  * Double `%` is fmod); a non-numeric receiver is a VM-level error.
  *
- * Mixed Integer/Double comparisons (`=`, `<`, ...) are exact (no rounding of
- * the integer), so `Double PositiveInfinity > (1 << 2000)` holds.
+ * Mixed Integer/Double comparisons (`=`, `<`, ...) convert a small integer
+ * to double first (SPEC 6.1 `a asDouble = b`, as the interpreter's fast paths
+ * do) but compare big integers exactly, so `Double PositiveInfinity >
+ * (1 << 2000)` holds.
  *
  * The pure helpers (num_format_double, num_text_to_mpz, num_mpz_to_double,
  * num_cmp_mpz_double, ...) need no VM and are safe to call from any thread;

@@ -304,8 +304,10 @@ int num_prim_shr(SomVM *vm, Value *args)
 
 /* ---- comparisons -------------------------------------------------------- */
 
+static int double_cmp(double x, double y) { return x < y ? -1 : x > y ? 1 : x == y ? 0 : 2; }
+
 /* Three-way comparison of two numbers: -1, 0, 1, or 2 when unordered (NaN).
- * Integer/Double pairs compare exactly. Answers false for non-numbers. */
+ * Answers false for non-numbers. */
 static bool compare(Value a, Value b, int *out)
 {
     NumKind ka = kind_of(a), kb = kind_of(b);
@@ -313,12 +315,13 @@ static bool compare(Value a, Value b, int *out)
     if (ka == NK_SMALL && kb == NK_SMALL) {
         *out = (som_int(a) > som_int(b)) - (som_int(a) < som_int(b));
     } else if (ka == NK_DOUBLE && kb == NK_DOUBLE) {
-        double x = num_double(a), y = num_double(b);
-        *out = x < y ? -1 : x > y ? 1 : x == y ? 0 : 2;
+        *out = double_cmp(num_double(a), num_double(b));
     } else if (ka == NK_DOUBLE || kb == NK_DOUBLE) {
         Value i = ka == NK_DOUBLE ? b : a;
         double d = num_double(ka == NK_DOUBLE ? a : b);
-        int c = som_is_int(i) ? num_cmp_i64_double(som_int(i), d)
+        /* small: `asDouble` then compare, as the interpreter's fast paths do;
+         * big: exact, so that infinities and huge values order correctly */
+        int c = som_is_int(i) ? double_cmp((double)som_int(i), d)
                               : num_cmp_mpz_double(((SomBigInt *)i)->z, d);
         *out = (ka == NK_DOUBLE && c != 2) ? -c : c;
     } else {

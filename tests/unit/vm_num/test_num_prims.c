@@ -305,8 +305,14 @@ static void test_equality(void **state)
                         "false");
     assert_string_equal(C2(num_prim_eq, D(1.0), vm->nil), "false");
     assert_string_equal(C2(num_prim_eq, big, D(ldexp(1.0, 100))), "true");
-    /* exact, not via rounding the integer: 2^53 + 1 differs from 2^53 */
-    assert_string_equal(C2(num_prim_eq, I("9007199254740993"), D(9007199254740992.0)), "false");
+    /* small integers compare as `asDouble` (2^53 + 1 rounds to 2^53), in both
+     * directions; big integers compare exactly */
+    assert_string_equal(C2(num_prim_eq, I("9007199254740993"), D(9007199254740992.0)), "true");
+    assert_string_equal(C2(num_prim_eq, D(9007199254740992.0), I("9007199254740993")), "true");
+    assert_string_equal(C2(num_prim_eq, I("4611686018427387905"), D(4611686018427387904.0)),
+                        "false");
+    assert_string_equal(C2(num_prim_lt, D(4611686018427387904.0), I("4611686018427387905")),
+                        "true");
 }
 
 static void test_ordering(void **state)
