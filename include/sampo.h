@@ -136,6 +136,8 @@ typedef struct SampoStats {
     SampoTrigger trigger;     /* the trigger actually in use */
     uint64_t interval_ns;     /* current sampling interval */
     uint64_t samples;         /* samples processed by the manager */
+    uint64_t captured;        /* samples taken by handlers (= samples after stop, plus
+                                 start-up calibration samples when the cost was measured) */
     uint64_t dropped;         /* samples lost to full buffers (counted, never blocking) */
     uint64_t walk_errors;     /* stack walks cut by a bad frame pointer */
     uint64_t truncated;       /* stack walks cut by max_depth */

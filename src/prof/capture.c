@@ -16,6 +16,9 @@
 #include <string.h>
 #include <ucontext.h>
 
+/* The walks read other frames' stack words and VM frames: not ASan/TSan material. */
+#define PROF_NO_SAN __attribute__((no_sanitize_address, no_sanitize_thread))
+
 __thread ProfThread *prof_tls __attribute__((tls_model("initial-exec")));
 
 /* ---- batches ------------------------------------------------------------------------ */
@@ -54,7 +57,7 @@ static ProfBatch *capture_room(ProfThread *t)
 
 /* ---- stack walks ------------------------------------------------------------------------ */
 
-uint32_t prof_walk_native(uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t lo, uintptr_t hi,
+PROF_NO_SAN uint32_t prof_walk_native(uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t lo, uintptr_t hi,
                           uint64_t *out, uint32_t max, uint8_t *flags)
 {
     uint32_t n = 0;
@@ -85,7 +88,7 @@ uint32_t prof_walk_native(uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t lo
     return n;
 }
 
-static uint32_t walk_chain(ProfThread *t, SampoFrameInfo *out, uint32_t max, uint8_t *flags)
+PROF_NO_SAN static uint32_t walk_chain(ProfThread *t, SampoFrameInfo *out, uint32_t max, uint8_t *flags)
 {
     uint32_t mark = atomic_load_explicit(&prof_g.mark, memory_order_relaxed);
     SampoVmFrame *f = *t->vm_top;
@@ -135,7 +138,7 @@ static void capture_regs(void *ucv, uintptr_t *pc, uintptr_t *sp, uintptr_t *fp)
 }
 
 /* Takes one sample of the interrupted context into t's batch. */
-static void capture_sample(ProfThread *t, void *uc)
+PROF_NO_SAN static void capture_sample(ProfThread *t, void *uc)
 {
     ProfBatch *b = capture_room(t);
     if (!b) return;
@@ -302,5 +305,6 @@ void prof_capture_synth(ProfThread *t, uint64_t now)
     if (!b->nsamples) b->first_ns = now;
     b->used += r->words;
     b->nsamples++;
+    atomic_fetch_add_explicit(&s->taken, 1, memory_order_relaxed);
     if (b->cap - b->used < prof_g.rec_max_words || now - b->first_ns > PROF_FLUSH_NS) prof_flush(s);
 }

@@ -298,6 +298,12 @@ static int eng_start_locked(const SampoConfig *c)
     pthread_mutex_lock(&g->data);
     int rc = prof_manager_data_init();
     pthread_mutex_unlock(&g->data);
+    for (ProfThread *t = g->threads; t; t = t->next_all) {
+        atomic_store(&t->dropped, 0);
+        atomic_store(&t->walk_err, 0);
+        atomic_store(&t->truncated, 0);
+        atomic_store(&t->taken, 0);
+    }
     ProfThread *me = rc ? NULL : eng_register_locked(NULL);
     pthread_mutex_unlock(&g->reg);
     if (!me || eng_sampler_slot() || prof_capture_install()) return SAMPO_ENOMEM;
@@ -360,13 +366,14 @@ static void eng_quiesce(void)
 static void eng_collect_stats(void)
 {
     SampoStats *st = &prof_g.st;
-    st->dropped = st->walk_errors = st->truncated = 0;
+    st->dropped = st->walk_errors = st->truncated = st->captured = 0;
     st->threads = 0;
     pthread_mutex_lock(&prof_g.reg);
     for (ProfThread *t = prof_g.threads; t; t = t->next_all) {
         st->dropped += atomic_load(&t->dropped);
         st->walk_errors += atomic_load(&t->walk_err);
         st->truncated += atomic_load(&t->truncated);
+        st->captured += atomic_load(&t->taken);
         st->threads += t != prof_g.sampler_slot;
     }
     pthread_mutex_unlock(&prof_g.reg);

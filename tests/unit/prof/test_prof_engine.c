@@ -1,0 +1,228 @@
+/*
+ * test_prof_engine.c - the engine in-process through the public API: a fake VM publishes a
+ * shadow-frame chain (Figure 2 shapes A->B->C->D and E->B->C->F, with the loop inside C so
+ * the outer frames are already visited at most samples).  Checks that partial samples are
+ * stitched to full contexts (CC-Map and written profile), the control calls' state rules,
+ * and that every captured sample is accounted for.  No timing assertions: it samples until
+ * enough samples arrived (bounded).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "profile.h"
+#include "profile_io.h"
+#include "sampo.h"
+
+enum { A = 0x100, B, C, D, E, F };
+
+static SampoVmFrame *volatile vm_top;
+static volatile uint64_t sink;
+
+static void spin(uint64_t n)
+{
+    uint64_t x = sink;
+    for (uint64_t i = 0; i < n; i++) x = x * 6364136223846793005ull + 1;
+    sink = x;
+}
+
+static void vm_push(SampoVmFrame *f, uint64_t method)
+{
+    f->caller = vm_top;
+    f->method = method;
+    f->pos = 0;
+    f->flags = 0;
+    atomic_signal_fence(memory_order_seq_cst); /* linked before published */
+    vm_top = f;
+}
+
+static void vm_pop(SampoVmFrame *f)
+{
+    vm_top = f->caller;
+    atomic_signal_fence(memory_order_seq_cst);
+}
+
+/* outer -> B -> C -> (leaf, 50 times) */
+static void vm_shape(uint64_t outer, uint64_t leaf)
+{
+    SampoVmFrame fo, fb, fc, fl;
+    vm_push(&fo, outer);
+    fo.pos = 1;
+    vm_push(&fb, B);
+    fb.pos = 2;
+    vm_push(&fc, C);
+    for (int i = 0; i < 50; i++) {
+        fc.pos = leaf == D ? 3 : 4;
+        vm_push(&fl, leaf);
+        fl.pos = 7;
+        spin(20000);
+        vm_pop(&fl);
+    }
+    vm_pop(&fc);
+    vm_pop(&fb);
+    vm_pop(&fo);
+}
+
+static SampoConfig cfg(void)
+{
+    SampoConfig c;
+    sampo_config_default(&c);
+    c.hz = 2000;
+    c.cost_ns = 40000; /* no calibration */
+    return c;
+}
+
+static void run_until(uint64_t samples)
+{
+    time_t end = time(NULL) + 20;
+    SampoStats st = {0};
+    while (time(NULL) < end) {
+        vm_shape(A, D);
+        vm_shape(E, F);
+        sampo_get_stats(&st);
+        if (st.samples >= samples) break;
+    }
+}
+
+/* Every context of method leaf must have the ancestors C, B, outer. */
+static void check_contexts(const SampoCCMap *m, uint64_t leaf, uint64_t outer)
+{
+    uint32_t ctx[64];
+    size_t n = sampo_ccmap_edge_contexts(m, C, leaf == D ? 3 : 4, leaf, ctx, 64);
+    assert_int_equal(n, 1);
+    SampoCtxInfo in;
+    uint64_t want[] = {leaf, C, B, outer};
+    uint32_t c = ctx[0];
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(sampo_ccmap_ctx_info(m, c, &in), 0);
+        assert_int_equal(in.method, want[i]);
+        c = in.parent;
+    }
+    assert_int_equal(c, SAMPO_CTX_NONE);
+}
+
+/* In the written profile every sample is a full stack of VM frames. */
+static void check_written(const char *path)
+{
+    SpProfile *p = NULL;
+    char err[256];
+    assert_int_equal(sp_profile_read(path, &p, err, sizeof err), 0);
+    assert_true(p->nsamples > 0);
+    for (uint32_t i = 0; i < p->nsamples; i++) {
+        const SpSample *s = &p->samples[i];
+        const uint32_t *st = sp_sample_stack(p, s);
+        const char *leaf = sp_str(p, p->frames[st[0]].name);
+        const char *root = sp_str(p, p->frames[st[s->depth - 1]].name);
+        if (!strcmp(leaf, "D") || !strcmp(leaf, "F")) {
+            assert_int_equal(s->depth, 4);
+            assert_string_equal(root, leaf[0] == 'D' ? "A" : "E");
+        }
+    }
+    assert_non_null(sp_meta_get(p, "trigger"));
+    assert_true(p->cc.present);
+    sp_profile_free(p);
+}
+
+static void test_vm_chain_partial_samples(void **state)
+{
+    (void)state;
+    SampoConfig c = cfg();
+    const char *names[] = {"A", "B", "C", "D", "E", "F"};
+    for (int i = 0; i < 6; i++) sampo_vm_name_method(A + (uint64_t)i, names[i]);
+    assert_int_equal(sampo_vm_set_frame_chain(&vm_top), 0);
+    assert_int_equal(sampo_start(&c), 0);
+    assert_int_equal(sampo_start(&c), SAMPO_ESTATE);
+    run_until(400);
+    assert_int_equal(sampo_stop(), 0);
+    assert_int_equal(sampo_stop(), SAMPO_ESTATE);
+    SampoStats st;
+    sampo_get_stats(&st);
+    assert_true(st.samples >= 400);
+    assert_int_equal(st.captured, st.samples); /* nothing lost unaccounted */
+    assert_true(st.partial > 0);
+    assert_int_equal(st.orphans, 0);
+    SampoCCMap *m = sampo_ccmap_snapshot(0);
+    assert_non_null(m);
+    check_contexts(m, D, A);
+    check_contexts(m, F, E);
+    uint32_t ctx[4];
+    assert_int_equal(sampo_ccmap_edge_contexts(m, B, 2, C, ctx, 4), 2);
+    SampoMethodStat ms;
+    assert_int_equal(sampo_ccmap_method(m, D, &ms), 0);
+    assert_string_equal(ms.name, "D");
+    sampo_ccmap_free(m);
+    m = sampo_ccmap_snapshot((uint64_t)prof_gettid());
+    assert_non_null(m);
+    assert_true(sampo_ccmap_total(m) > 0);
+    sampo_ccmap_free(m);
+    assert_null(sampo_ccmap_snapshot(1)); /* no such thread */
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/sampo-engine-test-%d.prof", (int)getpid());
+    assert_int_equal(sampo_write(path), 0);
+    check_written(path);
+    unlink(path);
+    sampo_vm_set_frame_chain(NULL);
+}
+
+static void test_control_calls(void **state)
+{
+    (void)state;
+    SampoConfig c = cfg();
+    assert_int_equal(sampo_pause(), SAMPO_ESTATE);
+    assert_int_equal(sampo_start(&c), 0);
+    assert_true(sampo_running());
+    assert_int_equal(sampo_pause(), 0);
+    assert_int_equal(sampo_pause(), SAMPO_ESTATE);
+    assert_int_equal(sampo_resume(), 0);
+    assert_int_equal(sampo_set_rate(500), 0);
+    assert_int_equal(sampo_set_rate(0), SAMPO_EINVAL);
+    assert_int_equal(sampo_set_mode(SAMPO_MODE_WALL), 0);
+    spin(2000000);
+    assert_int_equal(sampo_set_mode(SAMPO_MODE_CPU), 0);
+    assert_int_equal(sampo_set_mode((SampoMode)7), SAMPO_EINVAL);
+    assert_int_equal(sampo_ccmap_reset(), 0);
+    spin(2000000);
+    assert_int_equal(sampo_stop(), 0);
+    SampoStats st;
+    sampo_get_stats(&st);
+    assert_int_equal(st.interval_ns, 2000000);
+    assert_int_equal(st.captured, st.samples);
+    assert_false(sampo_running());
+}
+
+static void test_jit_and_histogram(void **state)
+{
+    (void)state;
+    assert_int_equal(sampo_jit_register(0x20000000, 64, "jit_stub"), 0);
+    assert_int_equal(sampo_jit_unregister(0x20000000), 0);
+    assert_int_equal(sampo_jit_unregister(0x20000000), SAMPO_ENOTFOUND);
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/perf-%d.map", (int)getpid());
+    unlink(path);
+    SampoConfig c = cfg();
+    assert_int_equal(sampo_start(&c), 0);
+    run_until(50);
+    sampo_stop();
+    uint64_t bins[16];
+    assert_true(sampo_pc_histogram(0, 0, bins, 16) >= 50);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_vm_chain_partial_samples),
+        cmocka_unit_test(test_control_calls),
+        cmocka_unit_test(test_jit_and_histogram),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
