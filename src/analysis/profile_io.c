@@ -18,6 +18,8 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "ccjson.h"
+
 /* ====================================================================================== */
 /* byte buffer                                                                            */
 /* ====================================================================================== */
@@ -827,7 +829,9 @@ int sp_profile_read(const char *path, SpProfile **out, char *err, size_t errlen)
     *out = NULL;
     if (sp_read_file(path, &data, &len, err, errlen))
         return -1;
-    int rc = sp_profile_decode(data, len, out, inner, sizeof inner);
+    int rc = sp_ccjson_sniff((const char *)data, len)
+                 ? sp_ccjson_decode((const char *)data, len, out, inner, sizeof inner)
+                 : sp_profile_decode(data, len, out, inner, sizeof inner);
     if (rc)
         snprintf(err, errlen, "%s: %s", path, inner);
     free(data);

@@ -48,7 +48,8 @@ int sp_profile_write(const SpProfile *p, const char *path, char *err, size_t err
 /* Parses an image.  On success *out is a new profile (owned by the caller).  On failure
  * returns -1, *out = NULL and err holds "offset 0xN ...: expected X, got Y". */
 int sp_profile_decode(const uint8_t *data, size_t len, SpProfile **out, char *err, size_t errlen);
-/* Reads and decodes path; errors are prefixed with the path. */
+/* Reads and decodes path (a binary profile, or a CC-Map JSON dump - see ccjson.h); errors
+ * are prefixed with the path. */
 int sp_profile_read(const char *path, SpProfile **out, char *err, size_t errlen);
 /* Reads a whole file into a malloc'ed buffer. */
 int sp_read_file(const char *path, uint8_t **data, size_t *len, char *err, size_t errlen);

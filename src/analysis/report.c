@@ -60,7 +60,7 @@ static void report_summary(const SpProfile *p, SpBuf *out, uint64_t total)
     if (secs > 0 && p->nsamples)
         sp_buf_printf(out, "# %-16s %.1f samples/s over %.3f s (all threads)\n", "delivered",
                       (double)p->nsamples / secs, secs);
-    if (!sp_meta_get(p, "samples_dropped") && !sp_meta_get(p, "dropped"))
+    if (!exact && !sp_meta_get(p, "samples_dropped") && !sp_meta_get(p, "dropped"))
         sp_buf_printf(out, "# %-16s %s\n", "samples_dropped", "unknown (not recorded)");
     for (uint32_t i = 0; i < p->nmeta; i++) {
         const char *k = sp_str(p, p->meta[i].key);
@@ -119,24 +119,40 @@ static void report_flat(const SpProfile *p, const SpReportOpts *o, SpBuf *out, u
     free(ord);
 }
 
+static int cmp_method_ns(const void *a, const void *b)
+{
+    const SpCcMethod *x = &g_methods[*(const uint32_t *)a], *y = &g_methods[*(const uint32_t *)b];
+    if (x->self_ns != y->self_ns)
+        return x->self_ns < y->self_ns ? 1 : -1;
+    return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
 /* Time-weighted view of exact profiles (only if the producer recorded times). */
-static void report_time_view(const SpProfile *p, SpBuf *out)
+static void report_time_view(const SpProfile *p, const SpReportOpts *o, SpBuf *out)
 {
     uint64_t tsum = 0;
+    uint32_t n = p->cc.nmethods, *ord;
     char name[512];
-    for (uint32_t i = 0; i < p->cc.nmethods; i++)
+    for (uint32_t i = 0; i < n; i++)
         tsum += p->cc.methods[i].self_ns;
-    if (!tsum)
+    if (!tsum || !(ord = malloc(n * sizeof *ord)))
         return;
-    sp_buf_printf(out, "## time-weighted view (self time)\n%7s %14s %14s  %s\n", "self%",
-                  "self ns", "total ns", "name");
-    for (uint32_t i = 0; i < p->cc.nmethods; i++) {
-        const SpCcMethod *m = &p->cc.methods[i];
-        sp_buf_printf(out, "%6.2f%% %14llu %14llu  %s\n", pct(m->self_ns, tsum),
+    for (uint32_t i = 0; i < n; i++)
+        ord[i] = i;
+    g_methods = p->cc.methods;
+    qsort(ord, n, sizeof *ord, cmp_method_ns);
+    sp_buf_printf(out, "## time-weighted view (self time)\n%7s %7s %14s %14s  %s\n", "self%",
+                  "cum%", "self ns", "total ns", "name");
+    double cum = 0;
+    for (uint32_t k = 0; k < n && (!o->limit || k < o->limit); k++) {
+        const SpCcMethod *m = &p->cc.methods[ord[k]];
+        cum += pct(m->self_ns, tsum);
+        sp_buf_printf(out, "%6.2f%% %6.2f%% %14llu %14llu  %s\n", pct(m->self_ns, tsum), cum,
                       (unsigned long long)m->self_ns, (unsigned long long)m->total_ns,
                       sp_frame_label(p, m->frame, name, sizeof name));
     }
     sp_buf_u8(out, '\n');
+    free(ord);
 }
 
 static const SpCcNode *g_nodes;
@@ -329,7 +345,7 @@ int sp_report(SpProfile *p, const SpReportOpts *o, SpBuf *out)
         report_summary(p, out, total);
     if (sec & SP_REPORT_FLAT) {
         report_flat(p, o, out, total);
-        report_time_view(p, out);
+        report_time_view(p, o, out);
     }
     if (sec & SP_REPORT_TREE)
         report_tree(p, o, out, total);

@@ -117,6 +117,30 @@ check "compare pearson" has cmp.txt "correlation(self):  $expect"
 check "compare overlap" has cmp.txt "overlap:            90.00%"
 check "compare top diff" bash -c "sed -n 9p cmp.txt | grep -qE '45.00% +36.00% +-9.00  hot'"
 
+# --- CC-Map JSON dump (as `som --prof-dump` will write it): read by every tool
+cat >dump.json <<'JSON'
+{"format": "sampo-ccmap", "version": 1, "flavour": "sampled",
+ "methods": [{"name": "A>>run", "self": 0, "total": 360}, {"name": "B>>step", "self": 0, "total": 360},
+             {"name": "C>>inner", "self": 0, "total": 360}, {"name": "D>>leaf", "self": 240, "total": 240},
+             {"name": "E>>go", "self": 0, "total": 120}, {"name": "F>>leaf", "self": 120, "total": 120}],
+ "nodes": [{"parent": -1, "method": 0, "self": 0, "total": 240},
+           {"parent": 0, "method": 1, "self": 0, "total": 240},
+           {"parent": 1, "method": 2, "self": 0, "total": 240},
+           {"parent": 2, "method": 3, "self": 240, "total": 240},
+           {"parent": -1, "method": 4, "self": 0, "total": 120},
+           {"parent": 4, "method": 1, "self": 0, "total": 120},
+           {"parent": 5, "method": 2, "self": 0, "total": 120},
+           {"parent": 6, "method": 5, "self": 120, "total": 120}]}
+JSON
+$SAMPO report dump.json >dump.txt; check "json dump report" has dump.txt " 66.67%  66.67%  66.67%        240        240  D>>leaf"
+$SAMPO flame dump.json -o dump.svg; check "json dump flame" has dump.svg "<title>E&gt;&gt;go (120, 33.33%)</title>"
+# som.prof has the same two contexts at 240/120 plus 40 GC samples: overlap = 240/360... by hand:
+# A: ABCD .6667, EBCF .3333; B: ABCD .6, EBCF .3, A;Object>>printString;gc_mark .1 -> .6 + .3 = 90%
+$SAMPO compare dump.json som.prof >dump-cmp.txt; check "json dump compare" has dump-cmp.txt "overlap:            90.00%"
+echo '{"format": "sampo-ccmap", "version": 1, "methods": [{"name": 3}]}' >bad.json
+$SAMPO report bad.json 2>err.txt; check "json dump error exit" test $? -eq 1
+check "json dump error message" has err.txt 'sampo: bad.json: 1:62: expected member "name" as a string, got another type'
+
 # --- errors
 head -c 100 split.prof >trunc.prof
 $SAMPO report trunc.prof 2>err.txt; check "truncated file exit 1" test $? -eq 1

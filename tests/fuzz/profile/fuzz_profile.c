@@ -2,6 +2,7 @@
  * fuzz_profile.c - libFuzzer target for the profile reader: any byte string must either be
  * rejected with an "offset 0x..." message or decode into a profile that every consumer
  * (CC-Map derivation, report, exporters, SVG writers, compare) handles without crashing.
+ * Inputs starting with '{' go to the CC-Map JSON reader instead.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "ccjson.h"
 #include "compare.h"
 #include "export.h"
 #include "flame.h"
@@ -79,8 +81,25 @@ static void fuzz_one(const uint8_t *data, size_t size)
     sp_profile_free(p);
 }
 
+static void fuzz_json(const uint8_t *data, size_t size)
+{
+    SpProfile *p = NULL;
+    char err[SP_ERR_MAX];
+    if (sp_ccjson_decode((const char *)data, size, &p, err, sizeof err) != 0) {
+        if (!strstr(err, ": expected "))
+            abort(); /* every rejection says what was expected */
+        return;
+    }
+    fuzz_consumers(p);
+    sp_profile_free(p);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    if (sp_ccjson_sniff((const char *)data, size)) {
+        fuzz_json(data, size);
+        return 0;
+    }
     fuzz_one(data, size);
     uint8_t *copy = malloc(size ? size : 1);
     if (!copy)
