@@ -109,7 +109,8 @@ char *vt_disasm(const SomMethod *m)
         const uint8_t *a = m->code + pc + 1;
         fprintf(f, "%s%s", pc ? "; " : "", som_bc_name[op]);
         unsigned n = som_bc_len[op];
-        if (is_jump(op)) fprintf(f, " +%u", a[0] | (a[1] << 8));
+        if (is_jump(op) && n == 4) fprintf(f, " +%u s%u", a[0] | (a[1] << 8), a[2] | (a[3] << 8));
+        else if (is_jump(op)) fprintf(f, " +%u", a[0] | (a[1] << 8));
         else if (op == BC_JUMP_BACK) fprintf(f, " -%u", a[0] | (a[1] << 8));
         else if (op == BC_INC_LOCAL_JLE) fprintf(f, " %u %u -%u", a[0], a[1], a[2] | (a[3] << 8));
         else if (n == 1) fprintf(f, " %u", a[0]);

@@ -35,7 +35,8 @@ void vt_run_free(VtRun *r);
 VtRun vt_run_source(const char *main, const char *src, const SomOptions *opts);
 
 /* Disassembles a method's code as "OP a b; OP w; ..." (operands as decimal;
- * jump offsets as +n / -n). Returns a malloc'ed string. */
+ * jump offsets as +n / -n;
+ * the call site of a conditional jump as sN). Returns a malloc'ed string. */
 char *vt_disasm(const SomMethod *m);
 
 #endif
