@@ -25,7 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 # name -> default problem size (argument 3 of BenchBase>>run:)
 MICRO = {
-    'NFib': 27,
+    'NFib': 30,
     'Loops': 1000000,
     'Fields': 1000000,
     'Closures': 300000,
