@@ -13,6 +13,7 @@
 #include "num.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -244,7 +245,14 @@ const char *num_type_name(SomVM *vm, Value v)
 static int shortest_digits(double d, char *digits)
 {
     char tmp[40];
-    for (int p = 0; p <= 16; p++) {
+    /* SPEC 6.3 tries precisions 0..16 and takes the first that reads back.
+     * For normal doubles, precision 14 (15 digits) gives the same digits
+     * after stripping zeros: a double is within 2^-53 (relative) of any
+     * decimal that reads back as it, far less than half the 15-digit spacing,
+     * so rounding to 15 digits lands on that decimal. Subnormals have coarser
+     * ulps and take the full search. */
+    int p = d >= DBL_MIN ? 14 : 0;
+    for (; p <= 16; p++) {
         snprintf(tmp, sizeof tmp, "%.*e", p, d);
         if (strtod(tmp, NULL) == d || p == 16) break;
     }
