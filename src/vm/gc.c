@@ -75,14 +75,61 @@ void gc_fini(SomVM *vm)
     memset(h, 0, sizeof *h);
 }
 
+/* Sweeps one chunk: dead cells are finalised and put on the free list, live
+ * cells lose their mark. Answers the number of cells freed. */
+static uint32_t sweep_chunk(GcHeap *h, GcChunk *c)
+{
+    size_t cls = c->cell_size / GC_GRANULE;
+    char *cell = (char *)(c + 1);
+    uint32_t freed = 0;
+    void *head = h->free[cls];
+    for (uint32_t i = 0; i < c->ncells; i++, cell += c->cell_size) {
+        ObjHeader *o = (ObjHeader *)cell;
+        if (o->mark) {
+            o->mark = 0;
+            continue;
+        }
+        if (o->kind != OBJ_FREE) {
+            finalize(o);
+            o->kind = OBJ_FREE;
+            o->cls = NULL;
+        }
+        *(void **)(o + 1) = head;
+        head = o;
+        freed++;
+    }
+    h->free[cls] = head;
+    return freed;
+}
+
+/* Lazily sweeps chunks of size class cls until one yields free cells. */
+static bool sweep_some(GcHeap *h, size_t cls)
+{
+    while (h->unswept[cls]) {
+        GcChunk *c = h->unswept[cls];
+        h->unswept[cls] = c->next_class;
+        if (sweep_chunk(h, c)) return true;
+    }
+    return false;
+}
+
+static void finish_sweep(GcHeap *h)
+{
+    for (size_t cls = 0; cls <= GC_NCLASSES; cls++)
+        while (h->unswept[cls]) sweep_some(h, cls);
+}
+
 static void refill(GcHeap *h, size_t cls)
 {
+    if (sweep_some(h, cls)) return;
     size_t cell = cls * GC_GRANULE;
     GcChunk *c = xmalloc(GC_CHUNK_SIZE);
     c->cell_size = (uint32_t)cell;
     c->ncells = (uint32_t)((GC_CHUNK_SIZE - sizeof(GcChunk)) / cell);
     c->next = h->chunks;
     h->chunks = c;
+    c->next_class = h->by_class[cls];
+    h->by_class[cls] = c;
     h->heap_bytes += GC_CHUNK_SIZE;
     char *p = (char *)(c + 1);
     void *head = h->free[cls];
@@ -137,6 +184,7 @@ static void grey(GcHeap *h, void *p)
     ObjHeader *o = p;
     if (!o || o->mark) return;
     o->mark = 1;
+    h->stats.bytes_live += o->gcinfo ? (size_t)o->gcinfo * GC_GRANULE : ((GcLarge *)o - 1)->size;
     if (h->mark_top == h->mark_cap) {
         h->mark_cap *= 2;
         ObjHeader **n = realloc(h->mark_stack, h->mark_cap * sizeof *n);
@@ -258,37 +306,14 @@ static void mark_roots(SomVM *vm)
 
 /* ---- sweeping ----------------------------------------------------------- */
 
-static void sweep(SomVM *vm)
+static void sweep_large(GcHeap *h)
 {
-    GcHeap *h = &vm->heap;
-    size_t live = 0;
-    for (int c = 0; c <= GC_NCLASSES; c++) h->free[c] = NULL;
-    for (GcChunk *c = h->chunks; c; c = c->next) {
-        char *cell = (char *)(c + 1);
-        size_t cls = c->cell_size / GC_GRANULE;
-        for (uint32_t i = 0; i < c->ncells; i++, cell += c->cell_size) {
-            ObjHeader *o = (ObjHeader *)cell;
-            if (o->mark) {
-                o->mark = 0;
-                live += c->cell_size;
-                continue;
-            }
-            if (o->kind != OBJ_FREE) {
-                finalize(o);
-                o->kind = OBJ_FREE;
-                o->cls = NULL;
-            }
-            *(void **)(o + 1) = h->free[cls];
-            h->free[cls] = o;
-        }
-    }
     GcLarge **link = &h->large;
     while (*link) {
         GcLarge *l = *link;
         ObjHeader *o = (ObjHeader *)(l + 1);
         if (o->mark) {
             o->mark = 0;
-            live += l->size;
             link = &l->next;
         } else {
             *link = l->next;
@@ -297,7 +322,15 @@ static void sweep(SomVM *vm)
             free(l);
         }
     }
-    h->stats.bytes_live = live;
+}
+
+/* Starts lazy sweeping of the small-object chunks (see gc.h). */
+static void start_sweep(GcHeap *h)
+{
+    for (size_t cls = 0; cls <= GC_NCLASSES; cls++) {
+        h->free[cls] = NULL;
+        h->unswept[cls] = h->by_class[cls];
+    }
 }
 
 void gc_collect(SomVM *vm)
@@ -307,8 +340,11 @@ void gc_collect(SomVM *vm)
     uint8_t saved = vm->state;
     vm->state = VMS_GC;
     uint64_t t0 = som_now_ns();
+    finish_sweep(h);
+    h->stats.bytes_live = 0;
     mark_roots(vm);
-    sweep(vm);
+    sweep_large(h);
+    start_sweep(h);
     h->allocated_since_gc = 0;
     size_t want = h->stats.bytes_live;
     h->threshold = want > GC_MIN_THRESHOLD ? want : GC_MIN_THRESHOLD;
@@ -330,6 +366,7 @@ static int valid_ref(SomVM *vm, Value v)
 size_t gc_verify(SomVM *vm)
 {
     size_t bad = 0;
+    finish_sweep(&vm->heap);
     for (GcChunk *c = vm->heap.chunks; c; c = c->next) {
         char *cell = (char *)(c + 1);
         for (uint32_t i = 0; i < c->ncells; i++, cell += c->cell_size) {

@@ -9,8 +9,12 @@
  * frame records, globals, symbols, the classes, the temporary root slots
  * (som_root_push) and the VM's well-known objects.
  *
- * Invariant: after a collection every cell is either marked-live (mark bit
- * cleared again by the sweep) or on a free list with kind OBJ_FREE.
+ * Sweeping is lazy: after marking, the chunks of each size class are swept
+ * one at a time when that class's free list runs dry (the cells are about to
+ * be reused, so they are in cache), and whatever is left is swept before the
+ * next marking. Invariant: a swept chunk has every cell either live with its
+ * mark bit clear or free (kind OBJ_FREE, on a free list); an unswept chunk
+ * has live cells marked and dead cells unmarked and not yet finalised.
  * GC-stress mode (opts.gc_stress) collects at every allocation.
  * Allocation never runs in a signal handler.
  */
@@ -30,7 +34,8 @@ typedef struct SomClass SomClass;
 #define GC_CHUNK_SIZE (64 * 1024)
 
 typedef struct GcChunk {
-    struct GcChunk *next;
+    struct GcChunk *next;        /* all chunks */
+    struct GcChunk *next_class;  /* chunks of the same size class */
     uint32_t cell_size;
     uint32_t ncells;
     /* cells follow, aligned to 16 */
@@ -51,6 +56,8 @@ typedef struct GcStats {
 
 typedef struct GcHeap {
     void *free[GC_NCLASSES + 1];  /* free lists by size class (index = size/16) */
+    GcChunk *by_class[GC_NCLASSES + 1];  /* chunks of each size class */
+    GcChunk *unswept[GC_NCLASSES + 1];   /* next chunk of the class still to sweep */
     GcChunk *chunks;
     GcLarge *large;
     size_t heap_bytes;            /* chunk + large bytes in use */
