@@ -16,6 +16,7 @@ Only the standard library of python3 is used.
 import argparse
 import math
 import os
+import resource
 import re
 import statistics
 import subprocess
@@ -87,6 +88,7 @@ def run_once(cfg, cp_dirs, main, args, timeout, verbose):
     if verbose:
         print('+ ' + ' '.join(cmd), file=sys.stderr)
     start = time.monotonic()
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               timeout=timeout, universal_newlines=True,
@@ -96,6 +98,8 @@ def run_once(cfg, cp_dirs, main, args, timeout, verbose):
     except OSError as e:
         return None, str(e), 0.0
     wall = time.monotonic() - start
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
     out = proc.stdout
     if proc.returncode != 0 or 'ERROR' in out:
         tail = (out + proc.stderr).strip().splitlines()[-3:]
@@ -107,7 +111,7 @@ def run_once(cfg, cp_dirs, main, args, timeout, verbose):
             times.append(int(m.group(m.lastindex)))
     if not times:
         return None, 'no timing lines in output', wall
-    return times, out, wall
+    return times, out, cpu
 
 
 def measure(cfg, bench, opts):
@@ -122,12 +126,12 @@ def measure(cfg, bench, opts):
         dirs = []
         main = os.path.join(HERE, bench + '.som')
         args = [opts.n, size]
-    samples, calls, walls = [], [], []
+    samples, calls, cpus = [], [], []  # cpus: per-process CPU us per iteration
     for _ in range(opts.runs):
-        times, out, wall = run_once(cfg, dirs, main, args, opts.timeout, opts.verbose)
+        times, out, cpu = run_once(cfg, dirs, main, args, opts.timeout, opts.verbose)
         if times is None:
             return {'error': out}
-        walls.append(wall)
+        cpus.append(cpu / len(times) * 1e6)
         skip = opts.warmup if len(times) > opts.warmup else 0
         samples += times[skip:]
         for line in out.splitlines():
@@ -135,8 +139,10 @@ def measure(cfg, bench, opts):
             if m:
                 calls.append(int(m.group(1)))
     pick = min if opts.stat == 'min' else statistics.median
+    if opts.stat == 'cpu':
+        samples = cpus  # CPU time of the whole process / iterations, in us
     res = {'ms': pick(samples) / 1000.0, 'samples': len(samples),
-           'min': min(samples) / 1000.0, 'wall': sum(walls)}
+           'min': min(samples) / 1000.0}
     if calls:
         res['calls'] = max(calls)
         # calls/s of the fastest iteration, from the known call count
@@ -166,7 +172,9 @@ def fmt_ms(r):
 
 def print_table(title, benches, cfgs, results):
     print()
-    print('## ' + title + ' [%s of timed iterations]' % OPTS.stat)
+    print('## ' + title + ' [%s]' % {'median': 'median of timed iterations',
+                                      'min': 'fastest timed iteration',
+                                      'cpu': 'process CPU time / iterations'}[OPTS.stat])
     head = ['benchmark'] + ['%s ms/iter' % c.label for c in cfgs]
     if len(cfgs) == 2:
         head.append('%s/%s' % (cfgs[1].label, cfgs[0].label))
@@ -240,9 +248,11 @@ def main():
     ap.add_argument('--runs', type=int, default=1, help='processes per benchmark (default 1)')
     ap.add_argument('--warmup', type=int, default=1,
                     help='iterations dropped from each process (default 1)')
-    ap.add_argument('--stat', choices=['median', 'min'], default='median',
-                    help='per-iteration statistic shown (default median; min is '
-                    'more robust on a loaded machine)')
+    ap.add_argument('--stat', choices=['median', 'min', 'cpu'], default='median',
+                    help='per-iteration number shown: median or min of the timed '
+                    'iterations (wall clock, from system ticks), or cpu = user+sys '
+                    'CPU time of the process divided by its iterations (includes '
+                    'start-up; the most robust on a loaded machine). Default median')
     ap.add_argument('--micro', action='store_true', help='run bench/som micro-benchmarks')
     ap.add_argument('--awfy', action='store_true', help='run the 14 AWFY benchmarks')
     ap.add_argument('--awfy-dir', default='/work/somref/Examples/AreWeFastYet',
