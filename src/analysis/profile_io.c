@@ -366,6 +366,7 @@ static int rd_fail(Rd *r, const char *expected, const char *fmt, ...)
 static int rd_uleb(Rd *r, uint64_t *v, const char *what)
 {
     uint64_t x = 0;
+    *v = 0; /* defined even on failure (callers bail out, but compilers cannot see that) */
     size_t p = r->pos;
     for (int shift = 0; shift < 70; shift += 7) {
         if (p >= r->end)
@@ -386,6 +387,7 @@ static int rd_uleb(Rd *r, uint64_t *v, const char *what)
 static int rd_sleb(Rd *r, int64_t *v, const char *what)
 {
     uint64_t u;
+    *v = 0;
     if (rd_uleb(r, &u, what))
         return -1;
     *v = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
@@ -397,6 +399,7 @@ static int rd_id(Rd *r, uint32_t *v, uint64_t limit, const char *what)
 {
     size_t at = r->pos;
     uint64_t x;
+    *v = 0;
     if (rd_uleb(r, &x, what))
         return -1;
     if (x >= limit) {
@@ -415,6 +418,7 @@ static int rd_count(Rd *r, uint32_t *n, size_t min_bytes, const char *what)
 {
     size_t at = r->pos;
     uint64_t x;
+    *n = 0;
     if (rd_uleb(r, &x, what))
         return -1;
     if (x > (r->end - r->pos) / min_bytes || x > UINT32_MAX / 4) {
@@ -744,6 +748,7 @@ static int dec_section(Rd *r, SpProfile *p, size_t len, int *next_sec)
 static int dec_header(Rd *r, size_t len, SpProfile **p, uint32_t *nsec)
 {
     const uint8_t *d = r->base;
+    *nsec = 0;
     if (len < 20)
         return rd_fail(r, "a 20-byte header", "a file of %zu bytes", len);
     if (memcmp(d, SP_FORMAT_MAGIC, 8) != 0)

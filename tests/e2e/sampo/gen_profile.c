@@ -10,8 +10,10 @@
  *   gen_profile exact OUT   exact flavour: only a CC-Map with invocation counts and times.
  *   gen_profile shifted OUT like split but 40/40/20 (for compare).
  *   gen_profile small OUT   like split with 20 samples (fuzz seed).
+ *   gen_profile big OUT N   N samples, 64 threads, depth 8..39, 2000 functions (timing).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "profile.h"
@@ -57,6 +59,31 @@ static SpProfile *gen_split(unsigned hot, unsigned warm, unsigned cool)
     sp_meta_setu(p, "duration_ns", 1000000000ull);
     sp_event_add(p, 250000000, SP_EVENT_RATE_CHANGE, 1000000, 1250000, "repetition 17.2% > 15%");
     sp_event_add(p, 600000000, SP_EVENT_DROPPED, 3, 0, NULL);
+    return p;
+}
+
+/* n samples over 64 threads, stacks of depth 8..39 drawn from 2000 functions (for timing). */
+static SpProfile *gen_big(unsigned n)
+{
+    SpProfile *p = sp_profile_new(SP_FLAVOUR_SAMPLED);
+    uint32_t f[2000], st[40], t[64];
+    char name[32];
+    for (int i = 0; i < 2000; i++) {
+        snprintf(name, sizeof name, "fn_%d", i);
+        f[i] = sp_frame_addv(p, SP_FRAME_NATIVE, name, "big", 0x400000 + 64ull * i, 64, NULL, 0);
+        sp_symbol_add(p, 0x400000 + 64ull * i, 64, name, SP_NONE);
+    }
+    for (int i = 0; i < 64; i++)
+        t[i] = sp_thread_add(p, 1000 + i, "w");
+    uint64_t x = 88172645463325252ull;
+    for (unsigned s = 0; s < n; s++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint32_t d = 8 + (uint32_t)(x % 32);
+        for (uint32_t k = 0; k < d; k++) /* a few hot paths: frame depends on depth and x */
+            st[d - 1 - k] = f[(k * 37 + (x >> (k % 8)) % (k < 4 ? 3 : 50)) % 2000];
+        sp_sample_add(p, t[s % 64], s * 200000ull, st, d, 0x400000 + 64ull * (st[0] % 2000) + s % 64,
+                      1, SP_VM_NONE);
+    }
     return p;
 }
 
@@ -106,6 +133,13 @@ static SpProfile *gen_exact(void)
 
 int main(int argc, char **argv)
 {
+    if (argc == 4 && !strcmp(argv[1], "big")) {
+        SpProfile *p = gen_big((unsigned)strtoul(argv[3], NULL, 10));
+        char err[SP_ERR_MAX];
+        int rc = sp_profile_write(p, argv[2], err, sizeof err);
+        sp_profile_free(p);
+        return rc ? 1 : 0;
+    }
     if (argc != 3) {
         fprintf(stderr, "usage: gen_profile split|shifted|small|som|exact OUT\n");
         return 2;
