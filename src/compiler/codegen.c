@@ -421,6 +421,8 @@ static unsigned site(Emit *e, const char *sel, int nargs, bool super)
 }
 
 static void expr(Emit *e, Node *n);
+static void effect(Emit *e, Node *n);
+static void effect_assign(Emit *e, Node *n);
 static SomMethod *emit_real(Gen *g, Body *b, Scope *s, const char *sig, int def_line);
 
 /* hops from the current activation's context register to var's context */
@@ -518,8 +520,8 @@ static void inlined_body(Emit *e, Node *blk)
             stack(e, 1); /* unreachable afterwards; keep the one-value shape */
             return;
         }
-        expr(e, st);
-        if (i + 1 < b->stmts.n) op0(e, BC_POP, -1);
+        if (i + 1 < b->stmts.n) effect(e, st);
+        else expr(e, st);
     }
 }
 
@@ -651,6 +653,13 @@ static void send(Emit *e, Node *s)
     else opw(e, s->is_super ? BC_SUPER_SEND : BC_SEND, k, -s->elems.n);
 }
 
+/* a := b := x as a statement: x, DUP for each inner target, store each. */
+static void effect_assign(Emit *e, Node *n)
+{
+    expr(e, n->a);
+    store_name(e, n);
+}
+
 static void expr(Emit *e, Node *n)
 {
     if (e->g->failed) return;
@@ -684,6 +693,17 @@ static void expr(Emit *e, Node *n)
         gfail(e->g, n->line, n->col, "expected an expression, got '^'");
         break;
     }
+}
+
+/* An expression whose value is dropped: assignments store without DUP/POP. */
+static void effect(Emit *e, Node *n)
+{
+    if (n->kind == N_ASSIGN) {
+        effect_assign(e, n);
+        return;
+    }
+    expr(e, n);
+    op0(e, BC_POP, -1);
 }
 
 static SomMethod *finish(Emit *e, Body *b, const char *sig, int def_line)
@@ -734,9 +754,12 @@ static SomMethod *emit_real(Gen *g, Body *b, Scope *s, const char *sig, int def_
             if (s->is_block && i == n - 1) break;
             continue;
         }
-        expr(&e, st);
-        if (s->is_block && i == n - 1) op0(&e, BC_RETURN_LOCAL, -1);
-        else op0(&e, BC_POP, -1);
+        if (s->is_block && i == n - 1) {
+            expr(&e, st);
+            op0(&e, BC_RETURN_LOCAL, -1);
+        } else {
+            effect(&e, st);
+        }
     }
     if (s->is_block && (n == 0)) {
         op0(&e, BC_PUSH_NIL, 1);

@@ -39,7 +39,6 @@ typedef struct SomFrame {
     Value self;             /* self (for blocks, the home method's self) */
     SomContext *ctx;        /* context register: own context or the closure's */
     const uint8_t *ip;      /* resume point (interpreter-private) */
-    Value *sp;              /* operand stack top when suspended (interpreter-private) */
 } SomFrame;
 
 /* What the VM thread is doing; read by samplers. */

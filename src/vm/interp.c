@@ -23,6 +23,7 @@
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 static inline void publish_top(SomVM *vm, int32_t t) { __atomic_store_n(&vm->top, t, __ATOMIC_RELEASE); }
+#define PUBLISH(t) publish_top(vm, top = (t))
 
 static inline int tf_kind(Value v)
 {
@@ -134,6 +135,7 @@ int interp_call(SomVM *vm, SomMethod *entry, int nargs)
         return count;
     }
     const int32_t base_top = vm->top;
+    int32_t top = base_top; /* mirrors top: this loop is its only writer */
     Value *sp = vm->sp;
     Value *const base_sp = sp - nargs - 1;
     const Value nil = vm->nil, trueV = vm->true_, falseV = vm->false_;
@@ -190,18 +192,15 @@ invoke: /* callee, n; receiver and arguments at sp[-n-1 .. -1] */
     }
     if (callee->kind == MK_PRIMITIVE) goto primitive;
 activate: {
-    if (UNLIKELY(vm->top + 1 >= (int32_t)vm->max_frames ||
+    if (UNLIKELY(top + 1 >= (int32_t)vm->max_frames ||
                  sp + callee->nlocals + callee->maxstack + 8 > vm->stack_end)) {
         SAVE();
         som_prim_error(vm, "Stack overflow: recursion deeper than the VM's stack (%d activations)",
-                       vm->top + 1);
+                       top + 1);
         goto error;
     }
-    if (fp) {
-        fp->ip = ip;
-        fp->sp = sp - n - 1;
-    }
-    SomFrame *nf = &vm->frames[vm->top + 1];
+    if (fp) fp->ip = ip;
+    SomFrame *nf = &vm->frames[top + 1];
     nf->method = callee;
     nf->bci = 0;
     nf->visited = 0;
@@ -215,7 +214,7 @@ activate: {
         nf->ctx = NULL;
     }
     for (unsigned i = callee->nlocals; i > 0; i--) *sp++ = nil;
-    publish_top(vm, vm->top + 1);
+    PUBLISH(top + 1);
     fp = nf;
     LOAD_FRAME();
     ip = meth->code;
@@ -491,12 +490,12 @@ do_return: {
     }
     sp = fp->bp;
     *sp++ = ret;
-    publish_top(vm, vm->top - 1);
-    if (vm->top == base_top) {
+    PUBLISH(top - 1);
+    if (top == base_top) {
         vm->sp = sp;
         return 0;
     }
-    fp = &vm->frames[vm->top];
+    fp = &vm->frames[top];
     LOAD_FRAME();
     ip = fp->ip;
     DISPATCH();
@@ -508,16 +507,16 @@ L_RETURN_NLR: {
     SomFrame *home = c ? c->frame : NULL;
     int32_t hi = home ? (int32_t)(home - vm->frames) : -1;
     if (hi > base_top) {
-        for (int32_t i = vm->top; i > hi; i--) {
+        for (int32_t i = top; i > hi; i--) {
             SomFrame *f = &vm->frames[i];
             if (f->method->kind == MK_METHOD && f->method->nctx) f->ctx->frame = NULL;
             if (UNLIKELY(vm->exact_hooks)) {
                 SAVE();
                 vm->on_exit(vm, f->method, false);
             }
-            publish_top(vm, i - 1);
+            PUBLISH(i - 1);
         }
-        publish_top(vm, hi);
+        PUBLISH(hi);
         fp = home;
         LOAD_FRAME();
         goto do_return;
@@ -529,12 +528,12 @@ L_RETURN_NLR: {
         vm->on_exit(vm, meth, false);
     }
     sp = fp->bp;
-    publish_top(vm, vm->top - 1);
-    if (vm->top == base_top) {
+    PUBLISH(top - 1);
+    if (top == base_top) {
         som_prim_error(vm, "Block has escaped and cannot be executed (no invoker)");
         goto error;
     }
-    fp = &vm->frames[vm->top];
+    fp = &vm->frames[top];
     LOAD_FRAME();
     ip = fp->ip;
     *sp++ = self;
@@ -738,7 +737,7 @@ error:
     vm->exit_status = 1;
     vm->exiting = true;
 exit_vm:
-    publish_top(vm, base_top);
+    PUBLISH(base_top);
     vm->sp = base_sp;
     return vm->exit_status ? vm->exit_status : 0;
 }
