@@ -354,6 +354,16 @@ int sp_event_add(SpProfile *p, uint64_t time_ns, SpEventKind kind, int64_t a, in
 
 void sp_events_clear(SpProfile *p) { p->nevents = 0; }
 
+void sp_profile_keep_thread(SpProfile *p, uint32_t t)
+{
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < p->nsamples; i++)
+        if (p->samples[i].thread == t)
+            p->samples[k++] = p->samples[i]; /* stacks stay where they are */
+    p->nsamples = k;
+    sp_ccmap_clear(p);
+}
+
 /* ====================================================================================== */
 /* queries and names                                                                      */
 /* ====================================================================================== */

@@ -252,6 +252,10 @@ int sp_ccmap_compute(SpProfile *p);
 int sp_ccmap_ensure(SpProfile *p);
 void sp_ccmap_clear(SpProfile *p);
 
+/* Keeps only the samples of thread index t (per-thread view) and drops the CC-Map, which
+ * describes the whole process (it is recomputed from the remaining samples on demand). */
+void sp_profile_keep_thread(SpProfile *p, uint32_t t);
+
 /* ---- queries ----------------------------------------------------------------------- */
 
 /* Sum of sample weights. */

@@ -10,10 +10,11 @@
 #include "pprof.h"
 
 static const char export_usage[] =
-    "usage: sampo export --pprof|--collapsed|--speedscope FILE [-o OUT]\n"
+    "usage: sampo export --pprof|--collapsed|--speedscope [--thread TID] FILE [-o OUT]\n"
     "  --pprof        gzipped profile.proto (go tool pprof, pprof web UI)\n"
     "  --collapsed    one 'root;...;leaf count' line per calling context (flamegraph.pl)\n"
     "  --speedscope   speedscope JSON (one sampled profile per thread)\n"
+    "  --thread TID   only the samples of one thread (OS thread id)\n"
     "  -o OUT         output file (default: standard output)\n";
 
 int cmd_export(int argc, char **argv)
@@ -22,9 +23,11 @@ int cmd_export(int argc, char **argv)
                                          {"collapsed", no_argument, 0, 'c'},
                                          {"speedscope", no_argument, 0, 's'},
                                          {"output", required_argument, 0, 'o'},
+                                         {"thread", required_argument, 0, 'T'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *outpath = NULL;
+    const char *thread = NULL;
     int fmt = 0, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
@@ -39,6 +42,7 @@ int cmd_export(int argc, char **argv)
             fmt = c;
             break;
         case 'o': outpath = optarg; break;
+        case 'T': thread = optarg; break;
         case 'h': fputs(export_usage, stdout); return 0;
         default: fputs(export_usage, stderr); return 2;
         }
@@ -50,6 +54,10 @@ int cmd_export(int argc, char **argv)
     SpProfile *p = sampo_load(argv[optind]);
     if (!p)
         return 1;
+    if (thread && sampo_select_thread(p, thread)) {
+        sp_profile_free(p);
+        return 1;
+    }
     SpBuf out;
     sp_buf_init(&out);
     int rc = fmt == 'p' ? sp_export_pprof(p, &out)

@@ -9,7 +9,7 @@
 #include "flame.h"
 
 static const char flame_usage[] =
-    "usage: sampo flame [--title TEXT] [--width PX] FILE [-o OUT.svg]\n"
+    "usage: sampo flame [--title TEXT] [--width PX] [--thread TID] FILE [-o OUT.svg]\n"
     "  Flame graph of the calling contexts (root at the bottom, width = inclusive weight).\n"
     "  -o OUT    output file (default: standard output)\n";
 
@@ -18,11 +18,13 @@ int cmd_flame(int argc, char **argv)
     static const struct option opts[] = {{"output", required_argument, 0, 'o'},
                                          {"title", required_argument, 0, 't'},
                                          {"width", required_argument, 0, 'w'},
+                                         {"thread", required_argument, 0, 'T'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     SpFlameOpts o;
     const char *outpath = NULL;
     uint64_t v;
+    const char *thread = NULL;
     int c;
     sp_flame_opts_default(&o);
     optind = 1;
@@ -37,6 +39,7 @@ int cmd_flame(int argc, char **argv)
             }
             o.width = (unsigned)v;
             break;
+        case 'T': thread = optarg; break;
         case 'h': fputs(flame_usage, stdout); return 0;
         default: fputs(flame_usage, stderr); return 2;
         }
@@ -48,6 +51,10 @@ int cmd_flame(int argc, char **argv)
     SpProfile *p = sampo_load(argv[optind]);
     if (!p)
         return 1;
+    if (thread && sampo_select_thread(p, thread)) {
+        sp_profile_free(p);
+        return 1;
+    }
     SpBuf out;
     sp_buf_init(&out);
     int rc = sp_flame_svg(p, &o, &out);

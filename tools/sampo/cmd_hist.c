@@ -11,7 +11,8 @@
 #include "hist.h"
 
 static const char hist_usage[] =
-    "usage: sampo hist [--range ADDR-ADDR | --symbol NAME] [--bins N] FILE [-o OUT.svg]\n"
+    "usage: sampo hist [--range ADDR-ADDR | --symbol NAME] [--bins N] [--thread TID] FILE\n"
+    "                  [-o OUT.svg]\n"
     "  Histogram of sampled PCs over the address space with the cumulative share line.\n"
     "  --range A-B     zoom to addresses [A, B) (hex with 0x, or decimal)\n"
     "  --symbol NAME   zoom to one symbol\n"
@@ -37,11 +38,13 @@ int cmd_hist(int argc, char **argv)
                                          {"range", required_argument, 0, 'r'},
                                          {"symbol", required_argument, 0, 's'},
                                          {"bins", required_argument, 0, 'b'},
+                                         {"thread", required_argument, 0, 'T'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     SpHistOpts o;
     const char *outpath = NULL;
     uint64_t v;
+    const char *thread = NULL;
     int c;
     sp_hist_opts_default(&o);
     optind = 1;
@@ -63,6 +66,7 @@ int cmd_hist(int argc, char **argv)
             }
             o.bins = (unsigned)v;
             break;
+        case 'T': thread = optarg; break;
         case 'h': fputs(hist_usage, stdout); return 0;
         default: fputs(hist_usage, stderr); return 2;
         }
@@ -74,6 +78,10 @@ int cmd_hist(int argc, char **argv)
     SpProfile *p = sampo_load(argv[optind]);
     if (!p)
         return 1;
+    if (thread && sampo_select_thread(p, thread)) {
+        sp_profile_free(p);
+        return 1;
+    }
     SpBuf out;
     char err[512];
     sp_buf_init(&out);

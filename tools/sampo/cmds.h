@@ -24,6 +24,9 @@ int cmd_compare(int argc, char **argv);
 SpProfile *sampo_load(const char *path);
 /* Writes buf to path, or to stdout when path is NULL or "-".  Returns 0 or prints + -1. */
 int sampo_write_out(const char *path, const SpBuf *buf);
+/* Restricts p to the thread with OS id tid_text (for --thread); prints an error and returns
+ * -1 if there is no such thread. */
+int sampo_select_thread(SpProfile *p, const char *tid_text);
 /* Parses an unsigned number (decimal or 0x hex); returns 0 on success. */
 int sampo_parse_u64(const char *s, uint64_t *v);
 

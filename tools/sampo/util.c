@@ -50,3 +50,20 @@ int sampo_parse_u64(const char *s, uint64_t *v)
     *v = x;
     return 0;
 }
+
+int sampo_select_thread(SpProfile *p, const char *tid_text)
+{
+    uint64_t tid;
+    if (sampo_parse_u64(tid_text, &tid)) {
+        fprintf(stderr, "sampo: expected --thread TID (a number), got '%s'\n", tid_text);
+        return -1;
+    }
+    uint32_t t = sp_thread_find(p, tid);
+    if (t == SP_NONE) {
+        fprintf(stderr, "sampo: no thread with tid %llu in the profile (see the per-thread view "
+                        "of sampo report)\n", (unsigned long long)tid);
+        return -1;
+    }
+    sp_profile_keep_thread(p, t);
+    return 0;
+}

@@ -36,6 +36,15 @@ $SAMPO report exact.prof >exact.txt
 check "report exact"        has exact.txt "exact (invocation counts)"
 check "report exact time"   has exact.txt "## time-weighted view"
 
+# --- per-thread view (--thread TID): thread 4002 ran every odd sample, no memcpy
+$SAMPO report --thread 4002 split.prof >t2.txt
+check "report --thread" has t2.txt " 50.00%  50.00%  50.00%        250        250  hot (splitprog)"
+$SAMPO export --collapsed --thread 4001 split.prof >t1.collapsed
+check "collapsed --thread" has t1.collapsed "__libc_start_main;main;hot;memcpy 50"
+$SAMPO flame --thread 4002 split.prof -o t2.svg; check "flame --thread" has t2.svg "total 500 samples"
+$SAMPO report --thread 999 split.prof 2>err.txt; check "unknown thread exit 1" test $? -eq 1
+check "unknown thread message" has err.txt "no thread with tid 999"
+
 # --- collapsed (byte-exact)
 $SAMPO export --collapsed split.prof >split.collapsed
 printf '%s\n' "__libc_start_main;main;cool 200" "__libc_start_main;main;hot 450" \

@@ -176,6 +176,20 @@ static void test_ccmap_recursion_counted_once(void **state)
     sp_profile_free(p);
 }
 
+static void test_keep_thread(void **state)
+{
+    (void)state;
+    SpProfile *p = fixture_new();
+    sp_ccmap_compute(p);
+    sp_profile_keep_thread(p, 1); /* the worker: 2 x leaf_b */
+    assert_false(p->cc.present);
+    assert_int_equal(p->nsamples, 2);
+    assert_int_equal(sp_sample_stack(p, &p->samples[1])[0], 3);
+    sp_ccmap_ensure(p);
+    assert_int_equal(p->cc.nnodes, 3);
+    sp_profile_free(p);
+}
+
 static void test_writer_golden(void **state)
 {
     (void)state;
@@ -340,6 +354,7 @@ int main(void)
         cmocka_unit_test(test_meta_events_symbols),
         cmocka_unit_test(test_ccmap_compute),
         cmocka_unit_test(test_ccmap_recursion_counted_once),
+        cmocka_unit_test(test_keep_thread),
         cmocka_unit_test(test_writer_golden),
         cmocka_unit_test(test_roundtrip),
         cmocka_unit_test(test_reader_errors),
