@@ -1,0 +1,289 @@
+/*
+ * test_interp.c - the interpreter through whole programs: small classes are
+ * written to a temporary directory, run with som_vm_run with that directory
+ * on the class path, and stdout/stderr (vm->out / vm->err pointed at memory
+ * streams) and the exit status are checked: normal runs, `system exit:`,
+ * errors, doesNotUnderstand, escaped blocks, stack overflow, parse errors,
+ * lazy class loading, GC stress, and deep recursion that must not crash.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmtest.h"
+
+typedef struct ProgCase {
+    const char *name;    /* main class */
+    const char *src;
+    int status;
+    const char *out;     /* exact stdout */
+    const char *err_has; /* substring of stderr, or NULL for "stderr empty" */
+} ProgCase;
+
+static void check_case(const ProgCase *c, const SomOptions *opts)
+{
+    VtRun r = vt_run_source(c->name, c->src, opts);
+    bool ok = r.status == c->status && strcmp(r.out, c->out) == 0 &&
+              (c->err_has ? strstr(r.err, c->err_has) != NULL : r.err[0] == 0);
+    if (!ok)
+        fail_msg("%s: status %d (want %d)\n--- stdout:\n%s--- want:\n%s--- stderr:\n%s--- want in "
+                 "stderr: %s",
+                 c->name, r.status, c->status, r.out, c->out, r.err,
+                 c->err_has ? c->err_has : "(nothing)");
+    vt_run_free(&r);
+}
+
+static void check_cases(const ProgCase *cs, size_t n, const SomOptions *opts)
+{
+    for (size_t i = 0; i < n; i++) check_case(&cs[i], opts);
+}
+
+/* ---- normal programs ---------------------------------------------------- */
+
+static const ProgCase basic_cases[] = {
+    {"Hello", "Hello = ( run = ( 'Hello, world' println ) )", 0, "Hello, world\n", NULL},
+    {"Arith",
+     "Arith = ( run = (\n"
+     "  (2 + 3 * 4) println.\n"              /* no arithmetic precedence */
+     "  (7 / 2) println. (-7 % 2) println. (7 rem: -2) println. (7 // 2) println.\n"
+     "  (2 raisedTo: 64) println.\n"           /* bignum */
+     "  ((2 raisedTo: 64) - (2 raisedTo: 64) + 5) class println.\n" /* normalised */
+     "  (1.5 + 1) println. (1 / 2) println. (10 between: 1 and: 20) println.\n"
+     "  (3 max: 9) println. -5 abs println. (3 - -1) println ) )",
+     0, "20\n3\n1\n1\n3.5\n18446744073709551616\nInteger\n2.5\n0\ntrue\n9\n5\n4\n", NULL},
+    {"Strs",
+     "Strs = ( run = (\n"
+     "  ('abc' + 'def') println. 'abc' length println. ('hello' charAt: 2) println.\n"
+     "  (#foo == #foo) println. ('ab' = 'ab') println. ('ab' == ('a' + 'b')) println.\n"
+     "  #at:put: println. 'it\\'s' println. 42 asString length println ) )",
+     0, "abcdef\n3\ne\ntrue\ntrue\nfalse\n#at:put:\nit's\n2\n", NULL},
+    {"Ctl",
+     "Ctl = ( run = ( | i s |\n"
+     "  (3 > 2) ifTrue: [ 'yes' println ] ifFalse: [ 'no' println ].\n"
+     "  (nil ifNil: [ 'was nil' ]) println. (5 ifNil: [ 0 ]) println.\n"
+     "  i := 0. s := 0. [ i < 10 ] whileTrue: [ i := i + 1. s := s + i ]. s println.\n"
+     "  s := 0. 1 to: 100 do: [:k | s := s + k ]. s println.\n"
+     "  s := 0. 10 downTo: 1 by: 3 do: [:k | s := s * 10 + k ]. s println.\n"
+     "  s := 0. #(1 2 3) do: [:e | s := s + e ]. s println.\n"
+     "  ((1 < 2) and: [ 2 < 1 ]) println. ((1 < 2) or: [ 1 / 0 ]) println.\n"
+     "  (false || true) println ) )",
+     0, "yes\nwas nil\n5\n55\n5050\n10741\n6\nfalse\ntrue\ntrue\n", NULL},
+    {"Clos",
+     "Clos = (\n"
+     "  counter = ( | n | n := 0. ^[ n := n + 1 ] )\n"
+     "  find: x in: arr = ( arr do: [:e | e = x ifTrue: [ ^'found ' + e asString ] ]. ^'none' )\n"
+     "  deep = ( #(1 2) do: [:a | #(3 4) do: [:b | b = 4 ifTrue: [ ^a * 100 + b ] ] ]. ^0 )\n"
+     "  run = ( | c1 c2 adders |\n"
+     "    c1 := self counter. c2 := self counter.\n"
+     "    c1 value. c1 value. c2 value.\n"
+     "    c1 value println. c2 value println.\n"
+     "    (self find: 3 in: #(1 2 3 4)) println. (self find: 9 in: #(1)) println.\n"
+     "    self deep println.\n"
+     "    adders := (1 to: 3) collect: [:k | [:x | x + k ] ].\n"
+     "    ((adders at: 2) value: 10) println.\n"
+     "    ([:a :b | a * b ] value: 6 with: 7) println.\n"
+     "    [ 'in block' ] value println ) )",
+     0, "3\n2\nfound 3\nnone\n104\n12\n42\nin block\n", NULL},
+    {"Sup",
+     "Sup = (\n"
+     "  | x |\n"
+     "  x = ( ^x ) x: v = ( x := v )\n"
+     "  describe = ( ^'Sup' )\n"
+     "  doesNotUnderstand: sel arguments: args = ( ^sel asString + '/' + args length asString )\n"
+     "  run = ( | o |\n"
+     "    o := self class new. o x: 7. o x println.\n"
+     "    (self zork: 1 with: 2) println.\n"
+     "    self class count println. self class count println.\n"
+     "    self class name println. self class class name println.\n"
+     "    self class superclass println.\n"
+     "    (o respondsTo: #describe) println. (o respondsTo: #nope) println.\n"
+     "    (o perform: #describe) println. (-3 perform: #abs) println )\n"
+     "  ----\n"
+     "  | n |\n"
+     "  count = ( n isNil ifTrue: [ n := 0 ]. n := n + 1. ^n )\n"
+     ")",
+     0, "7\nzork:with:/2\n1\n2\n#Sup\n#Sup class\nObject\ntrue\nfalse\nSup\n3\n", NULL},
+};
+
+static void test_basic_programs(void **state)
+{
+    (void)state;
+    check_cases(basic_cases, sizeof basic_cases / sizeof *basic_cases, NULL);
+}
+
+/* Classes referenced by name are loaded lazily from the class path. */
+static void test_lazy_loading_and_inheritance(void **state)
+{
+    (void)state;
+    char *dir = vt_tempdir();
+    vt_write_class(dir, "Shape", "Shape = ( area = ( ^self subclassResponsibility ) "
+                                 "describe = ( ^self class name asString + ' ' + self area asString ) )");
+    vt_write_class(dir, "Square", "Square = Shape ( | s | s: v = ( s := v ) area = ( ^s * s ) "
+                                  "describe = ( ^'[' + super describe + ']' ) "
+                                  "---- side: v = ( ^self new s: v ) )");
+    vt_write_class(dir, "Main", "Main = ( run = ( (Square side: 3) describe println. "
+                                "Shape new area ) )");
+    VtRun r = vt_run(dir, "Main", NULL);
+    assert_int_equal(r.status, 1);
+    assert_string_equal(r.out, "[Square 9]\n\nERROR: This method is abstract and should be overridden\n");
+    vt_run_free(&r);
+    vt_rmdir(dir);
+    free(dir);
+}
+
+/* ---- exit status ------------------------------------------------------ */
+
+static const ProgCase exit_cases[] = {
+    {"Ex3", "Ex3 = ( run = ( 'before' println. system exit: 3. 'after' println ) )", 3,
+     "before\n", NULL},
+    {"Ex0", "Ex0 = ( run = ( 'x' print. system exit: 0 ) )", 0, "x", NULL},
+    {"ExBlk", "ExBlk = ( run = ( #(1 2 3) do: [:e | e println. e = 2 ifTrue: [ system exit: 7 ] ] ) )",
+     7, "1\n2\n", NULL},
+    {"Err", "Err = ( run = ( 'start' println. self error: 'boom'. 'not reached' println ) )", 1,
+     "start\n\nERROR: boom\n", NULL},
+    {"Dnu", "Dnu = ( run = ( 3 frobnicate ) )", 1,
+     "\nERROR: Method frobnicate not found in class Integer\n", NULL},
+    {"NonBool", "NonBool = ( run = ( (3 ifTrue: [ 'wrong' ]) println ) )", 1,
+     "\nERROR: Method ifTrue: not found in class Integer\n", NULL},
+    {"NonBoolWhile", "NonBoolWhile = ( run = ( [ nil ] whileTrue: [ 'wrong' println ] ) )", 1,
+     "\nERROR: Method whileTrue: not found in class Nil\n", NULL},
+    {"Escaped", "Escaped = ( mk = ( ^[:x | ^x ] ) run = ( (self mk value: 3) println ) )", 1,
+     "\nERROR: Block has escaped and cannot be executed\n", NULL},
+    {"NoClass", "NoClass = ( run = ( NoSuchClass new ) )", 1,
+     "\nERROR: Tried loading 'NoSuchClass' as a class, but failed.\n", NULL},
+    {"Abstract", "Abstract = ( run = ( self subclassResponsibility ) )", 1,
+     "\nERROR: This method is abstract and should be overridden\n", NULL},
+};
+
+static void test_exit_status(void **state)
+{
+    (void)state;
+    check_cases(exit_cases, sizeof exit_cases / sizeof *exit_cases, NULL);
+}
+
+static void test_compile_errors_exit_1(void **state)
+{
+    (void)state;
+    char *dir = vt_tempdir();
+    vt_write_class(dir, "Bad", "Bad = ( run = (\n  ^1 +\n) )");
+    VtRun r = vt_run(dir, "Bad", NULL);
+    assert_int_equal(r.status, 1);
+    char want[4200];
+    snprintf(want, sizeof want, "%s/Bad.som:3:1: expected an expression, got ')'", dir);
+    if (!strstr(r.err, want)) fail_msg("stderr `%s` lacks `%s`", r.err, want);
+    vt_run_free(&r);
+    /* a compile error (not syntax) in a lazily loaded class */
+    vt_write_class(dir, "Uses", "Uses = ( run = ( Broken new ) )");
+    vt_write_class(dir, "Broken", "Broken = ( m = ( zork := 1 ) )");
+    r = vt_run(dir, "Uses", NULL);
+    assert_int_equal(r.status, 1);
+    snprintf(want, sizeof want,
+             "%s/Broken.som:1:18: expected a declared variable or field in assignment, got 'zork'", dir);
+    if (!strstr(r.err, want)) fail_msg("stderr `%s` lacks `%s`", r.err, want);
+    vt_run_free(&r);
+    /* the file must define the class it is named after */
+    vt_write_class(dir, "Wrong", "Other = ( run = ( ) )");
+    r = vt_run(dir, "Wrong", NULL);
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, "expected class Wrong in this file, got Other"));
+    vt_run_free(&r);
+    vt_rmdir(dir);
+    free(dir);
+}
+
+/* ---- stack overflow ----------------------------------------------------- */
+
+static void test_stack_overflow(void **state)
+{
+    (void)state;
+    static const ProgCase cases[] = {
+        {"Rec", "Rec = ( f: n = ( ^(self f: n + 1) + 1 ) run = ( 'go' println. self f: 1 ) )", 1,
+         "go\n", "Stack overflow"},
+        {"BRec", "BRec = ( run = ( | b | b := [:n | (b value: n + 1) + 1 ]. b value: 0 ) )", 1, "",
+         "Stack overflow"},
+        {"Mutual", "Mutual = ( a = ( ^self b ) b = ( ^self a ) run = ( self a ) )", 1, "",
+         "Stack overflow"},
+        {"DnuRec", "DnuRec = ( doesNotUnderstand: s arguments: a = ( ^self zork ) run = ( self zork ) )",
+         1, "", "Stack overflow"},
+    };
+    SomOptions small = {0};
+    small.max_frames = 5000;
+    check_cases(cases, sizeof cases / sizeof *cases, &small);
+    /* the default limits too (the frame array and value stack are lazily committed) */
+    check_case(&cases[0], NULL);
+}
+
+static void test_deep_recursion_within_limits(void **state)
+{
+    (void)state;
+    static const ProgCase c = {
+        "Deep", "Deep = ( sum: n = ( n = 0 ifTrue: [ ^0 ]. ^n + (self sum: n - 1) ) "
+                "run = ( (self sum: 100000) println ) )",
+        0, "5000050000\n", NULL};
+    check_case(&c, NULL);
+}
+
+/* ---- GC stress ---------------------------------------------------------- */
+
+static void test_programs_under_gc_stress(void **state)
+{
+    (void)state;
+    SomOptions o = {0};
+    o.gc_stress = true;
+    check_case(&basic_cases[0], &o);
+    check_case(&basic_cases[3], &o);
+    check_case(&basic_cases[4], &o);
+    check_case(&exit_cases[3], &o);
+}
+
+/* ---- arguments ---------------------------------------------------------- */
+
+static void test_run_with_arguments(void **state)
+{
+    (void)state;
+    char *dir = vt_tempdir();
+    vt_write_class(dir, "Args", "Args = ( run: args = ( args length println. "
+                                "args do: [:a | a println ] ) )");
+    char e[512];
+    SomVM *vm = som_vm_new(NULL, dir, e, sizeof e);
+    assert_non_null(vm);
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    vm->out = f;
+    char *argv[] = {"Args", "one", "two words"};
+    assert_int_equal(som_vm_run(vm, 3, argv), 0);
+    assert_int_equal(gc_verify(vm), 0);
+    som_vm_free(vm);
+    fclose(f);
+    assert_string_equal(out, "3\nArgs\none\ntwo words\n");
+    free(out);
+    /* no main class at all */
+    VtRun r = vt_run(dir, "NotThere", NULL);
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.out, "Tried loading 'NotThere'"));
+    vt_run_free(&r);
+    vt_rmdir(dir);
+    free(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_basic_programs),
+        cmocka_unit_test(test_lazy_loading_and_inheritance),
+        cmocka_unit_test(test_exit_status),
+        cmocka_unit_test(test_compile_errors_exit_1),
+        cmocka_unit_test(test_stack_overflow),
+        cmocka_unit_test(test_deep_recursion_within_limits),
+        cmocka_unit_test(test_programs_under_gc_stress),
+        cmocka_unit_test(test_run_with_arguments),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
