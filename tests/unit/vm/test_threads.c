@@ -92,7 +92,9 @@ static void run_jobs(Job *jobs, int n)
                      jobs[i].status, jobs[i].out ? jobs[i].out : "", jobs[i].err ? jobs[i].err : "",
                      want);
         assert_int_equal(jobs[i].verify_errors, 0);
-        if (jobs[i].stress) assert_true(jobs[i].collections > 1000);
+        if (jobs[i].stress && jobs[i].collections < 20)
+            fail_msg("thread %d: only %llu collections under GC stress", i,
+                     (unsigned long long)jobs[i].collections);
         free(jobs[i].out);
         free(jobs[i].err);
     }
