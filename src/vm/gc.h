@@ -38,14 +38,16 @@ typedef struct GcChunk {
     struct GcChunk *next_class;  /* chunks of the same size class */
     uint32_t cell_size;
     uint32_t ncells;
-    /* cells follow, aligned to 16 */
+    uint64_t pad;                /* keeps the cells that follow 16-byte aligned */
 } GcChunk;
+_Static_assert(sizeof(GcChunk) % 16 == 0, "GcChunk must keep cells 16-byte aligned");
 
 typedef struct GcLarge {
     struct GcLarge *next;
     size_t size;
     /* object follows, aligned to 16 */
 } GcLarge;
+_Static_assert(sizeof(GcLarge) % 16 == 0, "GcLarge must keep objects 16-byte aligned");
 
 typedef struct GcStats {
     uint64_t collections;
