@@ -18,9 +18,10 @@ lower-cased unless case_sensitive is True; the actual stream is split at newline
 walked once with a pointer into the expected lines. stdout and stderr are matched
 independently and both must match. The exit status is not checked.
 
-known-failures.txt (next to this script): one test per line, `[ours:|std:]name reason`;
-a listed test that fails is reported as "known failure", one that passes is reported
-as "fixed" (not an error). Exit status 1 iff an unlisted test failed.
+known-failures.txt (next to this script, shared with scripts/conformance.sh): one entry per
+line, `[lib:]integration/<name> reason` (lib = ours, std or stdp); other parts' entries are
+ignored here. A listed test that fails is reported as "known failure", one that passes as
+"fixed" (not an error). Exit status 1 iff an unlisted test failed.
 """
 import argparse
 import concurrent.futures
@@ -135,11 +136,13 @@ def load_known(path, lib):
                 continue
             parts = line.split(None, 1)
             name, reason = parts[0], parts[1] if len(parts) > 1 else ''
-            if ':' in name:
+            colon, slash = name.find(':'), name.find('/')
+            if 0 <= colon < slash:
                 which, name = name.split(':', 1)
                 if which != lib:
                     continue
-            known[name] = reason
+            if name.startswith('integration/'):
+                known[name[len('integration/'):]] = reason
     return known
 
 
@@ -180,7 +183,7 @@ def main():
     ap = argparse.ArgumentParser(description='Run the standard SOM IntegrationTests.')
     ap.add_argument('--som', required=True)
     ap.add_argument('--somref', default=os.environ.get('SOMREF', '/work/somref'))
-    ap.add_argument('--lib', choices=['ours', 'std'], default='std')
+    ap.add_argument('--lib', choices=['ours', 'std', 'stdp'], default='std')
     ap.add_argument('--known-failures', default=os.path.join(HERE, 'known-failures.txt'))
     ap.add_argument('--timeout', type=float, default=60.0)
     ap.add_argument('--jobs', '-j', type=int, default=os.cpu_count() or 1)
@@ -199,7 +202,9 @@ def main():
         os.symlink(somref, os.path.join(scratch, 'core-lib'))
         os.mkdir(os.path.join(scratch, 'empty'))
         env = dict(os.environ)
-        env['CLASSPATH'] = 'core-lib/Smalltalk' if opts.lib == 'std' else 'empty'
+        env['CLASSPATH'] = {'std': 'core-lib/Smalltalk',
+                            'stdp': 'core-lib/patched/Smalltalk:core-lib/Smalltalk',
+                            'ours': 'empty'}[opts.lib]
         env['AWFY'] = 'core-lib/Examples/AreWeFastYet/Core'
         tests = find_tests(tests_dir)
         if opts.names:
