@@ -26,7 +26,7 @@
  *   SAMPO_BURST=N[:GAP]   burst sampling: N samples, then GAP intervals pause (default GAP=N*9).
  *   SAMPO_JITTER=F        random jitter of each interval, fraction (default 0.2; 0 = off).
  *   SAMPO_DEPTH=N         max frames per sample (default 128, max 255).
- *   SAMPO_BUFFER_KB=N     total sample-buffer memory in KiB (default 4096).
+ *   SAMPO_BUFFER_KB=N     total sample-buffer memory in KiB (default 8192).
  *   SAMPO_PC_RING=N       raw-PC ring entries for the address-space histogram (default 65536).
  *   SAMPO_PERF_MAP=0|1    write /tmp/perf-PID.map for JIT ranges (default 1).
  *   SAMPO_COST_NS=N       per-sample cost to assume instead of measuring it at start.

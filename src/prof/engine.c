@@ -115,7 +115,7 @@ void sampo_config_default(SampoConfig *c)
 {
     *c = (SampoConfig){.hz = 0, .mode = SAMPO_MODE_CPU, .trigger = SAMPO_TRIGGER_AUTO,
                        .tune = 0, .tune_low = 0.01, .tune_high = 0.15, .tune_window = 1000,
-                       .budget = 0.01, .jitter = 0.2, .max_depth = 128, .buffer_kib = 4096,
+                       .budget = 0.01, .jitter = 0.2, .max_depth = 128, .buffer_kib = 8192,
                        .pc_ring = 65536, .perf_map = 1, .wall_interpose = 1,
                        .out_path = NULL};
 }

@@ -32,7 +32,7 @@
 #define PROF_MAX_DEPTH 255
 #define PROF_BATCH_WORDS 2048 /* 16 KiB; holds >= 2 records of PROF_MAX_DEPTH */
 #define PROF_BLOCK_DEPTH 64 /* frames cached on entry to an interposed blocking call */
-#define PROF_FLUSH_NS 50000000ull /* a batch older than this is flushed at the next sample */
+#define PROF_FLUSH_NS 1000000000ull /* a batch older than this is flushed at the next sample */
 
 /* Record flags. */
 enum {

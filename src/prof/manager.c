@@ -313,7 +313,7 @@ static ProfBatch *mgr_new_batch(void)
 
 void prof_manager_give_batches(ProfThread *t, int n)
 {
-    while (n-- > 0 && prof_ring_count(&t->free) < 4) {
+    while (n-- > 0 && prof_ring_count(&t->free) < 6) {
         ProfBatch *b = mgr_new_batch();
         if (!b) return;
         b->owner = t;
@@ -331,7 +331,7 @@ static void mgr_refill(void)
 {
     for (ProfThread *t = prof_g.threads; t; t = t->next_all) {
         if (atomic_load(&t->alive)) {
-            if (prof_ring_count(&t->free) < 2) prof_manager_give_batches(t, 2);
+            if (prof_ring_count(&t->free) < 4) prof_manager_give_batches(t, 4);
             continue;
         }
         ProfBatch *b;

@@ -21,17 +21,17 @@ threads)
     "$CHECK" "$dir/p" --min-samples 1500 --thread-split spin_thread_body=100 ;;
 recurse)
     SAMPO_HZ=1000 SAMPO_DEPTH=255 run "$dir/p" recurse 1.5
-    "$CHECK" "$dir/p" --min-samples 600 --depth-min 200 leaf_loop=97 --tol 4 ;;
+    "$CHECK" "$dir/p" --tol 4 --min-samples 600 --depth-min 200 leaf_loop=97 ;;
 sleeper_cpu)
     SAMPO_HZ=1000 run "$dir/p" sleeper 2
-    "$CHECK" "$dir/p" --min-samples 800 busy_main=91 sleepy_work=9 --tol 4 ;;
+    "$CHECK" "$dir/p" --tol 4 --min-samples 800 busy_main=91 sleepy_work=9 ;;
 sleeper_wall)
     SAMPO_HZ=500 SAMPO_MODE=wall run "$dir/p" sleeper 2
     "$CHECK" "$dir/p" --min-samples 800 --meta mode=wall --meta trigger=thread \
-        busy_main=50 sleepy_main=50 --tol 5
+        busy_main=50 sleepy_main=50
     # the sleeper works ~9% of its time; wall samples of it while runnable-but-waiting on
     # these 2 cores count as waiting, so its work share lands between 0.5 and 8%
-    "$CHECK" "$dir/p" sleepy_work=4.25 --tol 3.75 ;;
+    "$CHECK" "$dir/p" --tol 3.75 sleepy_work=4.25 ;;
 eintr_wall)
     out=$(SAMPO_HZ=1000 SAMPO_MODE=wall run "$dir/p" eintr 1)
     echo "with interposition: $out"
@@ -44,20 +44,20 @@ forkexec)
     out=$(SAMPO_HZ=1000 run "$dir/p" forkexec 1)
     echo "$out"
     [[ $out == *"child ok"* ]]
-    "$CHECK" "$dir/p" --min-samples 300 f50=50 f30=30 f20=20 --tol 7
+    "$CHECK" "$dir/p" --tol 7 --min-samples 300 f50=50 f30=30 f20=20
     child=$(ls "$dir"/p.* | head -n 1)
     echo "child profile: $child"
-    "$CHECK" "$child" --min-samples 300 f50=50 f30=30 f20=20 --tol 7 ;;
+    "$CHECK" "$child" --tol 7 --min-samples 300 f50=50 f30=30 f20=20 ;;
 triggers)
     # No PMU here: forcing perf-hw must fail cleanly (program runs, no profile, exit 0).
     SAMPO_TRIGGER=perf-hw run "$dir/hw" split 0.2 2>"$dir/hw.err"
     grep -q "could not start" "$dir/hw.err" && [ ! -e "$dir/hw" ]
-    SAMPO_TRIGGER=timer SAMPO_HZ=250 run "$dir/t" split 2
-    "$CHECK" "$dir/t" --min-samples 300 --meta trigger=timer f50=50 f30=30 f20=20 --tol 7
+    SAMPO_TRIGGER=timer SAMPO_HZ=250 run "$dir/t" split 3
+    "$CHECK" "$dir/t" --tol 7 --min-samples 400 --meta trigger=timer f50=50 f30=30 f20=20
     SAMPO_TRIGGER=thread SAMPO_HZ=1000 run "$dir/s" split 2
     "$CHECK" "$dir/s" --min-samples 800 --meta trigger=thread f50=50 f30=30 f20=20
     SAMPO_TRIGGER=perf-sw SAMPO_HZ=1000 SAMPO_BURST=10:10 run "$dir/b" split 2
-    "$CHECK" "$dir/b" --min-samples 300 --meta burst=10:10 f50=50 f30=30 f20=20 --tol 7 ;;
+    "$CHECK" "$dir/b" --tol 7 --min-samples 300 --meta burst=10:10 f50=50 f30=30 f20=20 ;;
 jit_perf_map)
     [ -n "${JITDEMO:-}" ] || { echo "no JITDEMO"; exit 0; }
     (cd "$dir" && SAMPO_OUT="$dir/j" LD_PRELOAD=$PRELOAD "$JITDEMO" "$dir") ;;
