@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../../src/vm/vm.h"
+#include "somprof.h"
 
 #define SOM_VERSION "0.1.0"
 
@@ -29,6 +30,14 @@ static void usage(FILE *f)
             "  -H SIZE        initial heap size, e.g. -H64MB (accepted for compatibility)\n"
             "  -d             at exit, list the bytecode of every method that ran, with the\n"
             "                 receiver classes and operand kinds each send site saw\n"
+            "  --prof[=MODE]  profile the program: async (default; signal-driven sampling),\n"
+            "                 coop (sampling at safe points), exact (count every call)\n"
+            "  --prof-hz N    samples per second per thread (default: self-tuned)\n"
+            "  --prof-out F   write the profile to F (exact mode also writes F.time)\n"
+            "  --prof-report  print the profile report on stderr at exit\n"
+            "  --prof-dump F  write the calling-context map as JSON to F\n"
+            "  --prof-states  also measure the VM-state split exactly and print both splits\n"
+            "  --prof-paused  start paused (System profilerStart begins sampling)\n"
             "  -h, --help     show this help\n"
             "  --version      show the version\n"
             "\n"
@@ -37,6 +46,7 @@ static void usage(FILE *f)
 
 typedef struct Config {
     SomOptions opts;
+    SomProfOptions prof;
     char *classpath;
     int threads;
     int argc;
@@ -68,6 +78,57 @@ static char *join_path(const char *a, const char *b)
     return r;
 }
 
+/* One --prof* option at argv[*i]; answers -1 to continue, else an exit status. */
+static int parse_prof(int argc, char **argv, int *i, SomProfOptions *p)
+{
+    const char *a = argv[*i];
+    if (!strcmp(a, "--prof")) {
+        if (p->mode == SOMPROF_OFF) p->mode = SOMPROF_ASYNC;
+        return -1;
+    }
+    if (!strncmp(a, "--prof=", 7)) {
+        if (!somprof_parse_mode(a + 7, &p->mode) || p->mode == SOMPROF_OFF) {
+            fprintf(stderr, "som: --prof: expected async, coop or exact, got '%s'\n", a + 7);
+            return 2;
+        }
+        return -1;
+    }
+    bool flag = true;
+    if (!strcmp(a, "--prof-report")) p->report = true;
+    else if (!strcmp(a, "--prof-states")) p->exact_states = true;
+    else if (!strcmp(a, "--prof-paused")) p->paused = true;
+    else if (!strcmp(a, "--prof-tune")) p->tune = true;
+    else flag = false;
+    if (flag) {
+        if (p->mode == SOMPROF_OFF) p->mode = SOMPROF_ASYNC;
+        return -1;
+    }
+    if (strcmp(a, "--prof-hz") && strcmp(a, "--prof-out") && strcmp(a, "--prof-dump")) {
+        fprintf(stderr, "som: unknown option '%s'\n", a);
+        return 2;
+    }
+    if (++*i >= argc) {
+        fprintf(stderr, "som: %s needs an argument\n", a);
+        return 2;
+    }
+    const char *v = argv[*i];
+    if (!strcmp(a, "--prof-hz")) {
+        char *end;
+        long hz = strtol(v, &end, 10);
+        if (end == v || *end || hz < 1 || hz > 100000) {
+            fprintf(stderr, "som: --prof-hz: expected a number between 1 and 100000, got '%s'\n", v);
+            return 2;
+        }
+        p->hz = (uint32_t)hz;
+    } else if (!strcmp(a, "--prof-out")) {
+        p->out = v;
+    } else {
+        p->dump = v;
+    }
+    if (p->mode == SOMPROF_OFF) p->mode = SOMPROF_ASYNC;
+    return -1;
+}
+
 /* Answers -1 to continue, else an exit status. */
 static int parse_args(int argc, char **argv, Config *c)
 {
@@ -96,6 +157,9 @@ static int parse_args(int argc, char **argv, Config *c)
                 fprintf(stderr, "som: --threads needs a number between 1 and 256\n");
                 return 2;
             }
+        } else if (!strncmp(a, "--prof", 6)) {
+            int r = parse_prof(argc, argv, &i, &c->prof);
+            if (r >= 0) return r;
         } else if (!strcmp(a, "--gc-stress")) {
             c->opts.gc_stress = true;
         } else if (!strcmp(a, "-g")) {
@@ -145,6 +209,7 @@ static int parse_args(int argc, char **argv, Config *c)
 
 typedef struct Run {
     const Config *cfg;
+    int no;
     int status;
     uint64_t ns;
 } Run;
@@ -167,7 +232,11 @@ static void *run_one(void *arg)
         r->status = 1;
         return NULL;
     }
+    bool prof = r->cfg->prof.mode != SOMPROF_OFF;
+    if (prof && somprof_attach(vm, r->no))
+        fprintf(stderr, "som: thread %d: cannot attach the profiler\n", r->no);
     r->status = som_vm_run(vm, r->cfg->argc, r->cfg->argv);
+    if (prof) somprof_detach(vm);
     if (r->cfg->opts.gc_verbose)
         fprintf(stderr, "som: GC: %llu collections, %.1f ms, %.1f MB allocated, %.1f MB live\n",
                 (unsigned long long)vm->heap.stats.collections, vm->heap.stats.ns_total / 1e6,
@@ -177,21 +246,45 @@ static void *run_one(void *arg)
     return NULL;
 }
 
+static int run_threads(Config *c);
+
 int main(int argc, char **argv)
 {
     Config cfg = {0};
     int rc = parse_args(argc, argv, &cfg);
-    if (rc >= 0) return rc;
-    if (cfg.threads == 1) {
-        Run r = {&cfg, 0, 0};
-        run_one(&r);
+    if (rc >= 0) {
         config_free(&cfg);
-        return r.status;
+        return rc;
     }
-    Run *runs = calloc((size_t)cfg.threads, sizeof *runs);
-    pthread_t *tids = calloc((size_t)cfg.threads, sizeof *tids);
-    for (int t = 0; t < cfg.threads; t++) {
-        runs[t].cfg = &cfg;
+    char err[512];
+    if (cfg.prof.mode != SOMPROF_OFF && somprof_session_start(&cfg.prof, err, sizeof err)) {
+        fprintf(stderr, "som: profiler: %s\n", err);
+        config_free(&cfg);
+        return 1;
+    }
+    if (cfg.threads == 1) {
+        Run r = {&cfg, 0, 0, 0};
+        run_one(&r);
+        rc = r.status;
+    } else {
+        rc = run_threads(&cfg);
+    }
+    if (cfg.prof.mode != SOMPROF_OFF && somprof_session_finish(err, sizeof err)) {
+        fprintf(stderr, "som: profiler: %s\n", err);
+        if (!rc) rc = 1;
+    }
+    config_free(&cfg);
+    return rc;
+}
+
+static int run_threads(Config *c)
+{
+    Run *runs = calloc((size_t)c->threads, sizeof *runs);
+    pthread_t *tids = calloc((size_t)c->threads, sizeof *tids);
+    if (!runs || !tids) abort();
+    for (int t = 0; t < c->threads; t++) {
+        runs[t].cfg = c;
+        runs[t].no = t;
         int e = pthread_create(&tids[t], NULL, run_one, &runs[t]);
         if (e) {
             fprintf(stderr, "som: cannot start thread %d: %s\n", t, strerror(e));
@@ -200,7 +293,7 @@ int main(int argc, char **argv)
         }
     }
     int status = 0;
-    for (int t = 0; t < cfg.threads; t++) {
+    for (int t = 0; t < c->threads; t++) {
         if (tids[t]) pthread_join(tids[t], NULL);
         fprintf(stderr, "som: thread %d: exit status %d, %.1f ms\n", t, runs[t].status,
                 runs[t].ns / 1e6);
@@ -208,6 +301,5 @@ int main(int argc, char **argv)
     }
     free(runs);
     free(tids);
-    config_free(&cfg);
     return status;
 }

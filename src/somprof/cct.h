@@ -1,0 +1,61 @@
+/*
+ * cct.h - calling-context tree of the som profiler's cooperative and exact modes.
+ *
+ * Owns: SpcTree, a tree of contexts keyed (parent, method, call site).  Node 0 is the
+ * invisible root; every other node has a parent < its own index.  `method` is an opaque
+ * identity (a SomMethod pointer in the VM); `callsite` is the bytecode index of the send in
+ * the parent's method.  Counters: `count` (invocations in exact mode, samples ending here in
+ * cooperative mode), `total_ns` (inclusive time, exact mode) and `child_ns` (time spent in
+ * callees), so self time = total_ns - child_ns.
+ *
+ * Also implements the Rotor partial-sample update (spc_add_sample): a sample walked only
+ * down to the first visited activation is attached below that activation's context.
+ *
+ * Single-threaded (one tree per VM thread); not async-signal-safe (it allocates).
+ */
+#ifndef SOMPROF_CCT_H
+#define SOMPROF_CCT_H
+
+#include <stdint.h>
+
+#define SPC_NONE UINT32_MAX
+#define SPC_ROOT 0u
+
+typedef struct SpcNode {
+    const void *method;  /* opaque method identity; NULL for the root */
+    uint32_t parent;     /* SPC_NONE for the root */
+    uint32_t callsite;   /* position in the parent's method */
+    uint32_t first_child, next_sibling;
+    uint32_t depth;      /* 0 for the root */
+    uint64_t count;      /* invocations (exact) or samples ending here (sampled) */
+    uint64_t total_ns;   /* inclusive time (exact) */
+    uint64_t child_ns;   /* time in callees (exact) */
+} SpcNode;
+
+typedef struct SpcTree {
+    SpcNode *n;
+    uint32_t len, cap;
+    uint32_t *slots; /* open addressing: node index + 1, 0 = empty */
+    uint32_t mask;
+} SpcTree;
+
+/* Initialises t with its root node.  Returns 0 or -1 on ENOMEM. */
+int spc_init(SpcTree *t);
+void spc_fini(SpcTree *t);
+/* The child of parent for (method, callsite), created if absent; SPC_NONE on ENOMEM. */
+uint32_t spc_child(SpcTree *t, uint32_t parent, const void *method, uint32_t callsite);
+
+/* One sample, youngest frame first: methods[i] runs at position pos[i] (for i > 0 that is
+ * the call site of frame i-1).  If start != SPC_NONE the sample is partial: frame n-1 is an
+ * activation seen before, whose context is `start`; younger frames go below it.  Otherwise
+ * frame n-1 is the outermost activation and hangs off the root.  ctx_out (n entries,
+ * optional) receives each frame's context.  Adds `weight` to the leaf's count.  Returns the
+ * leaf context or SPC_NONE (ENOMEM, or n == 0). */
+uint32_t spc_add_sample(SpcTree *t, const void *const *methods, const uint32_t *pos, uint32_t n,
+                        uint32_t start, uint64_t weight, uint32_t *ctx_out);
+
+/* Writes the path root->ctx (excluding the root) leaf first into out (up to max); returns
+ * its length. */
+uint32_t spc_path(const SpcTree *t, uint32_t ctx, uint32_t *out, uint32_t max);
+
+#endif

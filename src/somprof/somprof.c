@@ -1,0 +1,700 @@
+/*
+ * somprof.c - the som profiler session and its three modes (see somprof.h).
+ *
+ * Invariants:
+ *  - An activation counts as visited when frame->visited == the VM's current mark (never 0:
+ *    the interpreter writes 0 on activation).  Async mode: libsampo keeps each visited
+ *    frame's context, keyed by the frame slot's address (token); a reused slot starts
+ *    unvisited, so the token always belongs to the live activation when its mark is set.
+ *    Cooperative mode keeps the same thing in frame_ctx[frame index].
+ *  - Exact mode: every on_enter is matched by one on_exit (also when non-local returns
+ *    unwind), so the context stack mirrors the activations plus the running primitive.
+ * Signal safety: only spa_frames() and spa_pending_push() run in the SIGPROF handler.
+ */
+#include "somprof.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cct.h"
+#include "names.h"
+#include "output.h"
+#include "profile_io.h"
+#include "sampo.h"
+
+#define SOMPROF_MAX_VMS 256
+#define SOMPROF_PENDING 64
+
+typedef struct CoopSample {
+    uint32_t ctx;
+    uint8_t state;
+    uint64_t t_ns;
+} CoopSample;
+
+typedef struct ExactFrame {
+    uint32_t node;
+    uint64_t t0, gc0, comp0;
+} ExactFrame;
+
+typedef struct VmProf {
+    SomVM *vm;
+    int no;
+    uint32_t mark;
+    SpnNames names;
+    /* async: methods the handler saw unnamed, named at the next safe point */
+    const SomMethod *pending[SOMPROF_PENDING];
+    uint32_t npending;
+    volatile int overflow;
+    /* coop and exact */
+    SpcTree tree;
+    uint32_t *frame_ctx;
+    const void **scr_m;
+    uint32_t *scr_p, *scr_c, *scr_f;
+    uint32_t scr_cap;
+    CoopSample *samples;
+    size_t nsamples, cap_samples;
+    /* exact */
+    ExactFrame *stk;
+    uint32_t sp, cap_stk;
+    uint64_t prim_ns, t_attach, gc_attach, comp_attach;
+    uint64_t state_ns[VMS_COUNT];
+} VmProf;
+
+static struct {
+    SomProfOptions o;
+    bool active;
+    pthread_mutex_t mu;
+    VmProf *vms[SOMPROF_MAX_VMS];
+    int nvms;
+    SpProfile *prof;  /* coop/exact: the profile being built */
+    SpProfile *tprof; /* exact: the time-weighted profile */
+    SpcTree merged;   /* coop/exact: name-keyed tree of all threads */
+    pthread_t marker;
+    bool marker_running;
+    atomic_int stop;
+    atomic_int paused;
+    _Atomic uint64_t interval_ns;
+    atomic_ulong coop_samples, coop_repeats, coop_changes;
+    uint64_t t0;
+    char out[4096];
+    bool out_tmp;
+    uint64_t exact_state_ns[VMS_COUNT];
+    bool have_exact_states;
+} S = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static uint64_t spx_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+bool somprof_parse_mode(const char *s, SomProfMode *out)
+{
+    static const char *const names[] = {"off", "async", "coop", "exact"};
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(s, names[i])) {
+            *out = (SomProfMode)i;
+            return true;
+        }
+    return false;
+}
+
+/* ---- async mode ------------------------------------------------------------------------ */
+
+static void spa_pending_push(VmProf *p, const SomMethod *m)
+{
+    uint32_t k = __atomic_load_n(&p->npending, __ATOMIC_RELAXED);
+    if (k >= SOMPROF_PENDING) {
+        p->overflow = 1;
+    } else {
+        p->pending[k] = m;
+        __atomic_store_n(&p->npending, k + 1, __ATOMIC_RELEASE);
+    }
+    p->vm->poll = 1;
+}
+
+/* The frame callback: runs in the SIGPROF handler on the VM's own thread. */
+static int spa_frames(void *ctx, SampoFrameInfo *out, int max)
+{
+    VmProf *p = ctx;
+    SomVM *vm = p->vm;
+    int32_t top = __atomic_load_n(&vm->top, __ATOMIC_ACQUIRE);
+    uint32_t mark = p->mark;
+    int n = 0;
+    for (int32_t i = top; i >= 0 && n < max; i--) {
+        SomFrame *f = &vm->frames[i];
+        SomMethod *m = f->method;
+        uint32_t seen = f->visited == mark;
+        out[n++] = (SampoFrameInfo){(uint64_t)(uintptr_t)m, f->bci, seen, (uint64_t)(uintptr_t)f};
+        if (seen) break;
+        f->visited = mark;
+        if (!spn_has(&p->names, m)) spa_pending_push(p, m);
+    }
+    return n;
+}
+
+/* Names what the handler saw (VM thread, at a safe point or at detach). */
+static void spa_name_pending(VmProf *p)
+{
+    uint32_t i = 0;
+    for (;;) {
+        uint32_t k = __atomic_load_n(&p->npending, __ATOMIC_ACQUIRE);
+        for (; i < k; i++) spn_name(&p->names, p->pending[i]);
+        if (__atomic_compare_exchange_n(&p->npending, &k, 0, false, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_RELAXED))
+            break;
+    }
+    if (p->overflow) {
+        p->overflow = 0;
+        for (int32_t f = 0; f <= p->vm->top; f++) spn_name(&p->names, p->vm->frames[f].method);
+    }
+}
+
+static void spa_hook(SomVM *vm)
+{
+    vm->poll = 0;
+    spa_name_pending(vm->prof_data);
+}
+
+/* ---- cooperative mode ------------------------------------------------------------------ */
+
+static int spc_scratch(VmProf *p, uint32_t n)
+{
+    if (n <= p->scr_cap) return 0;
+    uint32_t cap = n < 256 ? 256 : n * 2;
+    const void **m = realloc(p->scr_m, cap * sizeof *m);
+    if (m) p->scr_m = m;
+    uint32_t *a = realloc(p->scr_p, cap * sizeof *a);
+    if (a) p->scr_p = a;
+    uint32_t *b = realloc(p->scr_c, cap * sizeof *b);
+    if (b) p->scr_c = b;
+    uint32_t *c = realloc(p->scr_f, cap * sizeof *c);
+    if (c) p->scr_f = c;
+    if (!m || !a || !b || !c) return -1;
+    p->scr_cap = cap;
+    return 0;
+}
+
+/* Walks down to the first visited activation and adds the (partial) sample. */
+static void spc_take_sample(VmProf *p, uint8_t state)
+{
+    SomVM *vm = p->vm;
+    int32_t top = vm->top;
+    if (top < 0 || spc_scratch(p, (uint32_t)top + 1)) return;
+    uint32_t n = 0, start = SPC_NONE;
+    int repeated = top >= 0 && vm->frames[top].visited == p->mark;
+    for (int32_t i = top; i >= 0; i--) {
+        SomFrame *f = &vm->frames[i];
+        p->scr_m[n] = spn_name(&p->names, f->method);
+        p->scr_p[n] = f->bci;
+        p->scr_f[n++] = (uint32_t)i;
+        if (f->visited == p->mark) {
+            start = p->frame_ctx[i];
+            break;
+        }
+    }
+    uint32_t leaf = spc_add_sample(&p->tree, p->scr_m, p->scr_p, n, start, 1, p->scr_c);
+    if (leaf == SPC_NONE) return;
+    for (uint32_t k = 0; k < n; k++) {
+        p->frame_ctx[p->scr_f[k]] = p->scr_c[k];
+        vm->frames[p->scr_f[k]].visited = p->mark;
+    }
+    if (p->nsamples == p->cap_samples) {
+        size_t cap = p->cap_samples ? p->cap_samples * 2 : 4096;
+        CoopSample *s = realloc(p->samples, cap * sizeof *s);
+        if (!s) return;
+        p->samples = s;
+        p->cap_samples = cap;
+    }
+    p->samples[p->nsamples++] = (CoopSample){leaf, state, spx_now() - S.t0};
+    atomic_fetch_add(&S.coop_samples, 1);
+    if (repeated) atomic_fetch_add(&S.coop_repeats, 1);
+}
+
+static void spc_hook(SomVM *vm)
+{
+    int v = __atomic_exchange_n(&vm->poll, 0, __ATOMIC_ACQ_REL);
+    if (v <= 0 || atomic_load(&S.paused)) return;
+    spc_take_sample(vm->prof_data, (uint8_t)(v - 1));
+}
+
+/* Rotor's tuning rule on the cooperative samples: too many repeated tops -> sample less. */
+static void spc_tune(uint64_t *last_s, uint64_t *last_r)
+{
+    uint64_t s = atomic_load(&S.coop_samples), r = atomic_load(&S.coop_repeats);
+    if (s - *last_s < 1000) return;
+    double rate = (double)(r - *last_r) / (double)(s - *last_s);
+    *last_s = s, *last_r = r;
+    uint64_t iv = atomic_load(&S.interval_ns), nv = iv;
+    if (rate > 0.15 && iv < 100000000ull) nv = iv * 2;
+    else if (rate < 0.01 && iv > 200000ull) nv = iv / 2;
+    if (nv != iv) {
+        atomic_store(&S.interval_ns, nv);
+        atomic_fetch_add(&S.coop_changes, 1);
+        if (S.prof)
+            sp_event_add(S.prof, spx_now() - S.t0, SP_EVENT_RATE_CHANGE, (int64_t)iv, (int64_t)nv,
+                         "coop tune");
+    }
+}
+
+/* The marking thread: flags every live VM; the VM samples itself at its next safe point. */
+static void *spc_marker(void *arg)
+{
+    (void)arg;
+    uint64_t rng = spx_now() | 1, last_s = 0, last_r = 0;
+    while (!atomic_load(&S.stop)) {
+        uint64_t iv = atomic_load(&S.interval_ns);
+        rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+        uint64_t d = iv - iv / 5 + rng % (iv / 5 * 2 + 1); /* +-20% jitter */
+        struct timespec ts = {(time_t)(d / 1000000000ull), (long)(d % 1000000000ull)};
+        nanosleep(&ts, NULL);
+        if (atomic_load(&S.paused)) continue;
+        pthread_mutex_lock(&S.mu);
+        for (int i = 0; i < S.nvms; i++) {
+            SomVM *vm = S.vms[i]->vm;
+            int expected = 0;
+            __atomic_compare_exchange_n(&vm->poll, &expected, 1 + (int)vm->state, false,
+                                        __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+        }
+        if (S.o.tune) spc_tune(&last_s, &last_r);
+        pthread_mutex_unlock(&S.mu);
+    }
+    return NULL;
+}
+
+/* ---- exact mode ------------------------------------------------------------------------ */
+
+static void spx_enter(SomVM *vm, SomMethod *callee, bool is_prim)
+{
+    VmProf *p = vm->prof_data;
+    if (S.o.mode != SOMPROF_EXACT && !is_prim) return;
+    if (p->sp == p->cap_stk) {
+        uint32_t cap = p->cap_stk ? p->cap_stk * 2 : 1024;
+        ExactFrame *s = realloc(p->stk, cap * sizeof *s);
+        if (!s) abort(); /* the exact stack must mirror the activations */
+        p->stk = s;
+        p->cap_stk = cap;
+    }
+    int32_t top = vm->top;
+    uint32_t node = SPC_NONE;
+    if (S.o.mode == SOMPROF_EXACT) {
+        uint32_t site = is_prim ? (top >= 0 ? vm->frames[top].bci : 0)
+                                : (top >= 1 ? vm->frames[top - 1].bci : 0);
+        uint32_t parent = p->sp ? p->stk[p->sp - 1].node : SPC_ROOT;
+        node = spc_child(&p->tree, parent, spn_name(&p->names, callee), site);
+        if (node != SPC_NONE && !atomic_load(&S.paused)) p->tree.n[node].count++;
+    }
+    p->stk[p->sp++] = (ExactFrame){node, spx_now(), vm->heap.stats.ns_total, vm->compile_ns};
+}
+
+static void spx_exit(SomVM *vm, SomMethod *callee, bool is_prim)
+{
+    VmProf *p = vm->prof_data;
+    (void)callee;
+    if ((S.o.mode != SOMPROF_EXACT && !is_prim) || !p->sp) return;
+    ExactFrame *e = &p->stk[--p->sp];
+    uint64_t dt = spx_now() - e->t0;
+    if (is_prim) {
+        uint64_t other = (vm->heap.stats.ns_total - e->gc0) + (vm->compile_ns - e->comp0);
+        p->prim_ns += dt > other ? dt - other : 0;
+    }
+    if (e->node == SPC_NONE) return;
+    p->tree.n[e->node].total_ns += dt;
+    if (p->sp && p->stk[p->sp - 1].node != SPC_NONE) p->tree.n[p->stk[p->sp - 1].node].child_ns += dt;
+}
+
+/* Closes activations still open at detach (error exit) and computes the state split. */
+static void spx_finish(VmProf *p)
+{
+    while (p->sp) spx_exit(p->vm, NULL, false);
+    SomVM *vm = p->vm;
+    uint64_t run = spx_now() - p->t_attach;
+    uint64_t gc = vm->heap.stats.ns_total - p->gc_attach;
+    uint64_t comp = vm->compile_ns - p->comp_attach;
+    uint64_t other = gc + comp + p->prim_ns;
+    p->state_ns[VMS_GC] = gc;
+    p->state_ns[VMS_COMPILE] = comp;
+    p->state_ns[VMS_PRIMITIVE] = p->prim_ns;
+    p->state_ns[VMS_INTERP] = run > other ? run - other : 0;
+}
+
+/* ---- System primitives ------------------------------------------------------------------ */
+
+static int sp_control(SomVM *vm, const char *op, int64_t arg)
+{
+    (void)vm;
+    bool async = S.o.mode == SOMPROF_ASYNC;
+    if (!strcmp(op, "start") || !strcmp(op, "resume")) {
+        atomic_store(&S.paused, 0);
+        return async ? (sampo_resume() ? -1 : 0) : 0;
+    }
+    if (!strcmp(op, "stop") || !strcmp(op, "pause")) {
+        atomic_store(&S.paused, 1);
+        return async ? (sampo_pause() ? -1 : 0) : 0;
+    }
+    if (!strcmp(op, "rate")) {
+        if (arg < 1 || arg > 100000) return -1;
+        if (async) return sampo_set_rate((uint32_t)arg) ? -1 : 0;
+        atomic_store(&S.interval_ns, 1000000000ull / (uint64_t)arg);
+        S.o.tune = false;
+        return S.o.mode == SOMPROF_COOP ? 0 : -1;
+    }
+    if (!strcmp(op, "running")) return S.active && !atomic_load(&S.paused) ? 0 : -1;
+    return -1;
+}
+
+/* ---- session ------------------------------------------------------------------------------ */
+
+static int spr_start_async(const SomProfOptions *o, char *err, size_t errlen)
+{
+    SampoConfig c;
+    sampo_config_default(&c);
+    if (sampo_config_from_env(&c, err, errlen)) return -1;
+    if (o->hz) c.hz = o->hz;
+    c.tune = o->tune || !o->hz;
+    c.max_depth = 255;
+    c.out_path = S.out;
+    int rc = sampo_start(&c);
+    if (rc) {
+        snprintf(err, errlen, "cannot start the sampling profiler (status %d)", rc);
+        return -1;
+    }
+    if (o->paused) sampo_pause();
+    return 0;
+}
+
+int somprof_session_start(const SomProfOptions *o, char *err, size_t errlen)
+{
+    if (S.active) {
+        snprintf(err, errlen, "profiler already started");
+        return -1;
+    }
+    S.o = *o;
+    S.t0 = spx_now();
+    atomic_store(&S.stop, 0);
+    atomic_store(&S.paused, o->paused ? 1 : 0);
+    S.out_tmp = !o->out;
+    if (o->out) snprintf(S.out, sizeof S.out, "%s", o->out);
+    else snprintf(S.out, sizeof S.out, "/tmp/som-prof-%d.prof", (int)getpid());
+    if (o->mode == SOMPROF_ASYNC) {
+        if (spr_start_async(o, err, errlen)) return -1;
+    } else {
+        S.prof = sp_profile_new(o->mode == SOMPROF_EXACT ? SP_FLAVOUR_EXACT : SP_FLAVOUR_SAMPLED);
+        S.tprof = o->mode == SOMPROF_EXACT ? sp_profile_new(SP_FLAVOUR_SAMPLED) : NULL;
+        if (!S.prof || (o->mode == SOMPROF_EXACT && !S.tprof) || spc_init(&S.merged)) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+    }
+    if (o->mode == SOMPROF_COOP) {
+        S.o.tune = o->tune || !o->hz;
+        atomic_store(&S.interval_ns, 1000000000ull / (o->hz ? o->hz : 1000));
+        if (pthread_create(&S.marker, NULL, spc_marker, NULL)) {
+            snprintf(err, errlen, "cannot start the marking thread");
+            return -1;
+        }
+        S.marker_running = true;
+    }
+    S.active = true;
+    return 0;
+}
+
+static int spr_attach_mode(VmProf *p, int thread_no)
+{
+    SomVM *vm = p->vm;
+    if (S.o.mode == SOMPROF_ASYNC) {
+        char name[32];
+        snprintf(name, sizeof name, "som-%d", thread_no);
+        if (sampo_thread_register(name) || sampo_vm_set_frame_callback(spa_frames, p) ||
+            sampo_vm_set_state_ptr(&vm->state))
+            return -1;
+        vm->safepoint_hook = spa_hook;
+        return 0;
+    }
+    if (spc_init(&p->tree)) return -1;
+    if (S.o.mode == SOMPROF_COOP) {
+        p->frame_ctx = calloc(vm->max_frames, sizeof *p->frame_ctx);
+        if (!p->frame_ctx) return -1;
+        vm->safepoint_hook = spc_hook;
+        pthread_mutex_lock(&S.mu);
+        int full = S.nvms == SOMPROF_MAX_VMS;
+        if (!full) S.vms[S.nvms++] = p;
+        pthread_mutex_unlock(&S.mu);
+        return full ? -1 : 0;
+    }
+    vm->no_trivial = true;
+    return 0;
+}
+
+int somprof_attach(SomVM *vm, int thread_no)
+{
+    if (!S.active) return -1;
+    VmProf *p = calloc(1, sizeof *p);
+    if (!p) return -1;
+    p->vm = vm;
+    p->no = thread_no;
+    p->mark = 1;
+    if (spn_init(&p->names, S.o.mode == SOMPROF_ASYNC)) goto fail;
+    vm->prof_data = p;
+    vm->prof_control = sp_control;
+    if (spr_attach_mode(p, thread_no)) goto fail;
+    p->t_attach = spx_now();
+    p->gc_attach = vm->heap.stats.ns_total;
+    p->comp_attach = vm->compile_ns;
+    if (S.o.mode == SOMPROF_EXACT || S.o.exact_states) {
+        vm->on_enter = spx_enter;
+        vm->on_exit = spx_exit;
+        vm->exact_hooks = true;
+    }
+    return 0;
+fail:
+    vm->prof_data = NULL;
+    vm->prof_control = NULL;
+    vm->safepoint_hook = NULL;
+    spn_fini(&p->names);
+    free(p);
+    return -1;
+}
+
+/* Adds one VM's tree and samples to the session (S.mu held). */
+static void spr_merge(VmProf *p)
+{
+    SpcTree *t = &p->tree;
+    uint32_t *m = calloc(t->len, sizeof *m), *fid = calloc(t->len, sizeof *fid);
+    uint32_t *stack = malloc(sizeof *stack * (t->len + 1));
+    char tname[32];
+    snprintf(tname, sizeof tname, "som-%d", p->no);
+    uint32_t thr = sp_thread_add(S.prof, (uint64_t)p->no, tname);
+    uint32_t tthr = S.tprof ? sp_thread_add(S.tprof, (uint64_t)p->no, tname) : 0;
+    if (!m || !fid || !stack || thr == SP_NONE || tthr == SP_NONE) goto out;
+    for (uint32_t i = 1; i < t->len; i++) {
+        const SpcNode *x = &t->n[i];
+        m[i] = spc_child(&S.merged, m[x->parent], x->method, x->callsite);
+        if (m[i] == SPC_NONE) goto out;
+        S.merged.n[m[i]].count += x->count;
+        S.merged.n[m[i]].total_ns += x->total_ns;
+        S.merged.n[m[i]].child_ns += x->child_ns;
+        fid[i] = sp_frame_addv(S.prof, SP_FRAME_VM_METHOD, x->method, NULL, 0, 0, NULL, 0);
+        if (S.tprof) sp_frame_addv(S.tprof, SP_FRAME_VM_METHOD, x->method, NULL, 0, 0, NULL, 0);
+    }
+    for (size_t k = 0; k < p->nsamples; k++) { /* cooperative samples */
+        uint32_t d = spc_path(t, p->samples[k].ctx, stack, t->len);
+        for (uint32_t j = 0; j < d; j++) stack[j] = fid[stack[j]];
+        sp_sample_add(S.prof, thr, p->samples[k].t_ns, stack, d, 0, 1,
+                      (SpVmState)p->samples[k].state);
+    }
+    for (uint32_t i = 1; S.o.mode == SOMPROF_EXACT && i < t->len; i++) { /* exact contexts */
+        const SpcNode *x = &t->n[i];
+        uint32_t d = spc_path(t, i, stack, t->len);
+        for (uint32_t j = 0; j < d; j++) stack[j] = fid[stack[j]];
+        if (x->count) sp_sample_add(S.prof, thr, 0, stack, d, 0, x->count, SP_VM_INTERPRETING);
+        uint64_t self_us = (x->total_ns - x->child_ns) / 1000;
+        if (self_us) sp_sample_add(S.tprof, tthr, 0, stack, d, 0, self_us, SP_VM_INTERPRETING);
+    }
+out:
+    free(m);
+    free(fid);
+    free(stack);
+}
+
+void somprof_detach(SomVM *vm)
+{
+    VmProf *p = vm->prof_data;
+    if (!p) return;
+    if (S.o.mode == SOMPROF_ASYNC) {
+        sampo_vm_set_frame_callback(NULL, NULL);
+        sampo_vm_set_state_ptr(NULL);
+        spa_name_pending(p);
+    }
+    if (S.o.mode == SOMPROF_EXACT || S.o.exact_states) spx_finish(p);
+    vm->exact_hooks = false;
+    vm->safepoint_hook = NULL;
+    vm->prof_control = NULL;
+    pthread_mutex_lock(&S.mu);
+    for (int i = 0; i < S.nvms; i++)
+        if (S.vms[i] == p) S.vms[i] = S.vms[--S.nvms];
+    if (S.o.mode != SOMPROF_ASYNC) spr_merge(p);
+    if (S.o.exact_states || S.o.mode == SOMPROF_EXACT) {
+        for (int s = 0; s < VMS_COUNT; s++) S.exact_state_ns[s] += p->state_ns[s];
+        S.have_exact_states = true;
+    }
+    pthread_mutex_unlock(&S.mu);
+    vm->prof_data = NULL;
+    spn_fini(&p->names);
+    spc_fini(&p->tree);
+    free(p->frame_ctx);
+    free(p->scr_m);
+    free(p->scr_p);
+    free(p->scr_c);
+    free(p->scr_f);
+    free(p->samples);
+    free(p->stk);
+    free(p);
+}
+
+/* ---- finish ----------------------------------------------------------------------------- */
+
+static const char *const spr_state_names[VMS_COUNT] = {"none",  "interpreting", "primitive",
+                                                       "native", "gc", "compiling", "idle"};
+
+static void spr_print_states(FILE *f, const char *what, const uint64_t *w, uint64_t total)
+{
+    fprintf(f, "somprof: %s states:", what);
+    for (int s = 1; s < VMS_COUNT; s++)
+        fprintf(f, " %s=%.2f%%", spr_state_names[s], total ? 100.0 * (double)w[s] / (double)total : 0);
+    fprintf(f, "\n");
+}
+
+static void spr_states(SpProfile *p)
+{
+    uint64_t w[SP_VM_STATE_COUNT];
+    if (S.o.mode != SOMPROF_EXACT) {
+        uint64_t total = spo_state_weights(p, w);
+        spr_print_states(stderr, "sampled", w, total);
+    }
+    if (!S.have_exact_states) return;
+    uint64_t total = 0;
+    for (int s = 0; s < VMS_COUNT; s++) total += S.exact_state_ns[s];
+    spr_print_states(stderr, "exact", S.exact_state_ns, total);
+    for (int s = 1; s < VMS_COUNT; s++) {
+        char key[64];
+        snprintf(key, sizeof key, "exact_state_%s_ns", spr_state_names[s]);
+        sp_meta_setu(p, key, S.exact_state_ns[s]);
+    }
+}
+
+static void spr_meta(SpProfile *p)
+{
+    static const char *const modes[] = {"off", "async", "coop", "exact"};
+    sp_meta_set(p, "engine", "somprof");
+    sp_meta_set(p, "som_profiler_mode", modes[S.o.mode]);
+    sp_meta_setu(p, "duration_ns", spx_now() - S.t0);
+    if (S.o.mode == SOMPROF_COOP) {
+        sp_meta_set(p, "trigger", "coop-safepoint");
+        sp_meta_set(p, "tune", S.o.tune ? "on" : "off");
+        sp_meta_setu(p, "hz_requested", S.o.hz);
+        sp_meta_setu(p, "interval_ns", atomic_load(&S.interval_ns));
+        sp_meta_setu(p, "samples", atomic_load(&S.coop_samples));
+        sp_meta_setu(p, "repeated_tops", atomic_load(&S.coop_repeats));
+        sp_meta_setu(p, "rate_changes", atomic_load(&S.coop_changes));
+    }
+    if (S.o.mode == SOMPROF_EXACT) sp_meta_set(p, "unit", "invocations");
+}
+
+/* Builds or reads back the session's profile into *out (owned). */
+static int spr_collect(SpProfile **out, char *err, size_t errlen)
+{
+    if (S.o.mode == SOMPROF_ASYNC) {
+        if (sampo_stop()) {
+            snprintf(err, errlen, "stopping the sampling profiler failed");
+            return -1;
+        }
+        return sp_profile_read(S.out, out, err, errlen);
+    }
+    atomic_store(&S.stop, 1);
+    if (S.marker_running) pthread_join(S.marker, NULL);
+    S.marker_running = false;
+    if (spo_ccmap_from_tree(S.prof, &S.merged, S.o.mode == SOMPROF_EXACT)) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    *out = S.prof;
+    S.prof = NULL;
+    return 0;
+}
+
+static int spr_write_time(SpProfile *p, char *err, size_t errlen)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s.time", S.out);
+    sp_meta_set(S.tprof, "engine", "somprof");
+    sp_meta_set(S.tprof, "som_profiler_mode", "exact-time");
+    sp_meta_set(S.tprof, "unit", "microseconds of self time");
+    (void)p;
+    return sp_profile_write(S.tprof, path, err, errlen);
+}
+
+int somprof_session_finish(char *err, size_t errlen)
+{
+    if (!S.active) return 0;
+    SpProfile *p = NULL;
+    int rc = spr_collect(&p, err, errlen);
+    if (rc) goto out;
+    spr_meta(p);
+    if (S.o.exact_states || S.o.report) spr_states(p);
+    if (!S.out_tmp && (rc = sp_profile_write(p, S.out, err, errlen))) goto out;
+    if (!S.out_tmp && S.tprof && (rc = spr_write_time(p, err, errlen))) goto out;
+    if (S.o.dump && (rc = spo_write_dump(p, S.o.dump, err, errlen))) goto out;
+    if (S.o.report) spo_print_report(p, stderr);
+out:
+    if (S.out_tmp && S.o.mode == SOMPROF_ASYNC) unlink(S.out);
+    sp_profile_free(p);
+    sp_profile_free(S.prof);
+    sp_profile_free(S.tprof);
+    S.prof = S.tprof = NULL;
+    spc_fini(&S.merged);
+    S.active = false;
+    return rc;
+}
+
+/* ---- C API for a compiler controller --------------------------------------------------- */
+
+size_t somprof_hot_methods(SomVM *vm, bool by_total, SomProfHot *out, size_t n)
+{
+    VmProf *p = vm->prof_data;
+    if (!p || !n) return 0;
+    if (S.o.mode == SOMPROF_ASYNC) {
+        SampoCCMap *m = sampo_ccmap_snapshot(0);
+        SampoMethodStat *st = m ? calloc(n, sizeof *st) : NULL;
+        size_t k = st ? sampo_ccmap_hot_methods(m, by_total ? 1 : 0, st, n) : 0;
+        for (size_t i = 0; i < k; i++)
+            out[i] = (SomProfHot){(SomMethod *)(uintptr_t)st[i].method,
+                                  st[i].name ? spn_intern(st[i].name) : NULL, st[i].self,
+                                  st[i].total};
+        free(st);
+        sampo_ccmap_free(m);
+        return k;
+    }
+    /* tree modes: per-method self from this VM's tree (by name -> the methods of the frames) */
+    size_t k = 0;
+    for (uint32_t i = 1; i < p->tree.len; i++) {
+        const SpcNode *x = &p->tree.n[i];
+        uint64_t v = x->count;
+        if (!v) continue;
+        size_t j = 0;
+        while (j < k && (const void *)out[j].name != x->method) j++;
+        if (j == k) {
+            if (k == n) continue;
+            out[k++] = (SomProfHot){NULL, x->method, 0, 0};
+        }
+        out[j].self += v;
+        out[j].total += v;
+    }
+    (void)by_total; /* tree modes: counts are per context end, self == total here */
+    for (size_t i = 1; i < k; i++) /* insertion sort, hottest first */
+        for (size_t j = i; j > 0 && out[j].self > out[j - 1].self; j--) {
+            SomProfHot x = out[j];
+            out[j] = out[j - 1];
+            out[j - 1] = x;
+        }
+    return k;
+}
+
+size_t somprof_site_targets(SomVM *vm, SomMethod *caller, uint32_t bci, SomMethod **out, size_t n)
+{
+    VmProf *p = vm->prof_data;
+    if (!p || S.o.mode != SOMPROF_ASYNC) return 0;
+    SampoCCMap *m = sampo_ccmap_snapshot(0);
+    uint64_t *t = m ? calloc(n ? n : 1, sizeof *t) : NULL;
+    size_t k = t ? sampo_ccmap_site_targets(m, (uint64_t)(uintptr_t)caller, bci, t, n) : 0;
+    for (size_t i = 0; i < k; i++) out[i] = (SomMethod *)(uintptr_t)t[i];
+    free(t);
+    sampo_ccmap_free(m);
+    return k;
+}

@@ -1,0 +1,78 @@
+/*
+ * somprof.h - libsampo inside `som`: method-level profiling of SOM programs.
+ *
+ * Owns: the process-wide profiler session of the som command and its per-VM attachments.
+ * Three modes:
+ *   async  libsampo's signal handler walks vm->frames itself (frame callback), stopping at
+ *          the first activation already marked visited (Rotor's partial samples).
+ *   coop   a marking thread sets vm->poll on every attached VM at the sampling rate; each VM
+ *          thread takes its sample at its next safe point (method entry, loop back edge).
+ *          The VM state is the one the marking thread saw when it set the flag.
+ *   exact  every activation, primitive and exit is counted through the VM's exact hooks into
+ *          a calling-context tree with invocation counts and inclusive/self times.
+ * Every mode writes a profile readable by the `sampo` tools; exact mode also writes
+ * FILE.time, the time-weighted view (weights in microseconds).
+ *
+ * Threading: somprof_session_start/finish on the main thread, before the VM threads start
+ * and after they were joined; somprof_attach/detach on each VM's own thread.  The async
+ * frame callback runs in the SIGPROF handler on the VM's thread: it reads only vm->frames
+ * and writes only the visited marks (async-signal-safe, no allocation, no locks).
+ */
+#ifndef SOMPROF_H
+#define SOMPROF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "vm.h"
+
+typedef enum SomProfMode {
+    SOMPROF_OFF = 0,
+    SOMPROF_ASYNC = 1,
+    SOMPROF_COOP = 2,
+    SOMPROF_EXACT = 3
+} SomProfMode;
+
+typedef struct SomProfOptions {
+    SomProfMode mode;
+    uint32_t hz;            /* samples per second per thread; 0 = self-tuned (async) / 1000 */
+    bool tune;              /* self-tuning interval (async); on when hz == 0 */
+    bool exact_states;      /* also measure the VM-state split exactly (state transitions) */
+    bool report;            /* print the Cog-style report at exit (stderr) */
+    const char *out;        /* profile file, or NULL */
+    const char *dump;       /* JSON CC-Map dump, or NULL */
+    bool paused;            /* start paused (System profilerStart starts it) */
+} SomProfOptions;
+
+/* Parses a mode name ("async", "coop", "exact"); answers false if unknown. */
+bool somprof_parse_mode(const char *s, SomProfMode *out);
+
+/* Starts the session (async: sampo_start; coop: the marking thread).  Answers 0 or -1 with
+ * a message in err. */
+int somprof_session_start(const SomProfOptions *o, char *err, size_t errlen);
+/* Stops sampling, merges the threads' data, writes the profile, dump and report.
+ * Answers 0 or -1 with a message in err. */
+int somprof_session_finish(char *err, size_t errlen);
+
+/* Attaches the calling thread's VM (hooks, frame callback, state pointer, System primitives'
+ * control function).  thread_no numbers the VM for reports.  Answers 0 or -1. */
+int somprof_attach(SomVM *vm, int thread_no);
+/* Detaches the VM (merges its exact/cooperative data into the session); call on the VM's
+ * thread before som_vm_free. */
+void somprof_detach(SomVM *vm);
+
+/* ---- C API for a compiler controller (on the VM's own thread) ----------------------- */
+
+typedef struct SomProfHot {
+    SomMethod *method;  /* async mode; NULL in the tree modes */
+    const char *name;   /* "Class>>selector" (borrowed, lives until exit) */
+    uint64_t self, total;
+} SomProfHot;
+
+/* Hottest methods of this VM so far by self (by_total false) or total weight; answers the
+ * number written (at most n). */
+size_t somprof_hot_methods(SomVM *vm, bool by_total, SomProfHot *out, size_t n);
+/* Distinct callees seen so far at call site caller@bci (1 = monomorphic); up to n written. */
+size_t somprof_site_targets(SomVM *vm, SomMethod *caller, uint32_t bci, SomMethod **out, size_t n);
+
+#endif
