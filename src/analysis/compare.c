@@ -81,17 +81,29 @@ static int tab_slot(MethodTab *t, uint64_t key, uint32_t *slot)
     return u64map_put(&t->idx, key, (uint32_t)t->n++);
 }
 
-static int tab_fill(MethodTab *t, const SpProfile *p, int side)
+int sp_has_times(const SpProfile *p)
+{
+    for (uint32_t i = 0; i < p->cc.nmethods; i++)
+        if (p->cc.methods[i].self_ns || p->cc.methods[i].total_ns)
+            return 1;
+    for (uint32_t i = 0; i < p->cc.nnodes; i++)
+        if (p->cc.nodes[i].time_ns)
+            return 1;
+    return 0;
+}
+
+static int tab_fill(MethodTab *t, const SpProfile *p, int side, int tw)
 {
     char name[512];
+    tw = tw && sp_has_times(p);
     for (uint32_t i = 0; i < p->cc.nmethods; i++) {
         const SpCcMethod *m = &p->cc.methods[i];
         uint32_t slot;
         uint64_t key = cmp_hash(sp_frame_label(p, m->frame, name, sizeof name), 14695981039346656037ull);
         if (tab_slot(t, key, &slot))
             return -1;
-        t->self[side][slot] += (double)m->self;
-        t->total[side][slot] += (double)m->total;
+        t->self[side][slot] += (double)(tw ? m->self_ns : m->self);
+        t->total[side][slot] += (double)(tw ? m->total_ns : m->total);
         t->frame[side][slot] = m->frame;
     }
     return 0;
@@ -141,19 +153,21 @@ static int compare_diffs(MethodTab *t, SpProfile *a, SpProfile *b, SpCompare *r)
     return 0;
 }
 
-int sp_compare(SpProfile *a, SpProfile *b, SpCompare *r)
+int sp_compare(SpProfile *a, SpProfile *b, SpCompare *r) { return sp_compare_ex(a, b, 0, r); }
+
+int sp_compare_ex(SpProfile *a, SpProfile *b, int tw, SpCompare *r)
 {
     MethodTab t;
     memset(&t, 0, sizeof t);
     memset(r, 0, sizeof *r);
     u64map_init(&t.idx);
     int rc = -1;
-    if (sp_ccmap_ensure(a) || sp_ccmap_ensure(b) || tab_fill(&t, a, 0) || tab_fill(&t, b, 1))
+    if (sp_ccmap_ensure(a) || sp_ccmap_ensure(b) || tab_fill(&t, a, 0, tw) || tab_fill(&t, b, 1, tw))
         goto out;
     r->nmethods = t.n;
     r->corr_self = sp_pearson(t.self[0], t.self[1], t.n);
     r->corr_total = sp_pearson(t.total[0], t.total[1], t.n);
-    if (sp_overlap(a, b, &r->overlap) || compare_diffs(&t, a, b, r))
+    if (sp_overlap_ex(a, b, tw, &r->overlap) || compare_diffs(&t, a, b, r))
         goto out;
     rc = 0;
 out:
@@ -185,62 +199,84 @@ static uint64_t *path_hashes(const SpProfile *p)
     return h;
 }
 
-static double tree_total(const SpProfile *p)
+/* Per-node weight: self count, or (time-weighted) self time = inclusive time minus the
+ * children's inclusive times, clamped at 0.  Returns a malloc'ed array, *total = its sum. */
+static double *node_weights(const SpProfile *p, int tw, double *total)
 {
-    double t = 0;
-    for (uint32_t i = 0; i < p->cc.nnodes; i++)
-        t += (double)p->cc.nodes[i].self;
-    return t;
+    uint32_t n = p->cc.nnodes;
+    double *w = calloc(n ? n : 1, sizeof *w);
+    if (!w)
+        return NULL;
+    tw = tw && sp_has_times(p);
+    for (uint32_t i = 0; i < n; i++)
+        w[i] = (double)(tw ? p->cc.nodes[i].time_ns : p->cc.nodes[i].self);
+    if (tw)
+        for (uint32_t i = 0; i < n; i++)
+            if (p->cc.nodes[i].parent != SP_NONE)
+                w[p->cc.nodes[i].parent] -= (double)p->cc.nodes[i].time_ns;
+    *total = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (w[i] < 0)
+            w[i] = 0;
+        *total += w[i];
+    }
+    return w;
 }
 
 int sp_overlap(SpProfile *a, SpProfile *b, double *overlap)
 {
-    U64Map map;
-    uint64_t *ha = NULL, *hb = NULL;
-    double *wa = NULL;
+    return sp_overlap_ex(a, b, 0, overlap);
+}
+
+/* Sums normalized node weights per distinct path hash into map/acc. */
+static int path_sums(const SpProfile *p, int tw, U64Map *map, double **acc)
+{
+    double total;
+    uint64_t *h = path_hashes(p);
+    double *w = node_weights(p, tw, &total);
+    *acc = calloc(p->cc.nnodes ? p->cc.nnodes : 1, sizeof **acc);
     int rc = -1;
-    u64map_init(&map);
+    if (!h || !w || !*acc)
+        goto out;
+    for (uint32_t i = 0; i < p->cc.nnodes; i++) {
+        uint32_t slot = u64map_get(map, h[i]);
+        if (slot == UINT32_MAX && u64map_put(map, h[i], slot = i))
+            goto out;
+        (*acc)[slot] += total > 0 ? w[i] / total : 0;
+    }
+    rc = 0;
+out:
+    free(h);
+    free(w);
+    return rc;
+}
+
+int sp_overlap_ex(SpProfile *a, SpProfile *b, int tw, double *overlap)
+{
+    U64Map ma, mb;
+    double *wa = NULL, *wb = NULL;
+    int rc = -1;
     *overlap = 0;
     if (sp_ccmap_ensure(a) || sp_ccmap_ensure(b))
         return -1;
-    ha = path_hashes(a), hb = path_hashes(b);
-    wa = calloc(a->cc.nnodes ? a->cc.nnodes : 1, sizeof *wa);
-    if (!ha || !hb || !wa)
+    u64map_init(&ma);
+    u64map_init(&mb);
+    if (path_sums(a, tw, &ma, &wa) || path_sums(b, tw, &mb, &wb))
         goto out;
-    double ta = tree_total(a), tb = tree_total(b), ov = 0;
-    /* Several nodes may share a path if a producer-supplied tree repeats one: sum them. */
-    for (uint32_t i = 0; i < a->cc.nnodes; i++) {
-        uint32_t slot = u64map_get(&map, ha[i]);
-        if (slot == UINT32_MAX && u64map_put(&map, ha[i], slot = i))
-            goto out;
-        wa[slot] += ta > 0 ? (double)a->cc.nodes[i].self / ta : 0;
-    }
-    U64Map seen;
-    u64map_init(&seen);
-    double *wb = calloc(b->cc.nnodes ? b->cc.nnodes : 1, sizeof *wb);
-    if (!wb)
-        goto out;
-    for (uint32_t i = 0; i < b->cc.nnodes; i++) {
-        uint32_t slot = u64map_get(&seen, hb[i]);
-        if (slot == UINT32_MAX && u64map_put(&seen, hb[i], slot = i))
-            break;
-        wb[slot] += tb > 0 ? (double)b->cc.nodes[i].self / tb : 0;
-    }
-    for (uint32_t i = 0; i < b->cc.nnodes; i++) {
-        if (u64map_get(&seen, hb[i]) != i)
+    double ov = 0;
+    for (uint32_t j = 0; j < mb.cap; j++) { /* every distinct path of b */
+        if (!mb.vals[j])
             continue;
-        uint32_t s = u64map_get(&map, hb[i]);
-        if (s != UINT32_MAX)
-            ov += wa[s] < wb[i] ? wa[s] : wb[i];
+        uint32_t sb = mb.vals[j] - 1, sa = u64map_get(&ma, mb.keys[j]);
+        if (sa != UINT32_MAX)
+            ov += wa[sa] < wb[sb] ? wa[sa] : wb[sb];
     }
-    free(wb);
-    u64map_fini(&seen);
     *overlap = ov;
     rc = 0;
 out:
-    u64map_fini(&map);
-    free(ha);
-    free(hb);
+    u64map_fini(&ma);
+    u64map_fini(&mb);
     free(wa);
+    free(wb);
     return rc;
 }

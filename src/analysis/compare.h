@@ -36,8 +36,16 @@ typedef struct {
 
 /* Fills r; returns 0 or -1 on ENOMEM.  Release with sp_compare_fini. */
 int sp_compare(SpProfile *a, SpProfile *b, SpCompare *r);
+/* time_weighted: a profile that carries times (exact profiles: methods' self_ns/total_ns,
+ * nodes' inclusive time_ns) is compared by time instead of by count - the fair comparison
+ * of an exact (invocation-counting) profile with a sampled one.  Profiles without times
+ * (sampled) use their counts, which already measure time. */
+int sp_compare_ex(SpProfile *a, SpProfile *b, int time_weighted, SpCompare *r);
 void sp_compare_fini(SpCompare *r);
 /* Overlap alone. */
 int sp_overlap(SpProfile *a, SpProfile *b, double *overlap);
+int sp_overlap_ex(SpProfile *a, SpProfile *b, int time_weighted, double *overlap);
+/* 1 if p's CC-Map carries a time-weighted view (any method self_ns or node time_ns). */
+int sp_has_times(const SpProfile *p);
 
 #endif

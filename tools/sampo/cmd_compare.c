@@ -11,18 +11,20 @@
 #include "compare.h"
 
 static const char compare_usage[] =
-    "usage: sampo compare [--limit N] A B\n"
+    "usage: sampo compare [--limit N] [--time] A B\n"
     "  Pearson correlation of per-method self and total counters (methods matched by name),\n"
     "  overlap of the calling context trees (sum over contexts of min of normalized weights),\n"
-    "  and the N biggest differences in self share (default 10).\n";
+    "  and the N biggest differences in self share (default 10).\n"
+    "  --time   compare profiles that carry times (exact mode) by time, not invocations\n";
 
 int cmd_compare(int argc, char **argv)
 {
     static const struct option opts[] = {{"limit", required_argument, 0, 'l'},
+                                         {"time", no_argument, 0, 't'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     uint64_t limit = 10;
-    int c;
+    int c, tw = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "l:h", opts, NULL)) != -1) {
         switch (c) {
@@ -32,6 +34,7 @@ int cmd_compare(int argc, char **argv)
                 return 2;
             }
             break;
+        case 't': tw = 1; break;
         case 'h': fputs(compare_usage, stdout); return 0;
         default: fputs(compare_usage, stderr); return 2;
         }
@@ -45,10 +48,11 @@ int cmd_compare(int argc, char **argv)
     int rc = 1;
     if (!a || !b)
         goto out;
-    if (sp_compare(a, b, &r)) {
+    if (sp_compare_ex(a, b, tw, &r)) {
         fprintf(stderr, "sampo compare: out of memory\n");
         goto out;
     }
+    printf("weights:            %s\n", tw ? "time where recorded (--time), else counts" : "counts");
     printf("methods:            %zu (union)\n", r.nmethods);
     printf("correlation(self):  %.4f\n", r.corr_self);
     printf("correlation(total): %.4f\n", r.corr_total);

@@ -124,7 +124,7 @@ c=sum((x-ma)*(y-mb) for x,y in zip(a,b))/math.sqrt(sum((x-ma)**2 for x in a)*sum
 print("%.4f"%c)')
 check "compare pearson" has cmp.txt "correlation(self):  $expect"
 check "compare overlap" has cmp.txt "overlap:            90.00%"
-check "compare top diff" bash -c "sed -n 9p cmp.txt | grep -qE '45.00% +36.00% +-9.00  hot'"
+check "compare top diff" bash -c "sed -n 10p cmp.txt | grep -qE '45.00% +36.00% +-9.00  hot'"
 
 # --- CC-Map JSON dump (as `som --prof-dump` will write it): read by every tool
 cat >dump.json <<'JSON'
@@ -146,6 +146,25 @@ $SAMPO flame dump.json -o dump.svg; check "json dump flame" has dump.svg "<title
 # som.prof has the same two contexts at 240/120 plus 40 GC samples: overlap = 240/360... by hand:
 # A: ABCD .6667, EBCF .3333; B: ABCD .6, EBCF .3, A;Object>>printString;gc_mark .1 -> .6 + .3 = 90%
 $SAMPO compare dump.json som.prof >dump-cmp.txt; check "json dump compare" has dump-cmp.txt "overlap:            90.00%"
+# exact dump with times: --time compares by self time (A 4 ns of 10, B 6 ns) -> overlap with
+# the count-weighted view of the same dump's tree differs as computed by hand
+cat >timed.json <<'JSON'
+{"format": "sampo-ccmap", "version": 1, "flavour": "exact",
+ "methods": [{"name": "M", "self": 1, "total": 1001, "self_ns": 4, "total_ns": 10},
+             {"name": "K", "self": 1000, "total": 1000, "self_ns": 6, "total_ns": 6}],
+ "nodes": [{"parent": -1, "method": 0, "self": 1, "total": 1001, "time_ns": 10},
+           {"parent": 0, "method": 1, "self": 1000, "total": 1000, "time_ns": 6}]}
+JSON
+cat >even.json <<'JSON'
+{"format": "sampo-ccmap", "version": 1,
+ "methods": [{"name": "M", "self": 1, "total": 2}, {"name": "K", "self": 1, "total": 1}],
+ "nodes": [{"parent": -1, "method": 0, "self": 1, "total": 2},
+           {"parent": 0, "method": 1, "self": 1, "total": 1}]}
+JSON
+$SAMPO compare --time timed.json even.json >tw.txt
+check "compare --time overlap" has tw.txt "overlap:            90.00%"
+$SAMPO compare timed.json even.json >cw.txt
+check "compare counts overlap" has cw.txt "overlap:            50.10%"
 echo '{"format": "sampo-ccmap", "version": 1, "methods": [{"name": 3}]}' >bad.json
 $SAMPO report bad.json 2>err.txt; check "json dump error exit" test $? -eq 1
 check "json dump error message" has err.txt 'sampo: bad.json: 1:62: expected member "name" as a string, got another type'

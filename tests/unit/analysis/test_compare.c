@@ -102,6 +102,35 @@ static void test_overlap_exact_tree(void **state)
     sp_profile_free(b);
 }
 
+static void test_overlap_time_weighted(void **state)
+{
+    (void)state;
+    /* exact: M (1 call, 10 ns inclusive) -> K (1000 calls, 6 ns): self times 4 and 6 */
+    SpProfile *a = sp_profile_new(SP_FLAVOUR_EXACT), *b = sp_profile_new(SP_FLAVOUR_SAMPLED);
+    uint32_t m = sp_frame_addv(a, SP_FRAME_VM_METHOD, "M", NULL, 0, 0, NULL, 0);
+    uint32_t k = sp_frame_addv(a, SP_FRAME_VM_METHOD, "K", NULL, 0, 0, NULL, 0);
+    uint32_t n0 = sp_cc_node_add(a, SP_NONE, m, 0, 1, 1001, 10);
+    sp_cc_node_add(a, n0, k, 0, 1000, 1000, 6);
+    sp_cc_method_add(a, m, 1, 1001, 4, 10);
+    sp_cc_method_add(a, k, 1000, 1000, 6, 6);
+    const char *const mk[] = {"M", "K"}, *const mm[] = {"M"};
+    add_path(b, mk, 2, 1);
+    add_path(b, mm, 1, 1);
+    assert_true(sp_has_times(a));
+    assert_false(sp_has_times(b));
+    double ov;
+    assert_int_equal(sp_overlap_ex(a, b, 1, &ov), 0);
+    assert_float_equal(ov, 0.4 + 0.5, 1e-12);
+    assert_int_equal(sp_overlap_ex(a, b, 0, &ov), 0);
+    assert_float_equal(ov, 1.0 / 1001 + 0.5, 1e-12);
+    SpCompare r;
+    assert_int_equal(sp_compare_ex(a, b, 1, &r), 0);
+    assert_float_equal(r.corr_self, sp_pearson((double[]){4, 6}, (double[]){1, 1}, 2), 1e-12);
+    sp_compare_fini(&r);
+    sp_profile_free(a);
+    sp_profile_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -109,6 +138,7 @@ int main(void)
         cmocka_unit_test(test_overlap_figure2),
         cmocka_unit_test(test_overlap_context_sensitive),
         cmocka_unit_test(test_overlap_exact_tree),
+        cmocka_unit_test(test_overlap_time_weighted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
