@@ -106,7 +106,8 @@ static void test_simple_methods(void **state)
     assert_int_equal(m->kind, MK_METHOD);
 
     m = compile("bar = ( a := b foo: 1000 bar: 'x'. ^nil )");
-    ASSERT_CODE(m, "PUSH_FIELD 1; PUSH_CONST 0; PUSH_CONST 1; SEND 0; DUP; STORE_FIELD 0; POP; "
+    /* a statement-level assignment stores without DUP/POP */
+    ASSERT_CODE(m, "PUSH_FIELD 1; PUSH_CONST 0; PUSH_CONST 1; SEND 0; STORE_FIELD 0; "
                    "PUSH_NIL; RETURN_LOCAL; RETURN_SELF");
     assert_int_equal(m->nliterals, 2);
     assert_int_equal(som_int(m->literals[0]), 1000);
@@ -195,8 +196,8 @@ static void test_inline_while(void **state)
 {
     (void)state;
     SomMethod *m = compile("w = ( | i | i := 0. [ i < 10 ] whileTrue: [ i := i + 1 ] )");
-    /* head at bci 6; the back edge lands exactly there */
-    ASSERT_CODE(m, "PUSH_INT 0; DUP; STORE_LOCAL 1; POP; "
+    /* head at bci 4; the back edge lands exactly there */
+    ASSERT_CODE(m, "PUSH_INT 0; STORE_LOCAL 1; "
                    "PUSH_LOCAL 1; PUSH_INT 10; LT 0; JUMP_IF_FALSE +14 s1; "
                    "PUSH_LOCAL 1; PUSH_INT 1; ADD 2; DUP; STORE_LOCAL 1; POP; JUMP_BACK -26; "
                    "PUSH_NIL; POP; RETURN_SELF");
@@ -216,7 +217,7 @@ static void test_inline_to_do(void **state)
     (void)state;
     SomMethod *m = compile("s = ( | sum | sum := 0. 1 to: 10 do: [:i | sum := sum + i ]. ^sum )");
     /* slots: 1 = sum, 2 = i, 3 = counter, 4 = limit */
-    ASSERT_CODE(m, "PUSH_INT 0; DUP; STORE_LOCAL 1; POP; "
+    ASSERT_CODE(m, "PUSH_INT 0; STORE_LOCAL 1; "
                    "PUSH_INT 1; DUP; STORE_LOCAL 3; PUSH_INT 10; STORE_LOCAL 4; "
                    "PUSH_LOCAL 3; PUSH_LOCAL 4; LE 0; JUMP_IF_FALSE +32 s2; "
                    "PUSH_LOCAL 3; STORE_LOCAL 2; "
@@ -247,7 +248,7 @@ static void test_captured_variables(void **state)
     SomMethod *m = compile("c = ( | x y | x := 1. y := 2. ^[ x ] )");
     assert_int_equal(m->nctx, 1);
     assert_int_equal(m->nlocals, 1); /* only y on the stack */
-    ASSERT_CODE(m, "PUSH_INT 1; DUP; STORE_CTX 0 0; POP; PUSH_INT 2; DUP; STORE_LOCAL 1; POP; "
+    ASSERT_CODE(m, "PUSH_INT 1; STORE_CTX 0 0; PUSH_INT 2; STORE_LOCAL 1; "
                    "PUSH_BLOCK 0; RETURN_LOCAL; RETURN_SELF");
     SomMethod *b = block_lit(m, 0);
     ASSERT_CODE(b, "PUSH_CTX 0 0; RETURN_LOCAL");
