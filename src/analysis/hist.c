@@ -15,6 +15,7 @@
 
 #define HIST_GAP (16ull << 20)
 #define HIST_MAXSEG 16
+#define HIST_LABELS_MAX 32
 
 void sp_hist_opts_default(SpHistOpts *o)
 {
@@ -199,37 +200,67 @@ static void hist_bars_and_line(Hist *h)
     sp_buf_printf(h->out, "\"/>\n");
 }
 
-/* Labels the hottest bins, one label per distinct symbol, with that symbol's share of the
- * samples in view. */
-static void hist_labels(Hist *h)
+typedef struct {
+    unsigned bin;
+    char name[200];
+    double pct;
+} HistLabel;
+
+/* Picks the hottest bins, one per distinct name (unnamed bins show their address), with the
+ * share of all samples in view that fall into bins of that name. */
+static unsigned hist_pick_labels(const Hist *h, HistLabel *lab, unsigned max)
 {
-    char name[256], other[256];
-    double bw = h->plot_w / h->nbins, yb = h->plot_y + h->plot_h;
+    char other[256];
     unsigned char *used = calloc(h->nbins, 1);
+    unsigned n = 0;
     if (!used)
-        return;
-    for (unsigned l = 0; l < h->o->labels; l++) {
+        return 0;
+    while (n < max) {
         unsigned best = h->nbins;
         for (unsigned b = 0; b < h->nbins; b++)
             if (!used[b] && h->count[b] && (best == h->nbins || h->count[b] > h->count[best]))
                 best = b;
         if (best == h->nbins)
             break;
-        sp_pc_name(h->p, h->bin_pc[best], name, sizeof name);
-        uint64_t sym = 0;
-        for (unsigned b = 0; b < h->nbins; b++) /* all bins of this symbol share one label */
-            if (h->count[b] && !strcmp(sp_pc_name(h->p, h->bin_pc[b], other, sizeof other), name))
-                used[b] = 1, sym += h->count[b];
-        double x = h->plot_x + (best + 0.5) * bw;
-        double y = yb - h->plot_h * (double)h->count[best] / (double)h->max - 4;
-        if (y < h->plot_y + 40)
-            y = h->plot_y + 40 + 14 * l;
-        sp_buf_printf(h->out, "<text x=\"%.1f\" y=\"%.1f\" transform=\"rotate(-30 %.1f %.1f)\" "
-                              "style=\"font-size:11px\">", x, y, x, y);
-        sp_xml_text(h->out, name);
-        sp_buf_printf(h->out, " %.1f%%</text>\n", 100.0 * (double)sym / (double)h->total);
+        HistLabel *l = &lab[n++];
+        l->bin = best;
+        sp_pc_name(h->p, h->bin_pc[best], l->name, sizeof l->name);
+        uint64_t sum = 0;
+        for (unsigned b = 0; b < h->nbins; b++)
+            if (h->count[b] && !strcmp(sp_pc_name(h->p, h->bin_pc[b], other, sizeof other), l->name))
+                used[b] = 1, sum += h->count[b];
+        l->pct = 100.0 * (double)sum / (double)h->total;
     }
     free(used);
+    return n;
+}
+
+/* Numbered markers above the labelled bars (stacked when close) and a legend under the
+ * axis: "N name share%", two columns. */
+static void hist_labels(Hist *h, const HistLabel *lab, unsigned n)
+{
+    double bw = h->plot_w / h->nbins, yb = h->plot_y + h->plot_h, placed[HIST_LABELS_MAX][2];
+    for (unsigned i = 0; i < n; i++) {
+        double x = h->plot_x + (lab[i].bin + 0.5) * bw;
+        double y = yb - h->plot_h * (double)h->count[lab[i].bin] / (double)h->max - 3;
+        for (int moved = 1, guard = 0; moved && guard < 32; guard++) {
+            moved = 0;
+            for (unsigned k = 0; k < i; k++)
+                if (x - placed[k][0] < 12 && placed[k][0] - x < 12 && y - placed[k][1] < 11 &&
+                    placed[k][1] - y < 11)
+                    y = placed[k][1] - 11, moved = 1;
+        }
+        if (y < h->plot_y - 8)
+            y = h->plot_y - 8;
+        placed[i][0] = x, placed[i][1] = y;
+        sp_buf_printf(h->out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
+                              "style=\"font-size:10px;font-weight:bold\">%u</text>\n", x, y, i + 1);
+        double lx = h->plot_x + (i % 2) * h->plot_w / 2, ly = yb + 62 + (i / 2) * 15;
+        sp_buf_printf(h->out, "<text x=\"%.1f\" y=\"%.1f\"><tspan style=\"font-weight:bold\">"
+                              "%u</tspan>  ", lx, ly, i + 1);
+        sp_xml_text(h->out, lab[i].name);
+        sp_buf_printf(h->out, "  %.1f%%</text>\n", lab[i].pct);
+    }
 }
 
 static int hist_collect(const SpProfile *p, Pcw **out, size_t *n)
@@ -282,6 +313,10 @@ int sp_hist_svg(const SpProfile *p, const SpHistOpts *o, SpBuf *out, char *err, 
         rc = -2;
         goto out;
     }
+    HistLabel lab[HIST_LABELS_MAX];
+    unsigned nlab = hist_pick_labels(&h, lab, o->labels < HIST_LABELS_MAX ? o->labels
+                                                                          : HIST_LABELS_MAX);
+    unsigned height = o->height + (nlab + 1) / 2 * 15;
     h.plot_x = 70, h.plot_y = 50, h.plot_w = o->width - 130.0, h.plot_h = o->height - 110.0;
     sp_buf_printf(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n<svg version=\"1.1\" "
                        "width=\"%u\" height=\"%u\" xmlns=\"http://www.w3.org/2000/svg\">\n"
@@ -289,7 +324,7 @@ int sp_hist_svg(const SpProfile *p, const SpHistOpts *o, SpBuf *out, char *err, 
                        "<rect width=\"100%%\" height=\"100%%\" fill=\"#fff\"/>\n"
                        "<text x=\"%u\" y=\"24\" text-anchor=\"middle\" style=\"font-size:16px\">"
                        "PC histogram: %llu samples, %u bins",
-                  o->width, o->height, o->width / 2, (unsigned long long)h.total, h.nbins);
+                  o->width, height, o->width / 2, (unsigned long long)h.total, h.nbins);
     if (o->symbol) {
         sp_buf_printf(out, ", symbol ");
         sp_xml_text(out, o->symbol);
@@ -297,7 +332,7 @@ int sp_hist_svg(const SpProfile *p, const SpHistOpts *o, SpBuf *out, char *err, 
     sp_buf_printf(out, " (bars: samples per bin; red: cumulative)</text>\n");
     hist_axes(&h);
     hist_bars_and_line(&h);
-    hist_labels(&h);
+    hist_labels(&h, lab, nlab);
     sp_buf_printf(out, "</svg>\n");
     rc = out->oom ? -1 : 0;
 out:

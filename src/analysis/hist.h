@@ -1,6 +1,7 @@
 /*
  * hist.h - Cog-style PC histogram over the address space, as SVG: bars = samples per address
- * bin, a line = cumulative share of samples, the hottest bins labelled with their symbol.
+ * bin, a line = cumulative share of samples, the hottest bins numbered and listed (symbol,
+ * share) in a legend under the axis.
  * Zoom by an address range or to one symbol.  Without a zoom, addresses are grouped into
  * segments (split where consecutive sampled PCs are more than 16 MiB apart) that share the
  * x axis equally, so a program and its far-away libraries are all visible.
@@ -17,7 +18,7 @@ typedef struct {
     const char *symbol; /* zoom to this symbol (SYMS, else a native frame with a size) */
     unsigned bins;      /* default 200 */
     unsigned width, height;
-    unsigned labels;    /* number of hottest bins to label (default 8) */
+    unsigned labels;    /* number of hottest bins to label (default 8, at most 32) */
 } SpHistOpts;
 
 void sp_hist_opts_default(SpHistOpts *o);

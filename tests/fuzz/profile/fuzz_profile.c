@@ -47,6 +47,7 @@ static void fuzz_consumers(SpProfile *p)
     sp_buf_fini(&b);
     double ov;
     sp_overlap(p, p, &ov);
+    sp_overlap_ex(p, p, 1, &ov);
     sp_ccmap_compute(p); /* and the derived CC-Map from its samples */
 }
 
