@@ -242,6 +242,32 @@ static void test_programs_under_gc_stress(void **state)
     check_case(&exit_cases[3], &o);
 }
 
+/* Inlined to:do: semantics (SPEC 11.1): Doubles work, the loop answers its
+ * receiver, assigning the parameter does not change the iteration. */
+static void test_inlined_to_do_semantics(void **state)
+{
+    (void)state;
+    static const ProgCase c = {
+        "Dbl", "Dbl = ( run = ( (0.5 to: 2.5 do: [:x | x println ]) println.\n"
+               "  (true ifTrue: [ 1 to: 2 do: [:i | 4 ] ]) println.\n"
+               "  1 to: 3 do: [:i | i := i * 10. i println ] ) )",
+        0, "0.5\n1.5\n2.5\n0.5\n1\n10\n20\n30\n", NULL};
+    check_case(&c, NULL);
+}
+
+#if SOM_BUG_B8_FIXED
+/* Known failure B8 (/work/notes/vm-bugs.md): a non-boolean receiver of an
+ * inlined conditional must get the real send, so its own ifTrue: runs. */
+static void test_inlined_conditional_real_send(void **state)
+{
+    (void)state;
+    static const ProgCase c = {
+        "Maybe", "Maybe = ( ifTrue: blk = ( ^'custom' ) run = ( (self ifTrue: [ 1 ]) println ) )", 0,
+        "custom\n", NULL};
+    check_case(&c, NULL);
+}
+#endif
+
 /* ---- arguments ---------------------------------------------------------- */
 
 static void test_run_with_arguments(void **state)
@@ -284,6 +310,10 @@ int main(void)
         cmocka_unit_test(test_deep_recursion_within_limits),
         cmocka_unit_test(test_programs_under_gc_stress),
         cmocka_unit_test(test_run_with_arguments),
+        cmocka_unit_test(test_inlined_to_do_semantics),
+#if SOM_BUG_B8_FIXED
+        cmocka_unit_test(test_inlined_conditional_real_send),
+#endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
