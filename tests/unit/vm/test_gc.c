@@ -261,9 +261,8 @@ static void test_deep_list(void **state)
     som_vm_free(vm);
 }
 
-#if SOM_BUG_B6_FIXED
-/* Known failure B6 (/work/notes/vm-bugs.md): a single collection must
- * already report exactly the live cells. */
+/* A single collection reports exactly the live cells (bug B6 in
+ * /work/notes/vm-bugs.md, statistics part fixed by counting while marking). */
 static void test_bytes_live_exact_after_one_collection(void **state)
 {
     (void)state;
@@ -277,7 +276,6 @@ static void test_bytes_live_exact_after_one_collection(void **state)
     assert_int_equal(vm->heap.stats.bytes_live, sum_of_live_cells(vm));
     som_vm_free(vm);
 }
-#endif
 
 /* Also a wide graph: one array of 10^5 arrays (mark stack growth). */
 static void test_wide_graph(void **state)
@@ -394,9 +392,7 @@ int main(void)
         cmocka_unit_test(test_unreachable_freed),
         cmocka_unit_test(test_rooting_rules),
         cmocka_unit_test(test_deep_list),
-#if SOM_BUG_B6_FIXED
         cmocka_unit_test(test_bytes_live_exact_after_one_collection),
-#endif
         cmocka_unit_test(test_wide_graph),
         cmocka_unit_test(test_verify_detects_corruption),
         cmocka_unit_test(test_stress_mode_collects_every_allocation),
