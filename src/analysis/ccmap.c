@@ -13,26 +13,21 @@
 
 #include "u64map.h"
 
-static int cc_grow(void **arr, uint32_t *cap, uint32_t need, size_t elsize)
-{
-    if (need <= *cap)
-        return 0;
-    if (need >= UINT32_MAX / 2)
-        return -1;
+static int cc_grow(void **arr, uint32_t *cap, uint32_t need, size_t elsize) {
+    if (need <= *cap) return 0;
+    if (need >= UINT32_MAX / 2) return -1;
     uint32_t ncap = *cap ? *cap : 16;
     while (ncap < need)
         ncap *= 2;
     void *n = realloc(*arr, (size_t)ncap * elsize);
-    if (!n)
-        return -1;
+    if (!n) return -1;
     *arr = n;
     *cap = ncap;
     return 0;
 }
 
 int sp_cc_method_add(SpProfile *p, uint32_t frame, uint64_t self, uint64_t total, uint64_t self_ns,
-                     uint64_t total_ns)
-{
+                     uint64_t total_ns) {
     SpCcMap *c = &p->cc;
     if (frame >= p->nframes ||
         cc_grow((void **)&c->methods, &c->cap_methods, c->nmethods + 1, sizeof *c->methods))
@@ -44,8 +39,7 @@ int sp_cc_method_add(SpProfile *p, uint32_t frame, uint64_t self, uint64_t total
 }
 
 int sp_cc_edge_add(SpProfile *p, uint32_t caller, uint32_t callsite, uint32_t callee,
-                   uint64_t count)
-{
+                   uint64_t count) {
     SpCcMap *c = &p->cc;
     if (caller >= p->nframes || callee >= p->nframes ||
         cc_grow((void **)&c->edges, &c->cap_edges, c->nedges + 1, sizeof *c->edges))
@@ -57,8 +51,7 @@ int sp_cc_edge_add(SpProfile *p, uint32_t caller, uint32_t callsite, uint32_t ca
 }
 
 uint32_t sp_cc_node_add(SpProfile *p, uint32_t parent, uint32_t frame, uint32_t callsite,
-                        uint64_t self, uint64_t total, uint64_t time_ns)
-{
+                        uint64_t self, uint64_t total, uint64_t time_ns) {
     SpCcMap *c = &p->cc;
     if (frame >= p->nframes || (parent != SP_NONE && parent >= c->nnodes) ||
         cc_grow((void **)&c->nodes, &c->cap_nodes, c->nnodes + 1, sizeof *c->nodes))
@@ -74,19 +67,16 @@ uint32_t sp_cc_node_add(SpProfile *p, uint32_t parent, uint32_t frame, uint32_t 
 }
 
 /* Per-method totals: self on the leaf; total once per sample (recursion counted once). */
-static int cc_compute_methods(SpProfile *p)
-{
+static int cc_compute_methods(SpProfile *p) {
     uint32_t n = p->nframes;
     uint64_t *self = calloc(n ? n : 1, sizeof *self), *total = calloc(n ? n : 1, sizeof *total);
     uint32_t *stamp = calloc(n ? n : 1, sizeof *stamp);
     int rc = -1;
-    if (!self || !total || !stamp)
-        goto out;
+    if (!self || !total || !stamp) goto out;
     for (uint32_t s = 0; s < p->nsamples; s++) {
         const SpSample *sm = &p->samples[s];
         const uint32_t *st = sp_sample_stack(p, sm);
-        if (sm->depth)
-            self[st[0]] += sm->weight;
+        if (sm->depth) self[st[0]] += sm->weight;
         for (uint32_t i = 0; i < sm->depth; i++)
             if (stamp[st[i]] != s + 1) {
                 stamp[st[i]] = s + 1;
@@ -95,8 +85,7 @@ static int cc_compute_methods(SpProfile *p)
     }
     rc = 0;
     for (uint32_t f = 0; f < n && rc == 0; f++)
-        if (total[f])
-            rc = sp_cc_method_add(p, f, self[f], total[f], 0, 0);
+        if (total[f]) rc = sp_cc_method_add(p, f, self[f], total[f], 0, 0);
 out:
     free(self);
     free(total);
@@ -105,8 +94,7 @@ out:
 }
 
 /* Caller -> callee totals, each distinct pair counted once per sample. */
-static int cc_compute_edges(SpProfile *p)
-{
+static int cc_compute_edges(SpProfile *p) {
     U64Map map;
     uint32_t *stamp = NULL, cap_stamp = 0;
     int rc = -1;
@@ -138,8 +126,7 @@ out:
 }
 
 /* The calling context tree: one path per sample from the outermost frame to the leaf. */
-static int cc_compute_tree(SpProfile *p)
-{
+static int cc_compute_tree(SpProfile *p) {
     U64Map map;
     int rc = -1;
     u64map_init(&map);
@@ -152,14 +139,12 @@ static int cc_compute_tree(SpProfile *p)
             uint32_t child = u64map_get(&map, key);
             if (child == UINT32_MAX) {
                 child = sp_cc_node_add(p, node, st[i], 0, 0, 0, 0);
-                if (child == SP_NONE || u64map_put(&map, key, child))
-                    goto out;
+                if (child == SP_NONE || u64map_put(&map, key, child)) goto out;
             }
             p->cc.nodes[child].total += sm->weight;
             node = child;
         }
-        if (node != SP_NONE)
-            p->cc.nodes[node].self += sm->weight;
+        if (node != SP_NONE) p->cc.nodes[node].self += sm->weight;
     }
     rc = 0;
 out:
@@ -167,8 +152,7 @@ out:
     return rc;
 }
 
-int sp_ccmap_compute(SpProfile *p)
-{
+int sp_ccmap_compute(SpProfile *p) {
     sp_ccmap_clear(p);
     if (cc_compute_methods(p) || cc_compute_edges(p) || cc_compute_tree(p)) {
         sp_ccmap_clear(p);
@@ -178,7 +162,6 @@ int sp_ccmap_compute(SpProfile *p)
     return 0;
 }
 
-int sp_ccmap_ensure(SpProfile *p)
-{
+int sp_ccmap_ensure(SpProfile *p) {
     return p->cc.present ? 0 : sp_ccmap_compute(p);
 }

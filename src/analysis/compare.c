@@ -14,10 +14,8 @@
 #include "export.h"
 #include "u64map.h"
 
-double sp_pearson(const double *x, const double *y, size_t n)
-{
-    if (n < 2)
-        return n == 1 && x[0] == y[0] ? 1.0 : 0.0;
+double sp_pearson(const double *x, const double *y, size_t n) {
+    if (n < 2) return n == 1 && x[0] == y[0] ? 1.0 : 0.0;
     double mx = 0, my = 0;
     for (size_t i = 0; i < n; i++)
         mx += x[i], my += y[i];
@@ -36,8 +34,7 @@ double sp_pearson(const double *x, const double *y, size_t n)
     return sxy / sqrt(sxx * syy);
 }
 
-static uint64_t cmp_hash(const char *s, uint64_t h)
-{
+static uint64_t cmp_hash(const char *s, uint64_t h) {
     for (; *s; s++)
         h = (h ^ (unsigned char)*s) * 1099511628211ull;
     return (h ^ 0xff) * 1099511628211ull; /* terminator so "ab"+"c" != "a"+"bc" */
@@ -51,8 +48,7 @@ typedef struct {
     size_t n, cap;
 } MethodTab;
 
-static int tab_slot(MethodTab *t, uint64_t key, uint32_t *slot)
-{
+static int tab_slot(MethodTab *t, uint64_t key, uint32_t *slot) {
     uint32_t i = u64map_get(&t->idx, key);
     if (i != UINT32_MAX) {
         *slot = i;
@@ -62,16 +58,12 @@ static int tab_slot(MethodTab *t, uint64_t key, uint32_t *slot)
         size_t nc = t->cap ? t->cap * 2 : 64;
         for (int s = 0; s < 2; s++) {
             double *a = realloc(t->self[s], nc * sizeof(double));
-            if (a)
-                t->self[s] = a;
+            if (a) t->self[s] = a;
             double *b = realloc(t->total[s], nc * sizeof(double));
-            if (b)
-                t->total[s] = b;
+            if (b) t->total[s] = b;
             uint32_t *c = realloc(t->frame[s], nc * sizeof(uint32_t));
-            if (c)
-                t->frame[s] = c;
-            if (!a || !b || !c)
-                return -1;
+            if (c) t->frame[s] = c;
+            if (!a || !b || !c) return -1;
         }
         t->cap = nc;
     }
@@ -81,27 +73,23 @@ static int tab_slot(MethodTab *t, uint64_t key, uint32_t *slot)
     return u64map_put(&t->idx, key, (uint32_t)t->n++);
 }
 
-int sp_has_times(const SpProfile *p)
-{
+int sp_has_times(const SpProfile *p) {
     for (uint32_t i = 0; i < p->cc.nmethods; i++)
-        if (p->cc.methods[i].self_ns || p->cc.methods[i].total_ns)
-            return 1;
+        if (p->cc.methods[i].self_ns || p->cc.methods[i].total_ns) return 1;
     for (uint32_t i = 0; i < p->cc.nnodes; i++)
-        if (p->cc.nodes[i].time_ns)
-            return 1;
+        if (p->cc.nodes[i].time_ns) return 1;
     return 0;
 }
 
-static int tab_fill(MethodTab *t, const SpProfile *p, int side, int tw)
-{
+static int tab_fill(MethodTab *t, const SpProfile *p, int side, int tw) {
     char name[512];
     tw = tw && sp_has_times(p);
     for (uint32_t i = 0; i < p->cc.nmethods; i++) {
         const SpCcMethod *m = &p->cc.methods[i];
         uint32_t slot;
-        uint64_t key = cmp_hash(sp_frame_label(p, m->frame, name, sizeof name), 14695981039346656037ull);
-        if (tab_slot(t, key, &slot))
-            return -1;
+        uint64_t key =
+            cmp_hash(sp_frame_label(p, m->frame, name, sizeof name), 14695981039346656037ull);
+        if (tab_slot(t, key, &slot)) return -1;
         t->self[side][slot] += (double)(tw ? m->self_ns : m->self);
         t->total[side][slot] += (double)(tw ? m->total_ns : m->total);
         t->frame[side][slot] = m->frame;
@@ -109,35 +97,29 @@ static int tab_fill(MethodTab *t, const SpProfile *p, int side, int tw)
     return 0;
 }
 
-static void tab_fini(MethodTab *t)
-{
+static void tab_fini(MethodTab *t) {
     u64map_fini(&t->idx);
     for (int s = 0; s < 2; s++)
         free(t->self[s]), free(t->total[s]), free(t->frame[s]);
 }
 
-static int cmp_diff(const void *a, const void *b)
-{
+static int cmp_diff(const void *a, const void *b) {
     const SpDiff *x = a, *y = b;
     double dx = fabs(x->pct_a - x->pct_b), dy = fabs(y->pct_a - y->pct_b);
-    if (dx != dy)
-        return dx < dy ? 1 : -1;
+    if (dx != dy) return dx < dy ? 1 : -1;
     return strcmp(x->name, y->name);
 }
 
-static double sum(const double *v, size_t n)
-{
+static double sum(const double *v, size_t n) {
     double s = 0;
     for (size_t i = 0; i < n; i++)
         s += v[i];
     return s;
 }
 
-static int compare_diffs(MethodTab *t, SpProfile *a, SpProfile *b, SpCompare *r)
-{
+static int compare_diffs(MethodTab *t, SpProfile *a, SpProfile *b, SpCompare *r) {
     r->diffs = calloc(t->n ? t->n : 1, sizeof *r->diffs);
-    if (!r->diffs)
-        return -1;
+    if (!r->diffs) return -1;
     double sa = sum(t->self[0], t->n), sb = sum(t->self[1], t->n);
     for (size_t i = 0; i < t->n; i++) {
         SpDiff *d = &r->diffs[i];
@@ -153,44 +135,41 @@ static int compare_diffs(MethodTab *t, SpProfile *a, SpProfile *b, SpCompare *r)
     return 0;
 }
 
-int sp_compare(SpProfile *a, SpProfile *b, SpCompare *r) { return sp_compare_ex(a, b, 0, r); }
+int sp_compare(SpProfile *a, SpProfile *b, SpCompare *r) {
+    return sp_compare_ex(a, b, 0, r);
+}
 
-int sp_compare_ex(SpProfile *a, SpProfile *b, int tw, SpCompare *r)
-{
+int sp_compare_ex(SpProfile *a, SpProfile *b, int tw, SpCompare *r) {
     MethodTab t;
     memset(&t, 0, sizeof t);
     memset(r, 0, sizeof *r);
     u64map_init(&t.idx);
     int rc = -1;
-    if (sp_ccmap_ensure(a) || sp_ccmap_ensure(b) || tab_fill(&t, a, 0, tw) || tab_fill(&t, b, 1, tw))
+    if (sp_ccmap_ensure(a) || sp_ccmap_ensure(b) || tab_fill(&t, a, 0, tw) ||
+        tab_fill(&t, b, 1, tw))
         goto out;
     r->nmethods = t.n;
     r->corr_self = sp_pearson(t.self[0], t.self[1], t.n);
     r->corr_total = sp_pearson(t.total[0], t.total[1], t.n);
-    if (sp_overlap_ex(a, b, tw, &r->overlap) || compare_diffs(&t, a, b, r))
-        goto out;
+    if (sp_overlap_ex(a, b, tw, &r->overlap) || compare_diffs(&t, a, b, r)) goto out;
     rc = 0;
 out:
     tab_fini(&t);
-    if (rc)
-        sp_compare_fini(r);
+    if (rc) sp_compare_fini(r);
     return rc;
 }
 
-void sp_compare_fini(SpCompare *r)
-{
+void sp_compare_fini(SpCompare *r) {
     free(r->diffs);
     r->diffs = NULL;
     r->ndiffs = 0;
 }
 
 /* Path hash of every node of p's tree (parents come first, so one pass suffices). */
-static uint64_t *path_hashes(const SpProfile *p)
-{
+static uint64_t *path_hashes(const SpProfile *p) {
     uint64_t *h = malloc((p->cc.nnodes ? p->cc.nnodes : 1) * sizeof *h);
     char name[512];
-    if (!h)
-        return NULL;
+    if (!h) return NULL;
     for (uint32_t i = 0; i < p->cc.nnodes; i++) {
         const SpCcNode *n = &p->cc.nodes[i];
         uint64_t parent = n->parent == SP_NONE ? 14695981039346656037ull : h[n->parent];
@@ -201,12 +180,10 @@ static uint64_t *path_hashes(const SpProfile *p)
 
 /* Per-node weight: self count, or (time-weighted) self time = inclusive time minus the
  * children's inclusive times, clamped at 0.  Returns a malloc'ed array, *total = its sum. */
-static double *node_weights(const SpProfile *p, int tw, double *total)
-{
+static double *node_weights(const SpProfile *p, int tw, double *total) {
     uint32_t n = p->cc.nnodes;
     double *w = calloc(n ? n : 1, sizeof *w);
-    if (!w)
-        return NULL;
+    if (!w) return NULL;
     tw = tw && sp_has_times(p);
     for (uint32_t i = 0; i < n; i++)
         w[i] = (double)(tw ? p->cc.nodes[i].time_ns : p->cc.nodes[i].self);
@@ -216,32 +193,27 @@ static double *node_weights(const SpProfile *p, int tw, double *total)
                 w[p->cc.nodes[i].parent] -= (double)p->cc.nodes[i].time_ns;
     *total = 0;
     for (uint32_t i = 0; i < n; i++) {
-        if (w[i] < 0)
-            w[i] = 0;
+        if (w[i] < 0) w[i] = 0;
         *total += w[i];
     }
     return w;
 }
 
-int sp_overlap(SpProfile *a, SpProfile *b, double *overlap)
-{
+int sp_overlap(SpProfile *a, SpProfile *b, double *overlap) {
     return sp_overlap_ex(a, b, 0, overlap);
 }
 
 /* Sums normalized node weights per distinct path hash into map/acc. */
-static int path_sums(const SpProfile *p, int tw, U64Map *map, double **acc)
-{
+static int path_sums(const SpProfile *p, int tw, U64Map *map, double **acc) {
     double total;
     uint64_t *h = path_hashes(p);
     double *w = node_weights(p, tw, &total);
     *acc = calloc(p->cc.nnodes ? p->cc.nnodes : 1, sizeof **acc);
     int rc = -1;
-    if (!h || !w || !*acc)
-        goto out;
+    if (!h || !w || !*acc) goto out;
     for (uint32_t i = 0; i < p->cc.nnodes; i++) {
         uint32_t slot = u64map_get(map, h[i]);
-        if (slot == UINT32_MAX && u64map_put(map, h[i], slot = i))
-            goto out;
+        if (slot == UINT32_MAX && u64map_put(map, h[i], slot = i)) goto out;
         (*acc)[slot] += total > 0 ? w[i] / total : 0;
     }
     rc = 0;
@@ -251,25 +223,20 @@ out:
     return rc;
 }
 
-int sp_overlap_ex(SpProfile *a, SpProfile *b, int tw, double *overlap)
-{
+int sp_overlap_ex(SpProfile *a, SpProfile *b, int tw, double *overlap) {
     U64Map ma, mb;
     double *wa = NULL, *wb = NULL;
     int rc = -1;
     *overlap = 0;
-    if (sp_ccmap_ensure(a) || sp_ccmap_ensure(b))
-        return -1;
+    if (sp_ccmap_ensure(a) || sp_ccmap_ensure(b)) return -1;
     u64map_init(&ma);
     u64map_init(&mb);
-    if (path_sums(a, tw, &ma, &wa) || path_sums(b, tw, &mb, &wb))
-        goto out;
+    if (path_sums(a, tw, &ma, &wa) || path_sums(b, tw, &mb, &wb)) goto out;
     double ov = 0;
     for (uint32_t j = 0; j < mb.cap; j++) { /* every distinct path of b */
-        if (!mb.vals[j])
-            continue;
+        if (!mb.vals[j]) continue;
         uint32_t sb = mb.vals[j] - 1, sa = u64map_get(&ma, mb.keys[j]);
-        if (sa != UINT32_MAX)
-            ov += wa[sa] < wb[sb] ? wa[sa] : wb[sb];
+        if (sa != UINT32_MAX) ov += wa[sa] < wb[sb] ? wa[sa] : wb[sb];
     }
     *overlap = ov;
     rc = 0;

@@ -20,8 +20,7 @@
 #define FLAME_BOTTOM 30
 #define FLAME_MAX_DEPTH 1024 /* deeper frames are not drawn (bounds recursion and height) */
 
-void sp_flame_opts_default(SpFlameOpts *o)
-{
+void sp_flame_opts_default(SpFlameOpts *o) {
     o->width = 1200;
     o->title = "Flame Graph";
     o->min_width_px = 0.1;
@@ -39,24 +38,22 @@ typedef struct {
     uint32_t nnodes;
     const SpFlameOpts *o;
     SpBuf *out;
-    uint64_t *incl;    /* inclusive weight per node */
+    uint64_t *incl; /* inclusive weight per node */
     uint32_t *kids, *start;
     char (*labels)[256];
-    double scale;      /* px per weight unit */
+    double scale; /* px per weight unit */
     unsigned height;
     uint64_t total;
 } Flame;
 
 static const Flame *g_flame;
 
-static int cmp_label(const void *a, const void *b)
-{
+static int cmp_label(const void *a, const void *b) {
     return strcmp(g_flame->labels[*(const uint32_t *)a], g_flame->labels[*(const uint32_t *)b]);
 }
 
 /* Warm colours (red..yellow), deterministic per name. */
-static void flame_color(const char *name, unsigned *r, unsigned *g, unsigned *b)
-{
+static void flame_color(const char *name, unsigned *r, unsigned *g, unsigned *b) {
     uint32_t h = 2166136261u;
     for (; *name; name++)
         h = (h ^ (unsigned char)*name) * 16777619u;
@@ -65,21 +62,21 @@ static void flame_color(const char *name, unsigned *r, unsigned *g, unsigned *b)
     *b = 40 + ((h >> 16) % 40);
 }
 
-static void flame_rect(Flame *f, uint32_t node, double x, unsigned depth)
-{
+static void flame_rect(Flame *f, uint32_t node, double x, unsigned depth) {
     double w = (double)f->incl[node] * f->scale;
-    if (w < f->o->min_width_px || depth >= FLAME_MAX_DEPTH)
-        return;
+    if (w < f->o->min_width_px || depth >= FLAME_MAX_DEPTH) return;
     double y = f->height - FLAME_BOTTOM - (depth + 1) * FLAME_ROW;
     const char *label = f->labels[node];
     unsigned r, g, b;
     flame_color(label, &r, &g, &b);
     sp_buf_printf(f->out, "<g><title>");
     sp_xml_text(f->out, label);
-    sp_buf_printf(f->out, " (%llu, %.2f%%)</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
-                          "height=\"%d\" fill=\"rgb(%u,%u,%u)\" rx=\"2\"/>",
-                  (unsigned long long)f->incl[node], 100.0 * (double)f->incl[node] / (double)f->total,
-                  x + 10, y, w, FLAME_ROW - 1, r, g, b);
+    sp_buf_printf(f->out,
+                  " (%llu, %.2f%%)</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+                  "height=\"%d\" fill=\"rgb(%u,%u,%u)\" rx=\"2\"/>",
+                  (unsigned long long)f->incl[node],
+                  100.0 * (double)f->incl[node] / (double)f->total, x + 10, y, w, FLAME_ROW - 1, r,
+                  g, b);
     size_t fit = w > 12 ? (size_t)((w - 6) / 7) : 0; /* ~7 px per glyph at 12 px */
     if (fit >= 3) {
         char text[256];
@@ -101,28 +98,24 @@ static void flame_rect(Flame *f, uint32_t node, double x, unsigned depth)
 }
 
 /* Children lists (root level in slot n) and inclusive weights; returns max depth. */
-static int flame_prepare(Flame *f, unsigned *maxdepth)
-{
+static int flame_prepare(Flame *f, unsigned *maxdepth) {
     const FlameNode *c = f->nodes;
     uint32_t n = f->nnodes;
     unsigned *depth = calloc(n + 1, sizeof *depth);
     uint32_t *fill = calloc(n + 1, sizeof *fill);
     int rc = -1;
-    if (!depth || !fill)
-        goto out;
+    if (!depth || !fill) goto out;
     *maxdepth = 0;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t par = c[i].parent;
         f->start[(par == SP_NONE ? n : par) + 1]++;
         depth[i] = par == SP_NONE ? 0 : depth[par] + 1;
-        if (depth[i] + 1 > *maxdepth && depth[i] < FLAME_MAX_DEPTH)
-            *maxdepth = depth[i] + 1;
+        if (depth[i] + 1 > *maxdepth && depth[i] < FLAME_MAX_DEPTH) *maxdepth = depth[i] + 1;
         f->incl[i] = c[i].self;
         sp_frame_label(f->p, c[i].frame, f->labels[i], sizeof f->labels[i]);
     }
     for (uint32_t i = n; i-- > 0;) /* children come after parents */
-        if (c[i].parent != SP_NONE)
-            f->incl[c[i].parent] += f->incl[i];
+        if (c[i].parent != SP_NONE) f->incl[c[i].parent] += f->incl[i];
     for (uint32_t i = 0; i <= n; i++)
         f->start[i + 1] += f->start[i];
     for (uint32_t i = 0; i < n; i++) {
@@ -139,8 +132,7 @@ out:
     return rc;
 }
 
-static void flame_header(Flame *f)
-{
+static void flame_header(Flame *f) {
     unsigned w = f->o->width;
     sp_buf_printf(f->out,
                   "<?xml version=\"1.0\" standalone=\"no\"?>\n"
@@ -152,23 +144,21 @@ static void flame_header(Flame *f)
                   "<text x=\"%u\" y=\"24\" text-anchor=\"middle\" style=\"font-size:17px\">",
                   w, f->height, w, f->height, w, f->height, w / 2);
     sp_xml_text(f->out, f->o->title);
-    sp_buf_printf(f->out, "</text>\n<text x=\"10\" y=\"%u\">total %llu %s</text>\n",
-                  f->height - 10, (unsigned long long)f->total,
+    sp_buf_printf(f->out, "</text>\n<text x=\"10\" y=\"%u\">total %llu %s</text>\n", f->height - 10,
+                  (unsigned long long)f->total,
                   f->p->flavour == SP_FLAVOUR_EXACT ? "calls" : "samples");
 }
 
 /* Merges siblings that share a frame (they differ only in call site), keeping the
  * parent-before-child order. */
-static int flame_merge(const SpProfile *p, FlameNode **out, uint32_t *nout)
-{
+static int flame_merge(const SpProfile *p, FlameNode **out, uint32_t *nout) {
     uint32_t n = p->cc.nnodes, m = 0;
     FlameNode *v = calloc(n + 1, sizeof *v);
     uint32_t *map = calloc(n + 1, sizeof *map);
     U64Map idx;
     int rc = -1;
     u64map_init(&idx);
-    if (!v || !map)
-        goto out;
+    if (!v || !map) goto out;
     for (uint32_t i = 0; i < n; i++) {
         const SpCcNode *c = &p->cc.nodes[i];
         uint32_t par = c->parent == SP_NONE ? SP_NONE : map[c->parent];
@@ -177,8 +167,7 @@ static int flame_merge(const SpProfile *p, FlameNode **out, uint32_t *nout)
         if (j == UINT32_MAX) {
             j = m++;
             v[j] = (FlameNode){.parent = par, .frame = c->frame};
-            if (u64map_put(&idx, key, j))
-                goto out;
+            if (u64map_put(&idx, key, j)) goto out;
         }
         v[j].self += c->self;
         map[i] = j;
@@ -192,13 +181,10 @@ out:
     return rc;
 }
 
-int sp_flame_svg(SpProfile *p, const SpFlameOpts *o, SpBuf *out)
-{
-    if (sp_ccmap_ensure(p))
-        return -1;
+int sp_flame_svg(SpProfile *p, const SpFlameOpts *o, SpBuf *out) {
+    if (sp_ccmap_ensure(p)) return -1;
     Flame f = {.p = p, .o = o, .out = out};
-    if (flame_merge(p, &f.nodes, &f.nnodes))
-        return -1;
+    if (flame_merge(p, &f.nodes, &f.nnodes)) return -1;
     uint32_t n = f.nnodes;
     f.incl = calloc(n + 1, sizeof *f.incl);
     f.kids = calloc(n + 1, sizeof *f.kids);
@@ -206,8 +192,7 @@ int sp_flame_svg(SpProfile *p, const SpFlameOpts *o, SpBuf *out)
     f.labels = calloc(n + 1, sizeof *f.labels);
     unsigned maxdepth = 0;
     int rc = -1;
-    if (!f.incl || !f.kids || !f.start || !f.labels || flame_prepare(&f, &maxdepth))
-        goto out;
+    if (!f.incl || !f.kids || !f.start || !f.labels || flame_prepare(&f, &maxdepth)) goto out;
     for (uint32_t k = f.start[n]; k < f.start[n + 1]; k++)
         f.total += f.incl[f.kids[k]];
     f.height = FLAME_TOP + FLAME_BOTTOM + (maxdepth + 1) * FLAME_ROW;

@@ -17,8 +17,7 @@
 #define HIST_MAXSEG 16
 #define HIST_LABELS_MAX 32
 
-void sp_hist_opts_default(SpHistOpts *o)
-{
+void sp_hist_opts_default(SpHistOpts *o) {
     memset(o, 0, sizeof *o);
     o->bins = 200;
     o->width = 1200;
@@ -26,8 +25,7 @@ void sp_hist_opts_default(SpHistOpts *o)
     o->labels = 8;
 }
 
-const char *sp_pc_name(const SpProfile *p, uint64_t pc, char *buf, size_t len)
-{
+const char *sp_pc_name(const SpProfile *p, uint64_t pc, char *buf, size_t len) {
     uint32_t s = sp_symbol_find(p, pc);
     if (s != SP_NONE) {
         snprintf(buf, len, "%s", sp_str(p, p->symbols[s].name));
@@ -46,8 +44,7 @@ typedef struct {
     uint64_t pc, w;
 } Pcw;
 
-static int cmp_pc(const void *a, const void *b)
-{
+static int cmp_pc(const void *a, const void *b) {
     uint64_t x = ((const Pcw *)a)->pc, y = ((const Pcw *)b)->pc;
     return x < y ? -1 : x > y;
 }
@@ -57,8 +54,7 @@ typedef struct {
 } Seg;
 
 /* Finds the zoom range of a symbol; 0 on success. */
-static int hist_symbol_range(const SpProfile *p, const char *name, Seg *s)
-{
+static int hist_symbol_range(const SpProfile *p, const char *name, Seg *s) {
     char buf[512];
     for (uint32_t i = 0; i < p->nsymbols; i++)
         if (strcmp(sp_str(p, p->symbols[i].name), name) == 0) {
@@ -77,8 +73,7 @@ static int hist_symbol_range(const SpProfile *p, const char *name, Seg *s)
 }
 
 /* Segments of the sorted PCs split at big gaps (merging the smallest gaps past the max). */
-static unsigned hist_auto_segments(const Pcw *v, size_t n, Seg *seg)
-{
+static unsigned hist_auto_segments(const Pcw *v, size_t n, Seg *seg) {
     unsigned ns = 0;
     for (size_t i = 0; i < n; i++) {
         if (ns && (v[i].pc < seg[ns - 1].hi || v[i].pc - seg[ns - 1].hi < HIST_GAP)) {
@@ -111,41 +106,36 @@ typedef struct {
     double plot_x, plot_y, plot_w, plot_h;
 } Hist;
 
-static uint64_t bin_lo(const Hist *h, unsigned b)
-{
+static uint64_t bin_lo(const Hist *h, unsigned b) {
     const Seg *s = &h->seg[b / h->bins_per_seg];
     unsigned k = b % h->bins_per_seg;
     return s->lo + (uint64_t)((double)(s->hi - s->lo) * k / h->bins_per_seg);
 }
 
-static void hist_fill(Hist *h, const Pcw *v, size_t n)
-{
+static void hist_fill(Hist *h, const Pcw *v, size_t n) {
     for (size_t i = 0; i < n; i++)
         for (unsigned s = 0; s < h->nseg; s++) {
             const Seg *g = &h->seg[s];
-            if (v[i].pc < g->lo || v[i].pc >= g->hi)
-                continue;
-            unsigned k = (unsigned)((double)(v[i].pc - g->lo) / (double)(g->hi - g->lo) *
-                                    h->bins_per_seg);
-            if (k >= h->bins_per_seg)
-                k = h->bins_per_seg - 1;
-            if (!h->count[s * h->bins_per_seg + k])
-                h->bin_pc[s * h->bins_per_seg + k] = v[i].pc;
+            if (v[i].pc < g->lo || v[i].pc >= g->hi) continue;
+            unsigned k =
+                (unsigned)((double)(v[i].pc - g->lo) / (double)(g->hi - g->lo) * h->bins_per_seg);
+            if (k >= h->bins_per_seg) k = h->bins_per_seg - 1;
+            if (!h->count[s * h->bins_per_seg + k]) h->bin_pc[s * h->bins_per_seg + k] = v[i].pc;
             h->count[s * h->bins_per_seg + k] += v[i].w;
             h->total += v[i].w;
             break;
         }
     for (unsigned b = 0; b < h->nbins; b++)
-        if (h->count[b] > h->max)
-            h->max = h->count[b];
+        if (h->count[b] > h->max) h->max = h->count[b];
 }
 
-static void hist_axes(Hist *h)
-{
+static void hist_axes(Hist *h) {
     SpBuf *o = h->out;
     char name[256];
-    sp_buf_printf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
-                     "stroke=\"#888\"/>\n", h->plot_x, h->plot_y, h->plot_w, h->plot_h);
+    sp_buf_printf(o,
+                  "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
+                  "stroke=\"#888\"/>\n",
+                  h->plot_x, h->plot_y, h->plot_w, h->plot_h);
     double segw = h->plot_w / h->nseg, yb = h->plot_y + h->plot_h;
     for (unsigned s = 0; s < h->nseg; s++) {
         double x = h->plot_x + s * segw;
@@ -154,8 +144,10 @@ static void hist_axes(Hist *h)
         const char *base = strrchr(mod, '/');
         snprintf(name, sizeof name, "%s", base ? base + 1 : mod);
         if (s)
-            sp_buf_printf(h->out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-                                  "stroke=\"#888\" stroke-dasharray=\"4,3\"/>\n", x, h->plot_y, x, yb);
+            sp_buf_printf(h->out,
+                          "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                          "stroke=\"#888\" stroke-dasharray=\"4,3\"/>\n",
+                          x, h->plot_y, x, yb);
         sp_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\">0x%llx</text>\n", x + 2, yb + 14,
                       (unsigned long long)h->seg[s].lo);
         sp_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">0x%llx</text>\n",
@@ -167,25 +159,25 @@ static void hist_axes(Hist *h)
             sp_buf_printf(o, "</text>\n");
         }
     }
-    sp_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%llu</text>\n",
-                  h->plot_x - 4, h->plot_y + 10, (unsigned long long)h->max);
-    sp_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">0</text>\n", h->plot_x - 4, yb);
+    sp_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%llu</text>\n", h->plot_x - 4,
+                  h->plot_y + 10, (unsigned long long)h->max);
+    sp_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">0</text>\n", h->plot_x - 4,
+                  yb);
     sp_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#c00\">100%%</text>\n",
                   h->plot_x + h->plot_w + 4, h->plot_y + 10);
     sp_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#c00\">0%%</text>\n",
                   h->plot_x + h->plot_w + 4, yb);
 }
 
-static void hist_bars_and_line(Hist *h)
-{
+static void hist_bars_and_line(Hist *h) {
     double bw = h->plot_w / h->nbins, yb = h->plot_y + h->plot_h;
     uint64_t cum = 0;
     for (unsigned b = 0; b < h->nbins; b++) {
-        if (!h->count[b])
-            continue;
+        if (!h->count[b]) continue;
         double bh = h->plot_h * (double)h->count[b] / (double)h->max;
-        sp_buf_printf(h->out, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
-                              "fill=\"#3b6fb6\"><title>0x%llx: %llu</title></rect>\n",
+        sp_buf_printf(h->out,
+                      "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
+                      "fill=\"#3b6fb6\"><title>0x%llx: %llu</title></rect>\n",
                       h->plot_x + b * bw, yb - bh, bw > 1.5 ? bw - 0.5 : bw, bh,
                       (unsigned long long)bin_lo(h, b), (unsigned long long)h->count[b]);
     }
@@ -208,26 +200,24 @@ typedef struct {
 
 /* Picks the hottest bins, one per distinct name (unnamed bins show their address), with the
  * share of all samples in view that fall into bins of that name. */
-static unsigned hist_pick_labels(const Hist *h, HistLabel *lab, unsigned max)
-{
+static unsigned hist_pick_labels(const Hist *h, HistLabel *lab, unsigned max) {
     char other[256];
     unsigned char *used = calloc(h->nbins, 1);
     unsigned n = 0;
-    if (!used)
-        return 0;
+    if (!used) return 0;
     while (n < max) {
         unsigned best = h->nbins;
         for (unsigned b = 0; b < h->nbins; b++)
             if (!used[b] && h->count[b] && (best == h->nbins || h->count[b] > h->count[best]))
                 best = b;
-        if (best == h->nbins)
-            break;
+        if (best == h->nbins) break;
         HistLabel *l = &lab[n++];
         l->bin = best;
         sp_pc_name(h->p, h->bin_pc[best], l->name, sizeof l->name);
         uint64_t sum = 0;
         for (unsigned b = 0; b < h->nbins; b++)
-            if (h->count[b] && !strcmp(sp_pc_name(h->p, h->bin_pc[b], other, sizeof other), l->name))
+            if (h->count[b] &&
+                !strcmp(sp_pc_name(h->p, h->bin_pc[b], other, sizeof other), l->name))
                 used[b] = 1, sum += h->count[b];
         l->pct = 100.0 * (double)sum / (double)h->total;
     }
@@ -237,8 +227,7 @@ static unsigned hist_pick_labels(const Hist *h, HistLabel *lab, unsigned max)
 
 /* Numbered markers above the labelled bars (stacked when close) and a legend under the
  * axis: "N name share%", two columns. */
-static void hist_labels(Hist *h, const HistLabel *lab, unsigned n)
-{
+static void hist_labels(Hist *h, const HistLabel *lab, unsigned n) {
     double bw = h->plot_w / h->nbins, yb = h->plot_y + h->plot_h, placed[HIST_LABELS_MAX][2];
     for (unsigned i = 0; i < n; i++) {
         double x = h->plot_x + (lab[i].bin + 0.5) * bw;
@@ -250,41 +239,39 @@ static void hist_labels(Hist *h, const HistLabel *lab, unsigned n)
                     placed[k][1] - y < 11)
                     y = placed[k][1] - 11, moved = 1;
         }
-        if (y < h->plot_y - 8)
-            y = h->plot_y - 8;
+        if (y < h->plot_y - 8) y = h->plot_y - 8;
         placed[i][0] = x, placed[i][1] = y;
-        sp_buf_printf(h->out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
-                              "style=\"font-size:10px;font-weight:bold\">%u</text>\n", x, y, i + 1);
+        sp_buf_printf(h->out,
+                      "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
+                      "style=\"font-size:10px;font-weight:bold\">%u</text>\n",
+                      x, y, i + 1);
         double lx = h->plot_x + (i % 2) * h->plot_w / 2, ly = yb + 62 + (i / 2) * 15;
-        sp_buf_printf(h->out, "<text x=\"%.1f\" y=\"%.1f\"><tspan style=\"font-weight:bold\">"
-                              "%u</tspan>  ", lx, ly, i + 1);
+        sp_buf_printf(h->out,
+                      "<text x=\"%.1f\" y=\"%.1f\"><tspan style=\"font-weight:bold\">"
+                      "%u</tspan>  ",
+                      lx, ly, i + 1);
         sp_xml_text(h->out, lab[i].name);
         sp_buf_printf(h->out, "  %.1f%%</text>\n", lab[i].pct);
     }
 }
 
-static int hist_collect(const SpProfile *p, Pcw **out, size_t *n)
-{
+static int hist_collect(const SpProfile *p, Pcw **out, size_t *n) {
     Pcw *v = malloc((p->nsamples ? p->nsamples : 1) * sizeof *v);
     size_t k = 0;
-    if (!v)
-        return -1;
+    if (!v) return -1;
     for (uint32_t i = 0; i < p->nsamples; i++)
-        if (p->samples[i].pc)
-            v[k++] = (Pcw){p->samples[i].pc, p->samples[i].weight};
+        if (p->samples[i].pc) v[k++] = (Pcw){p->samples[i].pc, p->samples[i].weight};
     qsort(v, k, sizeof *v, cmp_pc);
     *out = v, *n = k;
     return 0;
 }
 
-int sp_hist_svg(const SpProfile *p, const SpHistOpts *o, SpBuf *out, char *err, size_t errlen)
-{
+int sp_hist_svg(const SpProfile *p, const SpHistOpts *o, SpBuf *out, char *err, size_t errlen) {
     Hist h = {.p = p, .o = o, .out = out};
     Pcw *v = NULL;
     size_t n = 0;
     int rc = -1;
-    if (hist_collect(p, &v, &n))
-        return -1;
+    if (hist_collect(p, &v, &n)) return -1;
     if (o->symbol) {
         if (hist_symbol_range(p, o->symbol, &h.seg[0])) {
             snprintf(err, errlen, "unknown symbol '%s' (no symbol or sized frame has that name)",
@@ -300,13 +287,11 @@ int sp_hist_svg(const SpProfile *p, const SpHistOpts *o, SpBuf *out, char *err, 
         h.nseg = hist_auto_segments(v, n, h.seg);
     }
     h.bins_per_seg = (o->bins ? o->bins : 200) / (h.nseg ? h.nseg : 1);
-    if (h.bins_per_seg == 0)
-        h.bins_per_seg = 1;
+    if (h.bins_per_seg == 0) h.bins_per_seg = 1;
     h.nbins = h.bins_per_seg * h.nseg;
     h.count = calloc(h.nbins ? h.nbins : 1, sizeof *h.count);
     h.bin_pc = calloc(h.nbins ? h.nbins : 1, sizeof *h.bin_pc);
-    if (!h.count || !h.bin_pc)
-        goto out;
+    if (!h.count || !h.bin_pc) goto out;
     hist_fill(&h, v, n);
     if (!h.total) {
         snprintf(err, errlen, "no sampled PCs in the selected address range");
@@ -314,16 +299,17 @@ int sp_hist_svg(const SpProfile *p, const SpHistOpts *o, SpBuf *out, char *err, 
         goto out;
     }
     HistLabel lab[HIST_LABELS_MAX];
-    unsigned nlab = hist_pick_labels(&h, lab, o->labels < HIST_LABELS_MAX ? o->labels
-                                                                          : HIST_LABELS_MAX);
+    unsigned nlab =
+        hist_pick_labels(&h, lab, o->labels < HIST_LABELS_MAX ? o->labels : HIST_LABELS_MAX);
     unsigned height = o->height + (nlab + 1) / 2 * 15;
     h.plot_x = 70, h.plot_y = 50, h.plot_w = o->width - 130.0, h.plot_h = o->height - 110.0;
-    sp_buf_printf(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n<svg version=\"1.1\" "
-                       "width=\"%u\" height=\"%u\" xmlns=\"http://www.w3.org/2000/svg\">\n"
-                       "<style>text{font-family:Verdana,sans-serif;font-size:11px}</style>\n"
-                       "<rect width=\"100%%\" height=\"100%%\" fill=\"#fff\"/>\n"
-                       "<text x=\"%u\" y=\"24\" text-anchor=\"middle\" style=\"font-size:16px\">"
-                       "PC histogram: %llu samples, %u bins",
+    sp_buf_printf(out,
+                  "<?xml version=\"1.0\" standalone=\"no\"?>\n<svg version=\"1.1\" "
+                  "width=\"%u\" height=\"%u\" xmlns=\"http://www.w3.org/2000/svg\">\n"
+                  "<style>text{font-family:Verdana,sans-serif;font-size:11px}</style>\n"
+                  "<rect width=\"100%%\" height=\"100%%\" fill=\"#fff\"/>\n"
+                  "<text x=\"%u\" y=\"24\" text-anchor=\"middle\" style=\"font-size:16px\">"
+                  "PC histogram: %llu samples, %u bins",
                   o->width, height, o->width / 2, (unsigned long long)h.total, h.nbins);
     if (o->symbol) {
         sp_buf_printf(out, ", symbol ");

@@ -18,7 +18,7 @@ typedef struct {
     const char *symbol; /* zoom to this symbol (SYMS, else a native frame with a size) */
     unsigned bins;      /* default 200 */
     unsigned width, height;
-    unsigned labels;    /* number of hottest bins to label (default 8, at most 32) */
+    unsigned labels; /* number of hottest bins to label (default 8, at most 32) */
 } SpHistOpts;
 
 void sp_hist_opts_default(SpHistOpts *o);

@@ -12,27 +12,25 @@
 
 #include "export.h"
 
-void pb_varint(SpBuf *b, uint64_t v) { sp_buf_uleb(b, v); }
+void pb_varint(SpBuf *b, uint64_t v) {
+    sp_buf_uleb(b, v);
+}
 
-void pb_field_varint(SpBuf *b, uint32_t field, uint64_t v)
-{
+void pb_field_varint(SpBuf *b, uint32_t field, uint64_t v) {
     pb_varint(b, (uint64_t)field << 3 | 0);
     pb_varint(b, v);
 }
 
-void pb_field_bytes(SpBuf *b, uint32_t field, const void *data, size_t len)
-{
+void pb_field_bytes(SpBuf *b, uint32_t field, const void *data, size_t len) {
     pb_varint(b, (uint64_t)field << 3 | 2);
     pb_varint(b, len);
     sp_buf_put(b, data, len);
 }
 
 /* Appends scratch as sub-message `field` of b and clears scratch. */
-static void pb_sub(SpBuf *b, uint32_t field, SpBuf *scratch)
-{
+static void pb_sub(SpBuf *b, uint32_t field, SpBuf *scratch) {
     pb_field_bytes(b, field, scratch->data, scratch->len);
-    if (scratch->oom)
-        b->oom = 1;
+    if (scratch->oom) b->oom = 1;
     scratch->len = 0;
 }
 
@@ -41,28 +39,24 @@ enum { X_SAMPLES, X_COUNT, X_CPU, X_NANOS, X_CALLS, X_THREAD, X_VMSTATE, X_STATE
 #define X_NSTR (X_STATE0 + SP_VM_STATE_COUNT)
 
 /* Sampling interval at the start of the profile, from the metadata (1 ms when unknown). */
-static uint64_t pprof_interval_ns(const SpProfile *p)
-{
+static uint64_t pprof_interval_ns(const SpProfile *p) {
     static const char *const ns_keys[] = {"interval_initial_ns", "interval_ns"};
     static const char *const hz_keys[] = {"delivered_hz", "hz_delivered", "requested_hz",
                                           "hz_requested"};
     for (size_t i = 0; i < 2; i++) {
         const char *v = sp_meta_get(p, ns_keys[i]);
-        if (v && strtoull(v, NULL, 10) > 0)
-            return strtoull(v, NULL, 10);
+        if (v && strtoull(v, NULL, 10) > 0) return strtoull(v, NULL, 10);
     }
     for (size_t i = 0; i < 4; i++) {
         const char *v = sp_meta_get(p, hz_keys[i]);
         double f = v ? strtod(v, NULL) : 0;
-        if (f > 0)
-            return (uint64_t)(1e9 / f + 0.5);
+        if (f > 0) return (uint64_t)(1e9 / f + 0.5);
     }
     return 1000000;
 }
 
 /* Interval in force at time t: the last rate change at or before t, else the initial one. */
-static uint64_t pprof_interval_at(const SpProfile *p, uint64_t t, uint64_t initial)
-{
+static uint64_t pprof_interval_at(const SpProfile *p, uint64_t t, uint64_t initial) {
     uint64_t best_t = 0, iv = initial;
     for (uint32_t i = 0; i < p->nevents; i++) {
         const SpEvent *e = &p->events[i];
@@ -72,8 +66,7 @@ static uint64_t pprof_interval_at(const SpProfile *p, uint64_t t, uint64_t initi
     return iv;
 }
 
-static void pprof_value_type(SpBuf *b, SpBuf *s, uint32_t field, uint64_t type, uint64_t unit)
-{
+static void pprof_value_type(SpBuf *b, SpBuf *s, uint32_t field, uint64_t type, uint64_t unit) {
     pb_field_varint(s, 1, type);
     pb_field_varint(s, 2, unit);
     pb_sub(b, field, s);
@@ -81,15 +74,13 @@ static void pprof_value_type(SpBuf *b, SpBuf *s, uint32_t field, uint64_t type, 
 
 static void pprof_sample(SpBuf *b, SpBuf *s, SpBuf *packed, const uint32_t *leaf_first,
                          uint32_t depth, uint64_t weight, uint64_t interval, int exact,
-                         int64_t thread_str, int64_t state_str, uint32_t base)
-{
+                         int64_t thread_str, int64_t state_str, uint32_t base) {
     packed->len = 0;
     for (uint32_t d = 0; d < depth; d++)
         pb_varint(packed, (uint64_t)leaf_first[d] + 1);
     pb_sub(s, 1, packed);
     pb_varint(packed, weight);
-    if (!exact)
-        pb_varint(packed, weight * interval);
+    if (!exact) pb_varint(packed, weight * interval);
     pb_sub(s, 2, packed);
     SpBuf lab;
     sp_buf_init(&lab);
@@ -107,8 +98,7 @@ static void pprof_sample(SpBuf *b, SpBuf *s, SpBuf *packed, const uint32_t *leaf
     pb_sub(b, 2, s);
 }
 
-static void pprof_samples(SpProfile *p, SpBuf *b, SpBuf *s, uint64_t interval, int exact)
-{
+static void pprof_samples(SpProfile *p, SpBuf *b, SpBuf *s, uint64_t interval, int exact) {
     SpBuf packed;
     uint32_t base = p->strs.n;
     sp_buf_init(&packed);
@@ -125,8 +115,7 @@ static void pprof_samples(SpProfile *p, SpBuf *b, SpBuf *s, uint64_t interval, i
         uint32_t chain[4096];
         for (uint32_t i = 0; i < p->cc.nnodes; i++) {
             uint32_t n = 0;
-            if (!p->cc.nodes[i].self)
-                continue;
+            if (!p->cc.nodes[i].self) continue;
             for (uint32_t j = i; j != SP_NONE && n < 4096; j = p->cc.nodes[j].parent)
                 chain[n++] = p->cc.nodes[j].frame;
             pprof_sample(b, s, &packed, chain, n, p->cc.nodes[i].self, interval, exact, -1, -1,
@@ -136,8 +125,7 @@ static void pprof_samples(SpProfile *p, SpBuf *b, SpBuf *s, uint64_t interval, i
     sp_buf_fini(&packed);
 }
 
-static void pprof_mappings(const SpProfile *p, SpBuf *b, SpBuf *s)
-{
+static void pprof_mappings(const SpProfile *p, SpBuf *b, SpBuf *s) {
     for (uint32_t i = 0; i < p->nmappings; i++) {
         const SpMapping *m = &p->mappings[i];
         pb_field_varint(s, 1, i + 1);
@@ -151,21 +139,17 @@ static void pprof_mappings(const SpProfile *p, SpBuf *b, SpBuf *s)
     }
 }
 
-static void pprof_locations_functions(const SpProfile *p, SpBuf *b, SpBuf *s)
-{
+static void pprof_locations_functions(const SpProfile *p, SpBuf *b, SpBuf *s) {
     SpBuf line;
     sp_buf_init(&line);
     for (uint32_t i = 0; i < p->nframes; i++) {
         const SpFrame *f = &p->frames[i];
         pb_field_varint(s, 1, i + 1);
         uint32_t m = f->addr ? sp_mapping_find(p, f->addr) : SP_NONE;
-        if (m != SP_NONE)
-            pb_field_varint(s, 2, m + 1);
-        if (f->addr)
-            pb_field_varint(s, 3, f->addr);
+        if (m != SP_NONE) pb_field_varint(s, 2, m + 1);
+        if (f->addr) pb_field_varint(s, 3, f->addr);
         pb_field_varint(&line, 1, i + 1);
-        if (f->line)
-            pb_field_varint(&line, 2, f->line);
+        if (f->line) pb_field_varint(&line, 2, f->line);
         pb_sub(s, 4, &line);
         pb_sub(b, 4, s);
     }
@@ -180,9 +164,8 @@ static void pprof_locations_functions(const SpProfile *p, SpBuf *b, SpBuf *s)
     sp_buf_fini(&line);
 }
 
-static void pprof_strings(const SpProfile *p, SpBuf *b)
-{
-    static const char *const extra[] = {"samples", "count", "cpu", "nanoseconds",
+static void pprof_strings(const SpProfile *p, SpBuf *b) {
+    static const char *const extra[] = {"samples", "count",  "cpu",     "nanoseconds",
                                         "calls",   "thread", "vm_state"};
     for (uint32_t i = 0; i < p->strs.n; i++)
         pb_field_bytes(b, 6, p->strs.buf + p->strs.off[i], p->strs.slen[i]);
@@ -192,14 +175,12 @@ static void pprof_strings(const SpProfile *p, SpBuf *b)
         pb_field_bytes(b, 6, sp_vm_state_name(st), strlen(sp_vm_state_name(st)));
 }
 
-int sp_pprof_encode(SpProfile *p, SpBuf *out)
-{
+int sp_pprof_encode(SpProfile *p, SpBuf *out) {
     int exact = p->flavour == SP_FLAVOUR_EXACT;
     uint64_t interval = pprof_interval_ns(p);
     uint32_t base = p->strs.n;
     SpBuf s;
-    if (!p->nsamples && sp_ccmap_ensure(p))
-        return -1;
+    if (!p->nsamples && sp_ccmap_ensure(p)) return -1;
     sp_buf_init(&s);
     if (exact) {
         pprof_value_type(out, &s, 1, base + X_CALLS, base + X_COUNT);
@@ -212,8 +193,7 @@ int sp_pprof_encode(SpProfile *p, SpBuf *out)
     pprof_locations_functions(p, out, &s);
     pprof_strings(p, out);
     const char *dur = sp_meta_get(p, "duration_ns");
-    if (dur && *dur)
-        pb_field_varint(out, 10, strtoull(dur, NULL, 10));
+    if (dur && *dur) pb_field_varint(out, 10, strtoull(dur, NULL, 10));
     if (exact) {
         pprof_value_type(out, &s, 11, base + X_CALLS, base + X_COUNT);
         pb_field_varint(out, 12, 1);
@@ -226,13 +206,11 @@ int sp_pprof_encode(SpProfile *p, SpBuf *out)
     return out->oom ? -1 : 0;
 }
 
-int sp_gzip(const uint8_t *in, size_t len, SpBuf *out)
-{
+int sp_gzip(const uint8_t *in, size_t len, SpBuf *out) {
     z_stream z;
     uint8_t chunk[65536];
     memset(&z, 0, sizeof z);
-    if (deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-        return -1;
+    if (deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return -1;
     z.next_in = (Bytef *)(uintptr_t)in;
     z.avail_in = (uInt)len;
     int zr;
@@ -246,13 +224,11 @@ int sp_gzip(const uint8_t *in, size_t len, SpBuf *out)
     return zr == Z_STREAM_END && !out->oom ? 0 : -1;
 }
 
-int sp_export_pprof(SpProfile *p, SpBuf *out)
-{
+int sp_export_pprof(SpProfile *p, SpBuf *out) {
     SpBuf raw;
     sp_buf_init(&raw);
     int rc = sp_pprof_encode(p, &raw);
-    if (rc == 0)
-        rc = sp_gzip(raw.data, raw.len, out);
+    if (rc == 0) rc = sp_gzip(raw.data, raw.len, out);
     sp_buf_fini(&raw);
     return rc;
 }

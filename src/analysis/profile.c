@@ -11,27 +11,21 @@
 #include <string.h>
 
 /* Grows *arr so that it holds at least need elements of elsize bytes. */
-static int sp_grow(void **arr, uint32_t *cap, uint64_t need, size_t elsize)
-{
-    if (need <= *cap)
-        return 0;
-    if (need > UINT32_MAX - 1)
-        return -1;
+static int sp_grow(void **arr, uint32_t *cap, uint64_t need, size_t elsize) {
+    if (need <= *cap) return 0;
+    if (need > UINT32_MAX - 1) return -1;
     uint64_t ncap = *cap ? *cap : 16;
     while (ncap < need)
         ncap *= 2;
-    if (ncap > UINT32_MAX - 1)
-        ncap = UINT32_MAX - 1;
+    if (ncap > UINT32_MAX - 1) ncap = UINT32_MAX - 1;
     void *n = realloc(*arr, (size_t)ncap * elsize);
-    if (!n)
-        return -1;
+    if (!n) return -1;
     *arr = n;
     *cap = (uint32_t)ncap;
     return 0;
 }
 
-static uint64_t sp_hash_bytes(const void *data, size_t len, uint64_t h)
-{
+static uint64_t sp_hash_bytes(const void *data, size_t len, uint64_t h) {
     const unsigned char *b = data;
     for (size_t i = 0; i < len; i++) {
         h ^= b[i];
@@ -46,11 +40,9 @@ static uint64_t sp_hash_bytes(const void *data, size_t len, uint64_t h)
 /* lifetime                                                                               */
 /* ====================================================================================== */
 
-SpProfile *sp_profile_new(SpFlavour flavour)
-{
+SpProfile *sp_profile_new(SpFlavour flavour) {
     SpProfile *p = calloc(1, sizeof *p);
-    if (!p)
-        return NULL;
+    if (!p) return NULL;
     p->flavour = flavour;
     if (sp_intern(p, "") != 0) {
         sp_profile_free(p);
@@ -59,18 +51,15 @@ SpProfile *sp_profile_new(SpFlavour flavour)
     return p;
 }
 
-void sp_ccmap_clear(SpProfile *p)
-{
+void sp_ccmap_clear(SpProfile *p) {
     free(p->cc.methods);
     free(p->cc.edges);
     free(p->cc.nodes);
     memset(&p->cc, 0, sizeof p->cc);
 }
 
-void sp_profile_free(SpProfile *p)
-{
-    if (!p)
-        return;
+void sp_profile_free(SpProfile *p) {
+    if (!p) return;
     free(p->strs.buf);
     free(p->strs.off);
     free(p->strs.slen);
@@ -92,11 +81,9 @@ void sp_profile_free(SpProfile *p)
 /* strings                                                                                */
 /* ====================================================================================== */
 
-static int sp_str_rehash(SpStrTab *t, uint32_t ncap)
-{
+static int sp_str_rehash(SpStrTab *t, uint32_t ncap) {
     uint32_t *h = calloc(ncap, sizeof *h);
-    if (!h)
-        return -1;
+    if (!h) return -1;
     for (uint32_t id = 0; id < t->n; id++) {
         uint64_t x = sp_hash_bytes(t->buf + t->off[id], t->slen[id], SP_FNV_SEED);
         uint32_t i = (uint32_t)x & (ncap - 1);
@@ -110,13 +97,10 @@ static int sp_str_rehash(SpStrTab *t, uint32_t ncap)
     return 0;
 }
 
-uint32_t sp_intern_n(SpProfile *p, const char *s, size_t len)
-{
+uint32_t sp_intern_n(SpProfile *p, const char *s, size_t len) {
     SpStrTab *t = &p->strs;
-    if (!s)
-        len = 0, s = "";
-    if (len > UINT32_MAX / 2 || memchr(s, 0, len))
-        return SP_NONE;
+    if (!s) len = 0, s = "";
+    if (len > UINT32_MAX / 2 || memchr(s, 0, len)) return SP_NONE;
     if ((uint64_t)(t->n + 1) * 2 > t->hash_cap &&
         sp_str_rehash(t, t->hash_cap ? t->hash_cap * 2 : 64))
         return SP_NONE;
@@ -124,24 +108,19 @@ uint32_t sp_intern_n(SpProfile *p, const char *s, size_t len)
     uint32_t i = (uint32_t)x & (t->hash_cap - 1);
     for (; t->hash[i]; i = (i + 1) & (t->hash_cap - 1)) {
         uint32_t id = t->hash[i] - 1;
-        if (t->slen[id] == len && memcmp(t->buf + t->off[id], s, len) == 0)
-            return id;
+        if (t->slen[id] == len && memcmp(t->buf + t->off[id], s, len) == 0) return id;
     }
-    if (t->len + len + 1 > UINT32_MAX)
-        return SP_NONE;
+    if (t->len + len + 1 > UINT32_MAX) return SP_NONE;
     while (t->len + len + 1 > t->cap) {
         size_t ncap = t->cap ? t->cap * 2 : 256;
         char *nb = realloc(t->buf, ncap);
-        if (!nb)
-            return SP_NONE;
+        if (!nb) return SP_NONE;
         t->buf = nb, t->cap = ncap;
     }
     uint32_t capn = t->cap_n;
-    if (sp_grow((void **)&t->off, &capn, t->n + 1, sizeof *t->off))
-        return SP_NONE;
+    if (sp_grow((void **)&t->off, &capn, t->n + 1, sizeof *t->off)) return SP_NONE;
     capn = t->cap_n;
-    if (sp_grow((void **)&t->slen, &capn, t->n + 1, sizeof *t->slen))
-        return SP_NONE;
+    if (sp_grow((void **)&t->slen, &capn, t->n + 1, sizeof *t->slen)) return SP_NONE;
     t->cap_n = capn;
     memcpy(t->buf + t->len, s, len);
     t->buf[t->len + len] = 0;
@@ -152,15 +131,12 @@ uint32_t sp_intern_n(SpProfile *p, const char *s, size_t len)
     return t->n++;
 }
 
-uint32_t sp_intern(SpProfile *p, const char *s)
-{
+uint32_t sp_intern(SpProfile *p, const char *s) {
     return sp_intern_n(p, s, s ? strlen(s) : 0);
 }
 
-const char *sp_str(const SpProfile *p, uint32_t id)
-{
-    if (id >= p->strs.n)
-        return "";
+const char *sp_str(const SpProfile *p, uint32_t id) {
+    if (id >= p->strs.n) return "";
     return p->strs.buf + p->strs.off[id];
 }
 
@@ -168,8 +144,7 @@ const char *sp_str(const SpProfile *p, uint32_t id)
 /* frames, threads, samples                                                               */
 /* ====================================================================================== */
 
-static uint64_t sp_frame_hash(const SpFrame *f)
-{
+static uint64_t sp_frame_hash(const SpFrame *f) {
     uint64_t h = SP_FNV_SEED;
     h = sp_hash_bytes(&f->kind, sizeof f->kind, h);
     h = sp_hash_bytes(&f->name, sizeof f->name, h);
@@ -180,17 +155,14 @@ static uint64_t sp_frame_hash(const SpFrame *f)
     return h;
 }
 
-static int sp_frame_eq(const SpFrame *a, const SpFrame *b)
-{
+static int sp_frame_eq(const SpFrame *a, const SpFrame *b) {
     return a->kind == b->kind && a->name == b->name && a->module == b->module &&
            a->file == b->file && a->line == b->line && a->addr == b->addr;
 }
 
-static int sp_frame_rehash(SpProfile *p, uint32_t ncap)
-{
+static int sp_frame_rehash(SpProfile *p, uint32_t ncap) {
     uint32_t *h = calloc(ncap, sizeof *h);
-    if (!h)
-        return -1;
+    if (!h) return -1;
     for (uint32_t id = 0; id < p->nframes; id++) {
         uint32_t i = (uint32_t)sp_frame_hash(&p->frames[id]) & (ncap - 1);
         while (h[i])
@@ -203,8 +175,7 @@ static int sp_frame_rehash(SpProfile *p, uint32_t ncap)
     return 0;
 }
 
-uint32_t sp_frame_add(SpProfile *p, const SpFrame *f)
-{
+uint32_t sp_frame_add(SpProfile *p, const SpFrame *f) {
     uint32_t n = p->strs.n;
     if (f->kind >= SP_FRAME_KIND_COUNT || f->name >= n || f->module >= n || f->file >= n)
         return SP_NONE;
@@ -213,8 +184,7 @@ uint32_t sp_frame_add(SpProfile *p, const SpFrame *f)
         return SP_NONE;
     uint32_t i = (uint32_t)sp_frame_hash(f) & (p->frame_hash_cap - 1);
     for (; p->frame_hash[i]; i = (i + 1) & (p->frame_hash_cap - 1))
-        if (sp_frame_eq(&p->frames[p->frame_hash[i] - 1], f))
-            return p->frame_hash[i] - 1;
+        if (sp_frame_eq(&p->frames[p->frame_hash[i] - 1], f)) return p->frame_hash[i] - 1;
     if (sp_grow((void **)&p->frames, &p->cap_frames, p->nframes + 1, sizeof *p->frames))
         return SP_NONE;
     p->frames[p->nframes] = *f;
@@ -223,19 +193,16 @@ uint32_t sp_frame_add(SpProfile *p, const SpFrame *f)
 }
 
 uint32_t sp_frame_addv(SpProfile *p, SpFrameKind kind, const char *name, const char *module,
-                       uint64_t addr, uint64_t size, const char *file, uint32_t line)
-{
+                       uint64_t addr, uint64_t size, const char *file, uint32_t line) {
     SpFrame f = {.kind = kind, .addr = addr, .size = size, .line = line};
     f.name = sp_intern(p, name);
     f.module = sp_intern(p, module);
     f.file = sp_intern(p, file);
-    if (f.name == SP_NONE || f.module == SP_NONE || f.file == SP_NONE)
-        return SP_NONE;
+    if (f.name == SP_NONE || f.module == SP_NONE || f.file == SP_NONE) return SP_NONE;
     return sp_frame_add(p, &f);
 }
 
-uint32_t sp_thread_add(SpProfile *p, uint64_t tid, const char *name)
-{
+uint32_t sp_thread_add(SpProfile *p, uint64_t tid, const char *name) {
     uint32_t s = sp_intern(p, name);
     if (s == SP_NONE ||
         sp_grow((void **)&p->threads, &p->cap_threads, p->nthreads + 1, sizeof *p->threads))
@@ -244,28 +211,23 @@ uint32_t sp_thread_add(SpProfile *p, uint64_t tid, const char *name)
     return p->nthreads++;
 }
 
-uint32_t sp_thread_find(const SpProfile *p, uint64_t tid)
-{
+uint32_t sp_thread_find(const SpProfile *p, uint64_t tid) {
     for (uint32_t i = 0; i < p->nthreads; i++)
-        if (p->threads[i].tid == tid)
-            return i;
+        if (p->threads[i].tid == tid) return i;
     return SP_NONE;
 }
 
 int sp_sample_add(SpProfile *p, uint32_t thread, uint64_t time_ns, const uint32_t *stack,
-                  uint32_t depth, uint64_t pc, uint64_t weight, SpVmState state)
-{
+                  uint32_t depth, uint64_t pc, uint64_t weight, SpVmState state) {
     if (thread >= p->nthreads || (unsigned)state >= SP_VM_STATE_COUNT || (depth && !stack))
         return -1;
     for (uint32_t i = 0; i < depth; i++)
-        if (stack[i] >= p->nframes)
-            return -1;
+        if (stack[i] >= p->nframes) return -1;
     if (sp_grow((void **)&p->stack_ids, &p->cap_stack, (uint64_t)p->nstack + depth,
                 sizeof *p->stack_ids) ||
         sp_grow((void **)&p->samples, &p->cap_samples, p->nsamples + 1, sizeof *p->samples))
         return -1;
-    if (depth)
-        memcpy(p->stack_ids + p->nstack, stack, depth * sizeof *stack);
+    if (depth) memcpy(p->stack_ids + p->nstack, stack, depth * sizeof *stack);
     p->samples[p->nsamples++] = (SpSample){.thread = thread,
                                            .state = state,
                                            .time_ns = time_ns,
@@ -282,8 +244,7 @@ int sp_sample_add(SpProfile *p, uint32_t thread, uint64_t time_ns, const uint32_
 /* ====================================================================================== */
 
 int sp_mapping_add(SpProfile *p, uint64_t start, uint64_t end, uint64_t offset, const char *path,
-                   const char *build_id)
-{
+                   const char *build_id) {
     uint32_t ps = sp_intern(p, path), bs = sp_intern(p, build_id);
     if (ps == SP_NONE || bs == SP_NONE || end < start ||
         sp_grow((void **)&p->mappings, &p->cap_mappings, p->nmappings + 1, sizeof *p->mappings))
@@ -293,8 +254,7 @@ int sp_mapping_add(SpProfile *p, uint64_t start, uint64_t end, uint64_t offset, 
     return 0;
 }
 
-int sp_symbol_add(SpProfile *p, uint64_t addr, uint64_t size, const char *name, uint32_t mapping)
-{
+int sp_symbol_add(SpProfile *p, uint64_t addr, uint64_t size, const char *name, uint32_t mapping) {
     uint32_t ns = sp_intern(p, name);
     if (ns == SP_NONE || (mapping != SP_NONE && mapping >= p->nmappings) ||
         sp_grow((void **)&p->symbols, &p->cap_symbols, p->nsymbols + 1, sizeof *p->symbols))
@@ -304,24 +264,20 @@ int sp_symbol_add(SpProfile *p, uint64_t addr, uint64_t size, const char *name, 
     return 0;
 }
 
-int sp_meta_set(SpProfile *p, const char *key, const char *value)
-{
+int sp_meta_set(SpProfile *p, const char *key, const char *value) {
     uint32_t k = sp_intern(p, key), v = sp_intern(p, value);
-    if (k == SP_NONE || v == SP_NONE)
-        return -1;
+    if (k == SP_NONE || v == SP_NONE) return -1;
     for (uint32_t i = 0; i < p->nmeta; i++)
         if (p->meta[i].key == k) {
             p->meta[i].value = v;
             return 0;
         }
-    if (sp_grow((void **)&p->meta, &p->cap_meta, p->nmeta + 1, sizeof *p->meta))
-        return -1;
+    if (sp_grow((void **)&p->meta, &p->cap_meta, p->nmeta + 1, sizeof *p->meta)) return -1;
     p->meta[p->nmeta++] = (SpMeta){.key = k, .value = v};
     return 0;
 }
 
-int sp_meta_setu(SpProfile *p, const char *key, uint64_t value)
-{
+int sp_meta_setu(SpProfile *p, const char *key, uint64_t value) {
     char buf[32];
     int i = (int)sizeof buf - 1;
     buf[i] = 0;
@@ -332,17 +288,14 @@ int sp_meta_setu(SpProfile *p, const char *key, uint64_t value)
     return sp_meta_set(p, key, buf + i);
 }
 
-const char *sp_meta_get(const SpProfile *p, const char *key)
-{
+const char *sp_meta_get(const SpProfile *p, const char *key) {
     for (uint32_t i = 0; i < p->nmeta; i++)
-        if (strcmp(sp_str(p, p->meta[i].key), key) == 0)
-            return sp_str(p, p->meta[i].value);
+        if (strcmp(sp_str(p, p->meta[i].key), key) == 0) return sp_str(p, p->meta[i].value);
     return NULL;
 }
 
 int sp_event_add(SpProfile *p, uint64_t time_ns, SpEventKind kind, int64_t a, int64_t b,
-                 const char *text)
-{
+                 const char *text) {
     uint32_t t = sp_intern(p, text);
     if (t == SP_NONE || (unsigned)kind >= SP_EVENT_KIND_COUNT ||
         sp_grow((void **)&p->events, &p->cap_events, p->nevents + 1, sizeof *p->events))
@@ -352,10 +305,11 @@ int sp_event_add(SpProfile *p, uint64_t time_ns, SpEventKind kind, int64_t a, in
     return 0;
 }
 
-void sp_events_clear(SpProfile *p) { p->nevents = 0; }
+void sp_events_clear(SpProfile *p) {
+    p->nevents = 0;
+}
 
-void sp_profile_keep_thread(SpProfile *p, uint32_t t)
-{
+void sp_profile_keep_thread(SpProfile *p, uint32_t t) {
     uint32_t k = 0;
     for (uint32_t i = 0; i < p->nsamples; i++)
         if (p->samples[i].thread == t)
@@ -368,24 +322,20 @@ void sp_profile_keep_thread(SpProfile *p, uint32_t t)
 /* queries and names                                                                      */
 /* ====================================================================================== */
 
-uint64_t sp_total_weight(const SpProfile *p)
-{
+uint64_t sp_total_weight(const SpProfile *p) {
     uint64_t t = 0;
     for (uint32_t i = 0; i < p->nsamples; i++)
         t += p->samples[i].weight;
     return t;
 }
 
-uint32_t sp_mapping_find(const SpProfile *p, uint64_t addr)
-{
+uint32_t sp_mapping_find(const SpProfile *p, uint64_t addr) {
     for (uint32_t i = 0; i < p->nmappings; i++)
-        if (addr >= p->mappings[i].start && addr < p->mappings[i].end)
-            return i;
+        if (addr >= p->mappings[i].start && addr < p->mappings[i].end) return i;
     return SP_NONE;
 }
 
-uint32_t sp_symbol_find(const SpProfile *p, uint64_t addr)
-{
+uint32_t sp_symbol_find(const SpProfile *p, uint64_t addr) {
     uint32_t best = SP_NONE;
     for (uint32_t i = 0; i < p->nsymbols; i++) {
         const SpSymbol *s = &p->symbols[i];
@@ -397,22 +347,19 @@ uint32_t sp_symbol_find(const SpProfile *p, uint64_t addr)
     return best;
 }
 
-const char *sp_frame_kind_name(uint32_t kind)
-{
+const char *sp_frame_kind_name(uint32_t kind) {
     static const char *const names[] = {"native", "vm-method", "jit", "vm-label"};
     return kind < SP_FRAME_KIND_COUNT ? names[kind] : "?";
 }
 
-const char *sp_vm_state_name(uint32_t state)
-{
+const char *sp_vm_state_name(uint32_t state) {
     static const char *const names[] = {"none", "interpreting", "primitive", "native",
                                         "gc",   "compiling",    "idle"};
     return state < SP_VM_STATE_COUNT ? names[state] : "?";
 }
 
-const char *sp_event_kind_name(uint32_t kind)
-{
-    static const char *const names[] = {"note",        "rate-change", "pause",
-                                        "resume",      "mode-change", "dropped"};
+const char *sp_event_kind_name(uint32_t kind) {
+    static const char *const names[] = {"note",   "rate-change", "pause",
+                                        "resume", "mode-change", "dropped"};
     return kind < SP_EVENT_KIND_COUNT ? names[kind] : "?";
 }

@@ -116,8 +116,8 @@ typedef struct {
 /* CC-Map: per-method totals. */
 typedef struct {
     uint32_t frame;
-    uint64_t self, total;        /* samples (or invocations for exact) */
-    uint64_t self_ns, total_ns;  /* optional time-weighted view, 0 if absent */
+    uint64_t self, total;       /* samples (or invocations for exact) */
+    uint64_t self_ns, total_ns; /* optional time-weighted view, 0 if absent */
 } SpCcMethod;
 
 /* CC-Map: caller -> callee total at one call site, in any context. */
@@ -148,13 +148,13 @@ typedef struct {
 } SpCcMap;
 
 typedef struct SpStrTab {
-    char *buf;          /* all strings, NUL terminated, back to back */
+    char *buf; /* all strings, NUL terminated, back to back */
     size_t len, cap;
-    uint32_t *off;      /* string id -> offset in buf */
-    uint32_t *slen;     /* string id -> length (strings may not contain NUL) */
+    uint32_t *off;  /* string id -> offset in buf */
+    uint32_t *slen; /* string id -> length (strings may not contain NUL) */
     uint32_t n, cap_n;
-    uint32_t *hash;     /* open addressing: slot -> string id + 1 (0 empty) */
-    uint32_t hash_cap;  /* power of two */
+    uint32_t *hash;    /* open addressing: slot -> string id + 1 (0 empty) */
+    uint32_t hash_cap; /* power of two */
 } SpStrTab;
 
 typedef struct SpProfile {
@@ -214,8 +214,7 @@ uint32_t sp_thread_find(const SpProfile *p, uint64_t tid);
 int sp_sample_add(SpProfile *p, uint32_t thread, uint64_t time_ns, const uint32_t *stack,
                   uint32_t depth, uint64_t pc, uint64_t weight, SpVmState state);
 /* Borrowed pointer to a sample's stack (leaf first). */
-static inline const uint32_t *sp_sample_stack(const SpProfile *p, const SpSample *s)
-{
+static inline const uint32_t *sp_sample_stack(const SpProfile *p, const SpSample *s) {
     return p->stack_ids + s->first;
 }
 

@@ -24,18 +24,17 @@
 /* byte buffer                                                                            */
 /* ====================================================================================== */
 
-void sp_buf_init(SpBuf *b) { memset(b, 0, sizeof *b); }
+void sp_buf_init(SpBuf *b) {
+    memset(b, 0, sizeof *b);
+}
 
-void sp_buf_fini(SpBuf *b)
-{
+void sp_buf_fini(SpBuf *b) {
     free(b->data);
     sp_buf_init(b);
 }
 
-void sp_buf_put(SpBuf *b, const void *data, size_t len)
-{
-    if (b->oom || !len)
-        return;
+void sp_buf_put(SpBuf *b, const void *data, size_t len) {
+    if (b->oom || !len) return;
     if (b->len + len > b->cap) {
         size_t ncap = b->cap ? b->cap : 1024;
         while (ncap < b->len + len)
@@ -51,58 +50,52 @@ void sp_buf_put(SpBuf *b, const void *data, size_t len)
     b->len += len;
 }
 
-void sp_buf_u8(SpBuf *b, uint8_t v) { sp_buf_put(b, &v, 1); }
+void sp_buf_u8(SpBuf *b, uint8_t v) {
+    sp_buf_put(b, &v, 1);
+}
 
-void sp_buf_le16(SpBuf *b, uint16_t v)
-{
+void sp_buf_le16(SpBuf *b, uint16_t v) {
     uint8_t x[2] = {(uint8_t)v, (uint8_t)(v >> 8)};
     sp_buf_put(b, x, 2);
 }
 
-void sp_buf_le32(SpBuf *b, uint32_t v)
-{
+void sp_buf_le32(SpBuf *b, uint32_t v) {
     uint8_t x[4];
     for (int i = 0; i < 4; i++)
         x[i] = (uint8_t)(v >> (8 * i));
     sp_buf_put(b, x, 4);
 }
 
-void sp_buf_le64(SpBuf *b, uint64_t v)
-{
+void sp_buf_le64(SpBuf *b, uint64_t v) {
     uint8_t x[8];
     for (int i = 0; i < 8; i++)
         x[i] = (uint8_t)(v >> (8 * i));
     sp_buf_put(b, x, 8);
 }
 
-void sp_buf_uleb(SpBuf *b, uint64_t v)
-{
+void sp_buf_uleb(SpBuf *b, uint64_t v) {
     uint8_t x[10];
     int n = 0;
     do {
         x[n] = v & 0x7f;
         v >>= 7;
-        if (v)
-            x[n] |= 0x80;
+        if (v) x[n] |= 0x80;
         n++;
     } while (v);
     sp_buf_put(b, x, (size_t)n);
 }
 
-void sp_buf_sleb(SpBuf *b, int64_t v)
-{
+void sp_buf_sleb(SpBuf *b, int64_t v) {
     sp_buf_uleb(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
 }
 
-void sp_buf_printf(SpBuf *b, const char *fmt, ...)
-{
+void sp_buf_printf(SpBuf *b, const char *fmt, ...) {
     char tmp[512];
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
     va_end(ap);
-    if (n < 0)
-        return;
+    if (n < 0) return;
     if ((size_t)n < sizeof tmp) {
         sp_buf_put(b, tmp, (size_t)n);
         return;
@@ -124,13 +117,22 @@ void sp_buf_printf(SpBuf *b, const char *fmt, ...)
 /* ====================================================================================== */
 
 /* Canonical section order; the decoder requires known sections in this order. */
-enum { SEC_STRS, SEC_FRMS, SEC_THRD, SEC_SMPL, SEC_MAPS, SEC_SYMS, SEC_META, SEC_EVNT, SEC_CCMP,
-       SEC_COUNT };
+enum {
+    SEC_STRS,
+    SEC_FRMS,
+    SEC_THRD,
+    SEC_SMPL,
+    SEC_MAPS,
+    SEC_SYMS,
+    SEC_META,
+    SEC_EVNT,
+    SEC_CCMP,
+    SEC_COUNT
+};
 static const char sec_tags[SEC_COUNT][5] = {"STRS", "FRMS", "THRD", "SMPL", "MAPS",
                                             "SYMS", "META", "EVNT", "CCMP"};
 
-static void enc_strs(const SpProfile *p, SpBuf *b)
-{
+static void enc_strs(const SpProfile *p, SpBuf *b) {
     sp_buf_uleb(b, p->strs.n - 1); /* id 0 ("") is implicit */
     for (uint32_t i = 1; i < p->strs.n; i++) {
         sp_buf_uleb(b, p->strs.slen[i]);
@@ -138,8 +140,7 @@ static void enc_strs(const SpProfile *p, SpBuf *b)
     }
 }
 
-static void enc_frames(const SpProfile *p, SpBuf *b)
-{
+static void enc_frames(const SpProfile *p, SpBuf *b) {
     sp_buf_uleb(b, p->nframes);
     for (uint32_t i = 0; i < p->nframes; i++) {
         const SpFrame *f = &p->frames[i];
@@ -153,8 +154,7 @@ static void enc_frames(const SpProfile *p, SpBuf *b)
     }
 }
 
-static void enc_threads(const SpProfile *p, SpBuf *b)
-{
+static void enc_threads(const SpProfile *p, SpBuf *b) {
     sp_buf_uleb(b, p->nthreads);
     for (uint32_t i = 0; i < p->nthreads; i++) {
         sp_buf_uleb(b, p->threads[i].tid);
@@ -162,8 +162,7 @@ static void enc_threads(const SpProfile *p, SpBuf *b)
     }
 }
 
-static void enc_samples(const SpProfile *p, SpBuf *b)
-{
+static void enc_samples(const SpProfile *p, SpBuf *b) {
     uint64_t prev = 0;
     sp_buf_uleb(b, p->nsamples);
     for (uint32_t i = 0; i < p->nsamples; i++) {
@@ -181,8 +180,7 @@ static void enc_samples(const SpProfile *p, SpBuf *b)
     }
 }
 
-static void enc_maps_syms(const SpProfile *p, SpBuf *b, int syms)
-{
+static void enc_maps_syms(const SpProfile *p, SpBuf *b, int syms) {
     if (!syms) {
         sp_buf_uleb(b, p->nmappings);
         for (uint32_t i = 0; i < p->nmappings; i++) {
@@ -205,8 +203,7 @@ static void enc_maps_syms(const SpProfile *p, SpBuf *b, int syms)
     }
 }
 
-static void enc_meta_events(const SpProfile *p, SpBuf *b, int events)
-{
+static void enc_meta_events(const SpProfile *p, SpBuf *b, int events) {
     if (!events) {
         sp_buf_uleb(b, p->nmeta);
         for (uint32_t i = 0; i < p->nmeta; i++) {
@@ -226,12 +223,10 @@ static void enc_meta_events(const SpProfile *p, SpBuf *b, int events)
     }
 }
 
-static void enc_ccmap(const SpProfile *p, SpBuf *b)
-{
+static void enc_ccmap(const SpProfile *p, SpBuf *b) {
     const SpCcMap *c = &p->cc;
     sp_buf_uleb(b, c->present ? 1 : 0);
-    if (!c->present)
-        return;
+    if (!c->present) return;
     sp_buf_uleb(b, c->nmethods);
     for (uint32_t i = 0; i < c->nmethods; i++) {
         const SpCcMethod *m = &c->methods[i];
@@ -261,23 +256,39 @@ static void enc_ccmap(const SpProfile *p, SpBuf *b)
     }
 }
 
-static void enc_section(const SpProfile *p, int sec, SpBuf *payload)
-{
+static void enc_section(const SpProfile *p, int sec, SpBuf *payload) {
     switch (sec) {
-    case SEC_STRS: enc_strs(p, payload); break;
-    case SEC_FRMS: enc_frames(p, payload); break;
-    case SEC_THRD: enc_threads(p, payload); break;
-    case SEC_SMPL: enc_samples(p, payload); break;
-    case SEC_MAPS: enc_maps_syms(p, payload, 0); break;
-    case SEC_SYMS: enc_maps_syms(p, payload, 1); break;
-    case SEC_META: enc_meta_events(p, payload, 0); break;
-    case SEC_EVNT: enc_meta_events(p, payload, 1); break;
-    default: enc_ccmap(p, payload); break;
+    case SEC_STRS:
+        enc_strs(p, payload);
+        break;
+    case SEC_FRMS:
+        enc_frames(p, payload);
+        break;
+    case SEC_THRD:
+        enc_threads(p, payload);
+        break;
+    case SEC_SMPL:
+        enc_samples(p, payload);
+        break;
+    case SEC_MAPS:
+        enc_maps_syms(p, payload, 0);
+        break;
+    case SEC_SYMS:
+        enc_maps_syms(p, payload, 1);
+        break;
+    case SEC_META:
+        enc_meta_events(p, payload, 0);
+        break;
+    case SEC_EVNT:
+        enc_meta_events(p, payload, 1);
+        break;
+    default:
+        enc_ccmap(p, payload);
+        break;
     }
 }
 
-int sp_profile_encode(const SpProfile *p, SpBuf *out)
-{
+int sp_profile_encode(const SpProfile *p, SpBuf *out) {
     SpBuf payload;
     sp_buf_init(&payload);
     sp_buf_put(out, SP_FORMAT_MAGIC, 8);
@@ -290,20 +301,17 @@ int sp_profile_encode(const SpProfile *p, SpBuf *out)
         enc_section(p, sec, &payload);
         sp_buf_put(out, sec_tags[sec], 4);
         uLong crc = crc32(0L, Z_NULL, 0);
-        if (payload.len)
-            crc = crc32(crc, payload.data, (uInt)payload.len);
+        if (payload.len) crc = crc32(crc, payload.data, (uInt)payload.len);
         sp_buf_le32(out, (uint32_t)crc);
         sp_buf_le64(out, payload.len);
         sp_buf_put(out, payload.data, payload.len);
-        if (payload.oom)
-            out->oom = 1;
+        if (payload.oom) out->oom = 1;
     }
     sp_buf_fini(&payload);
     return out->oom ? -1 : 0;
 }
 
-int sp_profile_write(const SpProfile *p, const char *path, char *err, size_t errlen)
-{
+int sp_profile_write(const SpProfile *p, const char *path, char *err, size_t errlen) {
     SpBuf b;
     char tmp[4096];
     int rc = -1;
@@ -315,14 +323,12 @@ int sp_profile_write(const SpProfile *p, const char *path, char *err, size_t err
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *f = fopen(tmp, "wb");
     if (!f) {
-        if (err)
-            snprintf(err, errlen, "%s: cannot create: %s", tmp, strerror(errno));
+        if (err) snprintf(err, errlen, "%s: cannot create: %s", tmp, strerror(errno));
         goto out;
     }
     size_t w = fwrite(b.data, 1, b.len, f);
     if (fclose(f) != 0 || w != b.len || rename(tmp, path) != 0) {
-        if (err)
-            snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
+        if (err) snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
         remove(tmp);
         goto out;
     }
@@ -348,8 +354,7 @@ typedef struct {
 static int rd_fail(Rd *r, const char *expected, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static int rd_fail(Rd *r, const char *expected, const char *fmt, ...)
-{
+static int rd_fail(Rd *r, const char *expected, const char *fmt, ...) {
     char got[128];
     va_list ap;
     va_start(ap, fmt);
@@ -363,14 +368,12 @@ static int rd_fail(Rd *r, const char *expected, const char *fmt, ...)
     return -1;
 }
 
-static int rd_uleb(Rd *r, uint64_t *v, const char *what)
-{
+static int rd_uleb(Rd *r, uint64_t *v, const char *what) {
     uint64_t x = 0;
     *v = 0; /* defined even on failure (callers bail out, but compilers cannot see that) */
     size_t p = r->pos;
     for (int shift = 0; shift < 70; shift += 7) {
-        if (p >= r->end)
-            return rd_fail(r, what, "end of section");
+        if (p >= r->end) return rd_fail(r, what, "end of section");
         uint8_t byte = r->base[p++];
         if (shift == 63 && (byte & 0x7e))
             return rd_fail(r, what, "a ULEB128 value wider than 64 bits");
@@ -384,24 +387,20 @@ static int rd_uleb(Rd *r, uint64_t *v, const char *what)
     return rd_fail(r, what, "a ULEB128 value longer than 10 bytes");
 }
 
-static int rd_sleb(Rd *r, int64_t *v, const char *what)
-{
+static int rd_sleb(Rd *r, int64_t *v, const char *what) {
     uint64_t u;
     *v = 0;
-    if (rd_uleb(r, &u, what))
-        return -1;
+    if (rd_uleb(r, &u, what)) return -1;
     *v = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
     return 0;
 }
 
 /* Reads a uleb that must be < limit (an id or enum). */
-static int rd_id(Rd *r, uint32_t *v, uint64_t limit, const char *what)
-{
+static int rd_id(Rd *r, uint32_t *v, uint64_t limit, const char *what) {
     size_t at = r->pos;
     uint64_t x;
     *v = 0;
-    if (rd_uleb(r, &x, what))
-        return -1;
+    if (rd_uleb(r, &x, what)) return -1;
     if (x >= limit) {
         r->pos = at;
         char exp[96];
@@ -414,13 +413,11 @@ static int rd_id(Rd *r, uint32_t *v, uint64_t limit, const char *what)
 
 /* Reads an element count; each element takes at least min_bytes, so it cannot exceed
  * what is left in the section (this bounds every allocation by the input size). */
-static int rd_count(Rd *r, uint32_t *n, size_t min_bytes, const char *what)
-{
+static int rd_count(Rd *r, uint32_t *n, size_t min_bytes, const char *what) {
     size_t at = r->pos;
     uint64_t x;
     *n = 0;
-    if (rd_uleb(r, &x, what))
-        return -1;
+    if (rd_uleb(r, &x, what)) return -1;
     if (x > (r->end - r->pos) / min_bytes || x > UINT32_MAX / 4) {
         r->pos = at;
         char exp[96];
@@ -432,18 +429,17 @@ static int rd_count(Rd *r, uint32_t *n, size_t min_bytes, const char *what)
     return 0;
 }
 
-static int rd_oom(Rd *r) { return rd_fail(r, "memory for the profile", "out of memory"); }
+static int rd_oom(Rd *r) {
+    return rd_fail(r, "memory for the profile", "out of memory");
+}
 
-static int dec_strs(Rd *r, SpProfile *p)
-{
+static int dec_strs(Rd *r, SpProfile *p) {
     uint32_t n;
-    if (rd_count(r, &n, 1, "string count"))
-        return -1;
+    if (rd_count(r, &n, 1, "string count")) return -1;
     for (uint32_t i = 0; i < n; i++) {
         uint64_t len;
         size_t at = r->pos;
-        if (rd_uleb(r, &len, "string length"))
-            return -1;
+        if (rd_uleb(r, &len, "string length")) return -1;
         if (len > r->end - r->pos) {
             r->pos = at;
             return rd_fail(r, "string length within section", "%llu bytes, %zu left",
@@ -453,8 +449,7 @@ static int dec_strs(Rd *r, SpProfile *p)
         if (memchr(s, 0, len))
             return rd_fail(r, "string without NUL bytes", "a NUL byte in string %u", i + 1);
         uint32_t id = sp_intern_n(p, s, len);
-        if (id == SP_NONE)
-            return rd_oom(r);
+        if (id == SP_NONE) return rd_oom(r);
         if (id != i + 1)
             return rd_fail(r, "distinct strings", "string %u duplicates string %u", i + 1, id);
         r->pos += len;
@@ -462,11 +457,9 @@ static int dec_strs(Rd *r, SpProfile *p)
     return 0;
 }
 
-static int dec_frames(Rd *r, SpProfile *p)
-{
+static int dec_frames(Rd *r, SpProfile *p) {
     uint32_t n, ns = p->strs.n;
-    if (rd_count(r, &n, 7, "frame count"))
-        return -1;
+    if (rd_count(r, &n, 7, "frame count")) return -1;
     for (uint32_t i = 0; i < n; i++) {
         SpFrame f;
         uint64_t addr, size;
@@ -477,38 +470,30 @@ static int dec_frames(Rd *r, SpProfile *p)
             return -1;
         f.addr = addr, f.size = size;
         uint32_t id = sp_frame_add(p, &f);
-        if (id == SP_NONE)
-            return rd_oom(r);
-        if (id != i)
-            return rd_fail(r, "distinct frames", "frame %u duplicates frame %u", i, id);
+        if (id == SP_NONE) return rd_oom(r);
+        if (id != i) return rd_fail(r, "distinct frames", "frame %u duplicates frame %u", i, id);
     }
     return 0;
 }
 
-static int dec_threads(Rd *r, SpProfile *p)
-{
+static int dec_threads(Rd *r, SpProfile *p) {
     uint32_t n;
-    if (rd_count(r, &n, 2, "thread count"))
-        return -1;
+    if (rd_count(r, &n, 2, "thread count")) return -1;
     for (uint32_t i = 0; i < n; i++) {
         uint64_t tid;
         uint32_t name;
-        if (rd_uleb(r, &tid, "thread id") || rd_id(r, &name, p->strs.n, "string id"))
-            return -1;
-        if (sp_thread_add(p, tid, NULL) == SP_NONE)
-            return rd_oom(r);
+        if (rd_uleb(r, &tid, "thread id") || rd_id(r, &name, p->strs.n, "string id")) return -1;
+        if (sp_thread_add(p, tid, NULL) == SP_NONE) return rd_oom(r);
         p->threads[i].name = name;
     }
     return 0;
 }
 
-static int dec_samples(Rd *r, SpProfile *p)
-{
+static int dec_samples(Rd *r, SpProfile *p) {
     uint32_t n, stack_cap = 0, *stack = NULL;
     uint64_t t = 0;
     int rc = -1;
-    if (rd_count(r, &n, 6, "sample count"))
-        return -1;
+    if (rd_count(r, &n, 6, "sample count")) return -1;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t thread, state, depth;
         int64_t dt;
@@ -527,8 +512,7 @@ static int dec_samples(Rd *r, SpProfile *p)
             stack = ns, stack_cap = depth;
         }
         for (uint32_t d = 0; d < depth; d++)
-            if (rd_id(r, &stack[d], p->nframes, "frame id"))
-                goto out;
+            if (rd_id(r, &stack[d], p->nframes, "frame id")) goto out;
         t += (uint64_t)dt;
         if (sp_sample_add(p, thread, t, stack, depth, pc, weight, state)) {
             rd_oom(r);
@@ -541,11 +525,9 @@ out:
     return rc;
 }
 
-static int dec_maps(Rd *r, SpProfile *p)
-{
+static int dec_maps(Rd *r, SpProfile *p) {
     uint32_t n;
-    if (rd_count(r, &n, 5, "mapping count"))
-        return -1;
+    if (rd_count(r, &n, 5, "mapping count")) return -1;
     for (uint32_t i = 0; i < n; i++) {
         uint64_t start, len, off;
         uint32_t path, bid;
@@ -555,18 +537,15 @@ static int dec_maps(Rd *r, SpProfile *p)
             return -1;
         if (start + len < start)
             return rd_fail(r, "mapping inside the 64-bit address space", "start+length overflow");
-        if (sp_mapping_add(p, start, start + len, off, NULL, NULL))
-            return rd_oom(r);
+        if (sp_mapping_add(p, start, start + len, off, NULL, NULL)) return rd_oom(r);
         p->mappings[i].path = path, p->mappings[i].build_id = bid;
     }
     return 0;
 }
 
-static int dec_syms(Rd *r, SpProfile *p)
-{
+static int dec_syms(Rd *r, SpProfile *p) {
     uint32_t n;
-    if (rd_count(r, &n, 4, "symbol count"))
-        return -1;
+    if (rd_count(r, &n, 4, "symbol count")) return -1;
     for (uint32_t i = 0; i < n; i++) {
         uint64_t addr, size;
         uint32_t name, map;
@@ -574,33 +553,26 @@ static int dec_syms(Rd *r, SpProfile *p)
             rd_id(r, &name, p->strs.n, "string id") ||
             rd_id(r, &map, (uint64_t)p->nmappings + 1, "mapping index + 1"))
             return -1;
-        if (sp_symbol_add(p, addr, size, NULL, map ? map - 1 : SP_NONE))
-            return rd_oom(r);
+        if (sp_symbol_add(p, addr, size, NULL, map ? map - 1 : SP_NONE)) return rd_oom(r);
         p->symbols[i].name = name;
     }
     return 0;
 }
 
-static int dec_meta(Rd *r, SpProfile *p)
-{
+static int dec_meta(Rd *r, SpProfile *p) {
     uint32_t n;
-    if (rd_count(r, &n, 2, "metadata count"))
-        return -1;
+    if (rd_count(r, &n, 2, "metadata count")) return -1;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t k, v;
-        if (rd_id(r, &k, p->strs.n, "string id") || rd_id(r, &v, p->strs.n, "string id"))
-            return -1;
-        if (sp_meta_set(p, sp_str(p, k), sp_str(p, v)))
-            return rd_oom(r);
+        if (rd_id(r, &k, p->strs.n, "string id") || rd_id(r, &v, p->strs.n, "string id")) return -1;
+        if (sp_meta_set(p, sp_str(p, k), sp_str(p, v))) return rd_oom(r);
     }
     return 0;
 }
 
-static int dec_events(Rd *r, SpProfile *p)
-{
+static int dec_events(Rd *r, SpProfile *p) {
     uint32_t n;
-    if (rd_count(r, &n, 5, "event count"))
-        return -1;
+    if (rd_count(r, &n, 5, "event count")) return -1;
     for (uint32_t i = 0; i < n; i++) {
         uint64_t t;
         uint32_t kind, text;
@@ -609,18 +581,15 @@ static int dec_events(Rd *r, SpProfile *p)
             rd_id(r, &text, p->strs.n, "string id") || rd_sleb(r, &a, "event argument a") ||
             rd_sleb(r, &b, "event argument b"))
             return -1;
-        if (sp_event_add(p, t, kind, a, b, NULL))
-            return rd_oom(r);
+        if (sp_event_add(p, t, kind, a, b, NULL)) return rd_oom(r);
         p->events[i].text = text;
     }
     return 0;
 }
 
-static int dec_cc_methods_edges(Rd *r, SpProfile *p)
-{
+static int dec_cc_methods_edges(Rd *r, SpProfile *p) {
     uint32_t n;
-    if (rd_count(r, &n, 5, "CC-Map method count"))
-        return -1;
+    if (rd_count(r, &n, 5, "CC-Map method count")) return -1;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t f;
         uint64_t v[4];
@@ -628,41 +597,33 @@ static int dec_cc_methods_edges(Rd *r, SpProfile *p)
             rd_uleb(r, &v[1], "total") || rd_uleb(r, &v[2], "self_ns") ||
             rd_uleb(r, &v[3], "total_ns"))
             return -1;
-        if (sp_cc_method_add(p, f, v[0], v[1], v[2], v[3]))
-            return rd_oom(r);
+        if (sp_cc_method_add(p, f, v[0], v[1], v[2], v[3])) return rd_oom(r);
     }
-    if (rd_count(r, &n, 4, "CC-Map edge count"))
-        return -1;
+    if (rd_count(r, &n, 4, "CC-Map edge count")) return -1;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t caller, site, callee;
         uint64_t count;
-        if (rd_id(r, &caller, p->nframes, "frame id") ||
-            rd_id(r, &site, UINT32_MAX, "call site") || rd_id(r, &callee, p->nframes, "frame id") ||
-            rd_uleb(r, &count, "edge count"))
+        if (rd_id(r, &caller, p->nframes, "frame id") || rd_id(r, &site, UINT32_MAX, "call site") ||
+            rd_id(r, &callee, p->nframes, "frame id") || rd_uleb(r, &count, "edge count"))
             return -1;
-        if (sp_cc_edge_add(p, caller, site, callee, count))
-            return rd_oom(r);
+        if (sp_cc_edge_add(p, caller, site, callee, count)) return rd_oom(r);
     }
     return 0;
 }
 
-static int dec_ccmap(Rd *r, SpProfile *p)
-{
+static int dec_ccmap(Rd *r, SpProfile *p) {
     uint32_t present, n;
-    if (rd_id(r, &present, 2, "CC-Map presence flag (0 or 1)"))
-        return -1;
-    if (!present)
-        return 0;
+    if (rd_id(r, &present, 2, "CC-Map presence flag (0 or 1)")) return -1;
+    if (!present) return 0;
     p->cc.present = 1;
-    if (dec_cc_methods_edges(r, p) || rd_count(r, &n, 6, "CC-Map node count"))
-        return -1;
+    if (dec_cc_methods_edges(r, p) || rd_count(r, &n, 6, "CC-Map node count")) return -1;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t parent, frame, site;
         uint64_t self, total, tns;
         if (rd_id(r, &parent, (uint64_t)i + 1, "parent node index + 1 (parents come first)") ||
-            rd_id(r, &frame, p->nframes, "frame id") ||
-            rd_id(r, &site, UINT32_MAX, "call site") || rd_uleb(r, &self, "node self") ||
-            rd_uleb(r, &total, "node total") || rd_uleb(r, &tns, "node time_ns"))
+            rd_id(r, &frame, p->nframes, "frame id") || rd_id(r, &site, UINT32_MAX, "call site") ||
+            rd_uleb(r, &self, "node self") || rd_uleb(r, &total, "node total") ||
+            rd_uleb(r, &tns, "node time_ns"))
             return -1;
         if (sp_cc_node_add(p, parent ? parent - 1 : SP_NONE, frame, site, self, total, tns) ==
             SP_NONE)
@@ -671,28 +632,34 @@ static int dec_ccmap(Rd *r, SpProfile *p)
     return 0;
 }
 
-static int dec_payload(Rd *r, SpProfile *p, int sec)
-{
+static int dec_payload(Rd *r, SpProfile *p, int sec) {
     switch (sec) {
-    case SEC_STRS: return dec_strs(r, p);
-    case SEC_FRMS: return dec_frames(r, p);
-    case SEC_THRD: return dec_threads(r, p);
-    case SEC_SMPL: return dec_samples(r, p);
-    case SEC_MAPS: return dec_maps(r, p);
-    case SEC_SYMS: return dec_syms(r, p);
-    case SEC_META: return dec_meta(r, p);
-    case SEC_EVNT: return dec_events(r, p);
-    default: return dec_ccmap(r, p);
+    case SEC_STRS:
+        return dec_strs(r, p);
+    case SEC_FRMS:
+        return dec_frames(r, p);
+    case SEC_THRD:
+        return dec_threads(r, p);
+    case SEC_SMPL:
+        return dec_samples(r, p);
+    case SEC_MAPS:
+        return dec_maps(r, p);
+    case SEC_SYMS:
+        return dec_syms(r, p);
+    case SEC_META:
+        return dec_meta(r, p);
+    case SEC_EVNT:
+        return dec_events(r, p);
+    default:
+        return dec_ccmap(r, p);
     }
 }
 
-static uint32_t le32(const uint8_t *b)
-{
+static uint32_t le32(const uint8_t *b) {
     return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
 }
 
-static void tag_text(const uint8_t *t, char out[20])
-{
+static void tag_text(const uint8_t *t, char out[20]) {
     int printable = 1;
     for (int i = 0; i < 4; i++)
         printable &= t[i] >= 0x20 && t[i] < 0x7f;
@@ -703,8 +670,7 @@ static void tag_text(const uint8_t *t, char out[20])
 }
 
 /* Parses one section header + payload at r->pos; *next_sec is the next expected section. */
-static int dec_section(Rd *r, SpProfile *p, size_t len, int *next_sec)
-{
+static int dec_section(Rd *r, SpProfile *p, size_t len, int *next_sec) {
     const uint8_t *h = r->base + r->pos;
     if (len - r->pos < 16)
         return rd_fail(r, "a 16-byte section header", "%zu bytes left", len - r->pos);
@@ -714,20 +680,19 @@ static int dec_section(Rd *r, SpProfile *p, size_t len, int *next_sec)
                        (unsigned long long)plen, len - r->pos - 16);
     int sec = -1;
     for (int i = 0; i < SEC_COUNT; i++)
-        if (memcmp(h, sec_tags[i], 4) == 0)
-            sec = i;
+        if (memcmp(h, sec_tags[i], 4) == 0) sec = i;
     char tt[20];
     tag_text(h, tt);
     if (sec >= 0 && sec != *next_sec) {
         char exp[64];
-        snprintf(exp, sizeof exp, "section '%s'", *next_sec < SEC_COUNT ? sec_tags[*next_sec]
-                                                                         : "(none: all seen)");
+        snprintf(exp, sizeof exp, "section '%s'",
+                 *next_sec < SEC_COUNT ? sec_tags[*next_sec] : "(none: all seen)");
         return rd_fail(r, exp, "%s out of order", tt);
     }
     uint32_t crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), h + 16, (uInt)plen);
     if (crc != le32(h + 4))
-        return rd_fail(r, "matching CRC-32", "0x%08x in header, 0x%08x computed over %s", le32(h + 4),
-                       crc, tt);
+        return rd_fail(r, "matching CRC-32", "0x%08x in header, 0x%08x computed over %s",
+                       le32(h + 4), crc, tt);
     r->pos += 16;
     if (sec < 0) { /* unknown section from a newer minor version: skip */
         r->pos += plen;
@@ -735,8 +700,7 @@ static int dec_section(Rd *r, SpProfile *p, size_t len, int *next_sec)
     }
     r->end = r->pos + plen;
     r->sec = sec_tags[sec];
-    if (dec_payload(r, p, sec))
-        return -1;
+    if (dec_payload(r, p, sec)) return -1;
     if (r->pos != r->end)
         return rd_fail(r, "end of section", "%zu trailing bytes", r->end - r->pos);
     r->sec = NULL;
@@ -745,22 +709,18 @@ static int dec_section(Rd *r, SpProfile *p, size_t len, int *next_sec)
     return 0;
 }
 
-static int dec_header(Rd *r, size_t len, SpProfile **p, uint32_t *nsec)
-{
+static int dec_header(Rd *r, size_t len, SpProfile **p, uint32_t *nsec) {
     const uint8_t *d = r->base;
     *nsec = 0;
-    if (len < 20)
-        return rd_fail(r, "a 20-byte header", "a file of %zu bytes", len);
+    if (len < 20) return rd_fail(r, "a 20-byte header", "a file of %zu bytes", len);
     if (memcmp(d, SP_FORMAT_MAGIC, 8) != 0)
         return rd_fail(r, "magic \"SAMPOPRF\"", "something else (not a sampo profile)");
     r->pos = 8;
     unsigned major = (unsigned)d[8] | (unsigned)d[9] << 8;
-    if (major != SP_FORMAT_MAJOR)
-        return rd_fail(r, "format major version 1", "version %u", major);
+    if (major != SP_FORMAT_MAJOR) return rd_fail(r, "format major version 1", "version %u", major);
     r->pos = 12;
     uint32_t flags = le32(d + 12);
-    if (flags & ~1u)
-        return rd_fail(r, "flags with only bit 0 (exact) defined", "0x%08x", flags);
+    if (flags & ~1u) return rd_fail(r, "flags with only bit 0 (exact) defined", "0x%08x", flags);
     r->pos = 16;
     *nsec = le32(d + 16);
     if (*nsec > (len - 20) / 16)
@@ -770,20 +730,16 @@ static int dec_header(Rd *r, size_t len, SpProfile **p, uint32_t *nsec)
     return *p ? 0 : rd_oom(r);
 }
 
-int sp_profile_decode(const uint8_t *data, size_t len, SpProfile **out, char *err, size_t errlen)
-{
+int sp_profile_decode(const uint8_t *data, size_t len, SpProfile **out, char *err, size_t errlen) {
     Rd r = {.base = data, .pos = 0, .end = len, .err = err, .errlen = errlen};
     SpProfile *p = NULL;
     uint32_t nsec;
     int next = SEC_STRS;
     *out = NULL;
-    if (err && errlen)
-        err[0] = 0;
-    if (dec_header(&r, len, &p, &nsec))
-        goto fail;
+    if (err && errlen) err[0] = 0;
+    if (dec_header(&r, len, &p, &nsec)) goto fail;
     for (uint32_t i = 0; i < nsec; i++)
-        if (dec_section(&r, p, len, &next))
-            goto fail;
+        if (dec_section(&r, p, len, &next)) goto fail;
     if (next < SEC_META) {
         char exp[64];
         snprintf(exp, sizeof exp, "section '%s'", sec_tags[next]);
@@ -801,8 +757,7 @@ fail:
     return -1;
 }
 
-int sp_read_file(const char *path, uint8_t **data, size_t *len, char *err, size_t errlen)
-{
+int sp_read_file(const char *path, uint8_t **data, size_t *len, char *err, size_t errlen) {
     FILE *f = fopen(path, "rb");
     SpBuf b;
     uint8_t chunk[65536];
@@ -826,19 +781,16 @@ int sp_read_file(const char *path, uint8_t **data, size_t *len, char *err, size_
     return 0;
 }
 
-int sp_profile_read(const char *path, SpProfile **out, char *err, size_t errlen)
-{
+int sp_profile_read(const char *path, SpProfile **out, char *err, size_t errlen) {
     uint8_t *data = NULL;
     size_t len = 0;
     char inner[SP_ERR_MAX];
     *out = NULL;
-    if (sp_read_file(path, &data, &len, err, errlen))
-        return -1;
+    if (sp_read_file(path, &data, &len, err, errlen)) return -1;
     int rc = sp_ccjson_sniff((const char *)data, len)
                  ? sp_ccjson_decode((const char *)data, len, out, inner, sizeof inner)
                  : sp_profile_decode(data, len, out, inner, sizeof inner);
-    if (rc)
-        snprintf(err, errlen, "%s: %s", path, inner);
+    if (rc) snprintf(err, errlen, "%s: %s", path, inner);
     free(data);
     return rc;
 }

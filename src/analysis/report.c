@@ -9,21 +9,20 @@
 
 #include "export.h"
 
-void sp_report_opts_default(SpReportOpts *o)
-{
+void sp_report_opts_default(SpReportOpts *o) {
     o->limit = 25;
     o->tree_min = 1.0;
     o->tree_depth = 0;
     o->sections = 0;
 }
 
-static double pct(uint64_t v, uint64_t total) { return total ? 100.0 * (double)v / (double)total : 0; }
+static double pct(uint64_t v, uint64_t total) {
+    return total ? 100.0 * (double)v / (double)total : 0;
+}
 
 /* Total weight of the profile: samples if any, else the context tree's self weights. */
-static uint64_t report_total(const SpProfile *p)
-{
-    if (p->nsamples)
-        return sp_total_weight(p);
+static uint64_t report_total(const SpProfile *p) {
+    if (p->nsamples) return sp_total_weight(p);
     uint64_t t = 0;
     for (uint32_t i = 0; i < p->cc.nnodes; i++)
         t += p->cc.nodes[i].self;
@@ -32,28 +31,24 @@ static uint64_t report_total(const SpProfile *p)
 
 /* Metadata shown first, in this order; aliases are the engine's spellings. */
 static const char *const summary_keys[] = {
-    "command", "cmdline", "trigger", "trigger_skipped", "mode", "requested_hz", "hz_requested",
-    "delivered_hz", "hz_delivered", "interval_initial_ns", "interval_ns", "samples_dropped",
-    "dropped", "duration_ns", "pid"};
+    "command",      "cmdline",         "trigger",      "trigger_skipped", "mode",
+    "requested_hz", "hz_requested",    "delivered_hz", "hz_delivered",    "interval_initial_ns",
+    "interval_ns",  "samples_dropped", "dropped",      "duration_ns",     "pid"};
 
-static int summary_known(const char *k)
-{
+static int summary_known(const char *k) {
     for (size_t j = 0; j < sizeof summary_keys / sizeof *summary_keys; j++)
-        if (strcmp(k, summary_keys[j]) == 0)
-            return 1;
+        if (strcmp(k, summary_keys[j]) == 0) return 1;
     return 0;
 }
 
-static void report_summary(const SpProfile *p, SpBuf *out, uint64_t total)
-{
+static void report_summary(const SpProfile *p, SpBuf *out, uint64_t total) {
     int exact = p->flavour == SP_FLAVOUR_EXACT;
     sp_buf_printf(out, "# sampo profile: %s, %u samples, total weight %llu (%s), %u threads\n",
                   exact ? "exact (invocation counts)" : "sampled", p->nsamples,
                   (unsigned long long)total, exact ? "invocations" : "samples", p->nthreads);
     for (size_t i = 0; i < sizeof summary_keys / sizeof *summary_keys; i++) {
         const char *v = sp_meta_get(p, summary_keys[i]);
-        if (v)
-            sp_buf_printf(out, "# %-16s %s\n", summary_keys[i], v);
+        if (v) sp_buf_printf(out, "# %-16s %s\n", summary_keys[i], v);
     }
     const char *dur = sp_meta_get(p, "duration_ns");
     double secs = dur ? strtod(dur, NULL) / 1e9 : 0;
@@ -64,8 +59,7 @@ static void report_summary(const SpProfile *p, SpBuf *out, uint64_t total)
         sp_buf_printf(out, "# %-16s %s\n", "samples_dropped", "unknown (not recorded)");
     for (uint32_t i = 0; i < p->nmeta; i++) {
         const char *k = sp_str(p, p->meta[i].key);
-        if (!summary_known(k))
-            sp_buf_printf(out, "# %-16s %s\n", k, sp_str(p, p->meta[i].value));
+        if (!summary_known(k)) sp_buf_printf(out, "# %-16s %s\n", k, sp_str(p, p->meta[i].value));
     }
     sp_buf_u8(out, '\n');
 }
@@ -73,20 +67,16 @@ static void report_summary(const SpProfile *p, SpBuf *out, uint64_t total)
 static const SpCcMethod *g_methods; /* qsort context (report is not re-entrant) */
 static const SpProfile *g_prof;
 
-static int cmp_method_self(const void *a, const void *b)
-{
+static int cmp_method_self(const void *a, const void *b) {
     const SpCcMethod *x = &g_methods[*(const uint32_t *)a], *y = &g_methods[*(const uint32_t *)b];
-    if (x->self != y->self)
-        return x->self < y->self ? 1 : -1;
-    if (x->total != y->total)
-        return x->total < y->total ? 1 : -1;
+    if (x->self != y->self) return x->self < y->self ? 1 : -1;
+    if (x->total != y->total) return x->total < y->total ? 1 : -1;
     char n1[256], n2[256];
     return strcmp(sp_frame_label(g_prof, x->frame, n1, sizeof n1),
                   sp_frame_label(g_prof, y->frame, n2, sizeof n2));
 }
 
-static void report_flat(const SpProfile *p, const SpReportOpts *o, SpBuf *out, uint64_t total)
-{
+static void report_flat(const SpProfile *p, const SpReportOpts *o, SpBuf *out, uint64_t total) {
     uint32_t n = p->cc.nmethods, *ord = malloc((n ? n : 1) * sizeof *ord);
     char name[512];
     if (!ord) {
@@ -99,44 +89,38 @@ static void report_flat(const SpProfile *p, const SpReportOpts *o, SpBuf *out, u
     qsort(ord, n, sizeof *ord, cmp_method_self);
     const char *unit = p->flavour == SP_FLAVOUR_EXACT ? "calls" : "samples";
     sp_buf_printf(out, "## flat profile (%llu %s)\n", (unsigned long long)total, unit);
-    sp_buf_printf(out, "%7s %7s %7s %10s %10s  %s\n", "self%", "cum%", "total%", "self",
-                  "total", "name");
+    sp_buf_printf(out, "%7s %7s %7s %10s %10s  %s\n", "self%", "cum%", "total%", "self", "total",
+                  "name");
     double cum = 0;
     for (uint32_t k = 0; k < n && (!o->limit || k < o->limit); k++) {
         const SpCcMethod *m = &p->cc.methods[ord[k]];
         cum += pct(m->self, total);
         const char *mod = sp_str(p, p->frames[m->frame].module), *base = strrchr(mod, '/');
         base = base ? base + 1 : mod;
-        sp_buf_printf(out, "%6.2f%% %6.2f%% %6.2f%% %10llu %10llu  %s%s%s%s\n",
-                      pct(m->self, total), cum, pct(m->total, total),
-                      (unsigned long long)m->self, (unsigned long long)m->total,
-                      sp_frame_label(p, m->frame, name, sizeof name), *base ? " (" : "", base,
-                      *base ? ")" : "");
+        sp_buf_printf(out, "%6.2f%% %6.2f%% %6.2f%% %10llu %10llu  %s%s%s%s\n", pct(m->self, total),
+                      cum, pct(m->total, total), (unsigned long long)m->self,
+                      (unsigned long long)m->total, sp_frame_label(p, m->frame, name, sizeof name),
+                      *base ? " (" : "", base, *base ? ")" : "");
     }
-    if (o->limit && n > o->limit)
-        sp_buf_printf(out, "... %u more\n", n - o->limit);
+    if (o->limit && n > o->limit) sp_buf_printf(out, "... %u more\n", n - o->limit);
     sp_buf_u8(out, '\n');
     free(ord);
 }
 
-static int cmp_method_ns(const void *a, const void *b)
-{
+static int cmp_method_ns(const void *a, const void *b) {
     const SpCcMethod *x = &g_methods[*(const uint32_t *)a], *y = &g_methods[*(const uint32_t *)b];
-    if (x->self_ns != y->self_ns)
-        return x->self_ns < y->self_ns ? 1 : -1;
+    if (x->self_ns != y->self_ns) return x->self_ns < y->self_ns ? 1 : -1;
     return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
 /* Time-weighted view of exact profiles (only if the producer recorded times). */
-static void report_time_view(const SpProfile *p, const SpReportOpts *o, SpBuf *out)
-{
+static void report_time_view(const SpProfile *p, const SpReportOpts *o, SpBuf *out) {
     uint64_t tsum = 0;
     uint32_t n = p->cc.nmethods, *ord;
     char name[512];
     for (uint32_t i = 0; i < n; i++)
         tsum += p->cc.methods[i].self_ns;
-    if (!tsum || !(ord = malloc(n * sizeof *ord)))
-        return;
+    if (!tsum || !(ord = malloc(n * sizeof *ord))) return;
     for (uint32_t i = 0; i < n; i++)
         ord[i] = i;
     g_methods = p->cc.methods;
@@ -157,11 +141,9 @@ static void report_time_view(const SpProfile *p, const SpReportOpts *o, SpBuf *o
 
 static const SpCcNode *g_nodes;
 
-static int cmp_node_total(const void *a, const void *b)
-{
+static int cmp_node_total(const void *a, const void *b) {
     const SpCcNode *x = &g_nodes[*(const uint32_t *)a], *y = &g_nodes[*(const uint32_t *)b];
-    if (x->total != y->total)
-        return x->total < y->total ? 1 : -1;
+    if (x->total != y->total) return x->total < y->total ? 1 : -1;
     return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
@@ -169,16 +151,14 @@ static void tree_node(const SpProfile *p, const SpReportOpts *o, SpBuf *out, uin
                       uint32_t node, uint32_t depth, uint32_t *kids, uint32_t *kid_start);
 
 static void tree_children(const SpProfile *p, const SpReportOpts *o, SpBuf *out, uint64_t total,
-                          uint32_t parent, uint32_t depth, uint32_t *kids, uint32_t *kid_start)
-{
+                          uint32_t parent, uint32_t depth, uint32_t *kids, uint32_t *kid_start) {
     uint32_t slot = parent == SP_NONE ? p->cc.nnodes : parent;
     for (uint32_t k = kid_start[slot]; k < kid_start[slot + 1]; k++)
         tree_node(p, o, out, total, kids[k], depth, kids, kid_start);
 }
 
 static void tree_node(const SpProfile *p, const SpReportOpts *o, SpBuf *out, uint64_t total,
-                      uint32_t node, uint32_t depth, uint32_t *kids, uint32_t *kid_start)
-{
+                      uint32_t node, uint32_t depth, uint32_t *kids, uint32_t *kid_start) {
     const SpCcNode *n = &p->cc.nodes[node];
     char name[512];
     if (pct(n->total, total) < o->tree_min || (o->tree_depth && depth >= o->tree_depth) ||
@@ -186,14 +166,12 @@ static void tree_node(const SpProfile *p, const SpReportOpts *o, SpBuf *out, uin
         return;
     sp_buf_printf(out, "%6.2f%% %6.2f%% %*s%s", pct(n->total, total), pct(n->self, total),
                   (int)(2 * depth), "", sp_frame_label(p, n->frame, name, sizeof name));
-    if (n->callsite)
-        sp_buf_printf(out, " @%u", n->callsite);
+    if (n->callsite) sp_buf_printf(out, " @%u", n->callsite);
     sp_buf_u8(out, '\n');
     tree_children(p, o, out, total, node, depth + 1, kids, kid_start);
 }
 
-static void report_tree(const SpProfile *p, const SpReportOpts *o, SpBuf *out, uint64_t total)
-{
+static void report_tree(const SpProfile *p, const SpReportOpts *o, SpBuf *out, uint64_t total) {
     uint32_t n = p->cc.nnodes;
     uint32_t *kids = malloc((n + 1) * sizeof *kids), *start = calloc(n + 2, sizeof *start);
     if (!kids || !start) {
@@ -228,16 +206,13 @@ out:
 
 static const SpCcEdge *g_edges;
 
-static int cmp_edge(const void *a, const void *b)
-{
+static int cmp_edge(const void *a, const void *b) {
     const SpCcEdge *x = &g_edges[*(const uint32_t *)a], *y = &g_edges[*(const uint32_t *)b];
-    if (x->count != y->count)
-        return x->count < y->count ? 1 : -1;
+    if (x->count != y->count) return x->count < y->count ? 1 : -1;
     return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
-static void report_edges(const SpProfile *p, const SpReportOpts *o, SpBuf *out, uint64_t total)
-{
+static void report_edges(const SpProfile *p, const SpReportOpts *o, SpBuf *out, uint64_t total) {
     uint32_t n = p->cc.nedges, *ord = malloc((n ? n : 1) * sizeof *ord);
     char a[512], b[512];
     if (!ord) {
@@ -254,16 +229,14 @@ static void report_edges(const SpProfile *p, const SpReportOpts *o, SpBuf *out, 
         sp_buf_printf(out, "%6.2f%% %10llu  %s -> %s", pct(e->count, total),
                       (unsigned long long)e->count, sp_frame_label(p, e->caller, a, sizeof a),
                       sp_frame_label(p, e->callee, b, sizeof b));
-        if (e->callsite)
-            sp_buf_printf(out, " @%u", e->callsite);
+        if (e->callsite) sp_buf_printf(out, " @%u", e->callsite);
         sp_buf_u8(out, '\n');
     }
     sp_buf_u8(out, '\n');
     free(ord);
 }
 
-static void report_threads(const SpProfile *p, SpBuf *out, uint64_t total)
-{
+static void report_threads(const SpProfile *p, SpBuf *out, uint64_t total) {
     char name[512];
     sp_buf_printf(out, "## per thread\n%7s %10s %10s  %-20s %s\n", "share", "samples", "tid",
                   "name", "top function (self)");
@@ -277,44 +250,37 @@ static void report_threads(const SpProfile *p, SpBuf *out, uint64_t total)
         memset(self, 0, (p->nframes ? p->nframes : 1) * sizeof *self);
         for (uint32_t i = 0; i < p->nsamples; i++) {
             const SpSample *s = &p->samples[i];
-            if (s->thread != t)
-                continue;
+            if (s->thread != t) continue;
             w += s->weight;
-            if (s->depth)
-                self[sp_sample_stack(p, s)[0]] += (uint32_t)s->weight;
+            if (s->depth) self[sp_sample_stack(p, s)[0]] += (uint32_t)s->weight;
         }
         uint32_t best = SP_NONE;
         for (uint32_t f = 0; f < p->nframes; f++)
-            if (self[f] && (best == SP_NONE || self[f] > self[best]))
-                best = f;
+            if (self[f] && (best == SP_NONE || self[f] > self[best])) best = f;
         sp_buf_printf(out, "%6.2f%% %10llu %10llu  %-20s %s", pct(w, total), (unsigned long long)w,
                       (unsigned long long)p->threads[t].tid, sp_str(p, p->threads[t].name),
                       best == SP_NONE ? "-" : sp_frame_label(p, best, name, sizeof name));
-        if (best != SP_NONE)
-            sp_buf_printf(out, " %.1f%%", pct(self[best], w));
+        if (best != SP_NONE) sp_buf_printf(out, " %.1f%%", pct(self[best], w));
         sp_buf_u8(out, '\n');
     }
     sp_buf_u8(out, '\n');
     free(self);
 }
 
-static void report_states(const SpProfile *p, SpBuf *out, uint64_t total)
-{
+static void report_states(const SpProfile *p, SpBuf *out, uint64_t total) {
     uint64_t w[SP_VM_STATE_COUNT] = {0};
     for (uint32_t i = 0; i < p->nsamples; i++)
         w[p->samples[i].state] += p->samples[i].weight;
-    if (w[SP_VM_NONE] == total)
-        return; /* a native program: nothing to split */
+    if (w[SP_VM_NONE] == total) return; /* a native program: nothing to split */
     sp_buf_printf(out, "## VM states\n");
     for (uint32_t s = 0; s < SP_VM_STATE_COUNT; s++)
         if (w[s])
-            sp_buf_printf(out, "%6.2f%% %10llu  %s\n", pct(w[s], total),
-                          (unsigned long long)w[s], sp_vm_state_name(s));
+            sp_buf_printf(out, "%6.2f%% %10llu  %s\n", pct(w[s], total), (unsigned long long)w[s],
+                          sp_vm_state_name(s));
     sp_buf_u8(out, '\n');
 }
 
-static void report_events(const SpProfile *p, SpBuf *out)
-{
+static void report_events(const SpProfile *p, SpBuf *out) {
     unsigned rate = 0;
     for (uint32_t i = 0; i < p->nevents; i++)
         rate += p->events[i].kind == SP_EVENT_RATE_CHANGE;
@@ -323,39 +289,30 @@ static void report_events(const SpProfile *p, SpBuf *out)
         const SpEvent *e = &p->events[i];
         sp_buf_printf(out, "%12.6fs %-12s", (double)e->time_ns / 1e9, sp_event_kind_name(e->kind));
         if (e->kind == SP_EVENT_RATE_CHANGE)
-            sp_buf_printf(out, " interval %lld ns -> %lld ns (%.1f Hz -> %.1f Hz)",
-                          (long long)e->a, (long long)e->b, e->a > 0 ? 1e9 / (double)e->a : 0,
+            sp_buf_printf(out, " interval %lld ns -> %lld ns (%.1f Hz -> %.1f Hz)", (long long)e->a,
+                          (long long)e->b, e->a > 0 ? 1e9 / (double)e->a : 0,
                           e->b > 0 ? 1e9 / (double)e->b : 0);
         else if (e->a || e->b)
             sp_buf_printf(out, " %lld %lld", (long long)e->a, (long long)e->b);
-        if (e->text)
-            sp_buf_printf(out, " %s", sp_str(p, e->text));
+        if (e->text) sp_buf_printf(out, " %s", sp_str(p, e->text));
         sp_buf_u8(out, '\n');
     }
     sp_buf_u8(out, '\n');
 }
 
-int sp_report(SpProfile *p, const SpReportOpts *o, SpBuf *out)
-{
-    if (sp_ccmap_ensure(p))
-        return -1;
+int sp_report(SpProfile *p, const SpReportOpts *o, SpBuf *out) {
+    if (sp_ccmap_ensure(p)) return -1;
     int sec = o->sections ? o->sections : ~0;
     uint64_t total = report_total(p);
-    if (sec & SP_REPORT_SUMMARY)
-        report_summary(p, out, total);
+    if (sec & SP_REPORT_SUMMARY) report_summary(p, out, total);
     if (sec & SP_REPORT_FLAT) {
         report_flat(p, o, out, total);
         report_time_view(p, o, out);
     }
-    if (sec & SP_REPORT_TREE)
-        report_tree(p, o, out, total);
-    if (sec & SP_REPORT_EDGES)
-        report_edges(p, o, out, total);
-    if ((sec & SP_REPORT_THREADS) && p->nsamples)
-        report_threads(p, out, total);
-    if (sec & SP_REPORT_STATES)
-        report_states(p, out, total);
-    if (sec & SP_REPORT_EVENTS)
-        report_events(p, out);
+    if (sec & SP_REPORT_TREE) report_tree(p, o, out, total);
+    if (sec & SP_REPORT_EDGES) report_edges(p, o, out, total);
+    if ((sec & SP_REPORT_THREADS) && p->nsamples) report_threads(p, out, total);
+    if (sec & SP_REPORT_STATES) report_states(p, out, total);
+    if (sec & SP_REPORT_EVENTS) report_events(p, out);
     return out->oom ? -1 : 0;
 }

@@ -12,10 +12,10 @@
 #include "profile_io.h"
 
 typedef struct {
-    unsigned limit;     /* rows in the flat profile and edge list (0 = all) */
-    double tree_min;    /* hide call-tree nodes below this % of total */
-    unsigned tree_depth;/* maximum call-tree depth shown (0 = unlimited) */
-    int sections;       /* bitmask of SP_REPORT_* (0 = all) */
+    unsigned limit;      /* rows in the flat profile and edge list (0 = all) */
+    double tree_min;     /* hide call-tree nodes below this % of total */
+    unsigned tree_depth; /* maximum call-tree depth shown (0 = unlimited) */
+    int sections;        /* bitmask of SP_REPORT_* (0 = all) */
 } SpReportOpts;
 
 enum {

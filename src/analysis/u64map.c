@@ -5,40 +5,33 @@
 
 #include <stdlib.h>
 
-static uint32_t u64map_slot(uint64_t key, uint32_t cap)
-{
+static uint32_t u64map_slot(uint64_t key, uint32_t cap) {
     key ^= key >> 33;
     key *= 0xff51afd7ed558ccdull;
     key ^= key >> 33;
     return (uint32_t)key & (cap - 1);
 }
 
-void u64map_init(U64Map *m)
-{
+void u64map_init(U64Map *m) {
     m->keys = NULL;
     m->vals = NULL;
     m->cap = m->n = 0;
 }
 
-void u64map_fini(U64Map *m)
-{
+void u64map_fini(U64Map *m) {
     free(m->keys);
     free(m->vals);
     u64map_init(m);
 }
 
-uint32_t u64map_get(const U64Map *m, uint64_t key)
-{
-    if (!m->cap)
-        return UINT32_MAX;
+uint32_t u64map_get(const U64Map *m, uint64_t key) {
+    if (!m->cap) return UINT32_MAX;
     for (uint32_t i = u64map_slot(key, m->cap); m->vals[i]; i = (i + 1) & (m->cap - 1))
-        if (m->keys[i] == key)
-            return m->vals[i] - 1;
+        if (m->keys[i] == key) return m->vals[i] - 1;
     return UINT32_MAX;
 }
 
-static int u64map_resize(U64Map *m, uint32_t ncap)
-{
+static int u64map_resize(U64Map *m, uint32_t ncap) {
     uint64_t *k = malloc((size_t)ncap * sizeof *k);
     uint32_t *v = calloc(ncap, sizeof *v);
     if (!k || !v) {
@@ -47,8 +40,7 @@ static int u64map_resize(U64Map *m, uint32_t ncap)
         return -1;
     }
     for (uint32_t j = 0; j < m->cap; j++) {
-        if (!m->vals[j])
-            continue;
+        if (!m->vals[j]) continue;
         uint32_t i = u64map_slot(m->keys[j], ncap);
         while (v[i])
             i = (i + 1) & (ncap - 1);
@@ -63,10 +55,8 @@ static int u64map_resize(U64Map *m, uint32_t ncap)
     return 0;
 }
 
-int u64map_put(U64Map *m, uint64_t key, uint32_t val)
-{
-    if ((uint64_t)(m->n + 1) * 2 > m->cap && u64map_resize(m, m->cap ? m->cap * 2 : 64))
-        return -1;
+int u64map_put(U64Map *m, uint64_t key, uint32_t val) {
+    if ((uint64_t)(m->n + 1) * 2 > m->cap && u64map_resize(m, m->cap ? m->cap * 2 : 64)) return -1;
     uint32_t i = u64map_slot(key, m->cap);
     for (; m->vals[i]; i = (i + 1) & (m->cap - 1))
         if (m->keys[i] == key) {

@@ -17,8 +17,7 @@ static const char compare_usage[] =
     "  and the N biggest differences in self share (default 10).\n"
     "  --time   compare profiles that carry times (exact mode) by time, not invocations\n";
 
-int cmd_compare(int argc, char **argv)
-{
+int cmd_compare(int argc, char **argv) {
     static const struct option opts[] = {{"limit", required_argument, 0, 'l'},
                                          {"time", no_argument, 0, 't'},
                                          {"help", no_argument, 0, 'h'},
@@ -34,9 +33,15 @@ int cmd_compare(int argc, char **argv)
                 return 2;
             }
             break;
-        case 't': tw = 1; break;
-        case 'h': fputs(compare_usage, stdout); return 0;
-        default: fputs(compare_usage, stderr); return 2;
+        case 't':
+            tw = 1;
+            break;
+        case 'h':
+            fputs(compare_usage, stdout);
+            return 0;
+        default:
+            fputs(compare_usage, stderr);
+            return 2;
         }
     }
     if (optind != argc - 2) {
@@ -46,8 +51,7 @@ int cmd_compare(int argc, char **argv)
     SpProfile *a = sampo_load(argv[optind]), *b = a ? sampo_load(argv[optind + 1]) : NULL;
     SpCompare r;
     int rc = 1;
-    if (!a || !b)
-        goto out;
+    if (!a || !b) goto out;
     if (sp_compare_ex(a, b, tw, &r)) {
         fprintf(stderr, "sampo compare: out of memory\n");
         goto out;

@@ -17,8 +17,7 @@ static const char export_usage[] =
     "  --thread TID   only the samples of one thread (OS thread id)\n"
     "  -o OUT         output file (default: standard output)\n";
 
-int cmd_export(int argc, char **argv)
-{
+int cmd_export(int argc, char **argv) {
     static const struct option opts[] = {{"pprof", no_argument, 0, 'p'},
                                          {"collapsed", no_argument, 0, 'c'},
                                          {"speedscope", no_argument, 0, 's'},
@@ -41,10 +40,18 @@ int cmd_export(int argc, char **argv)
             }
             fmt = c;
             break;
-        case 'o': outpath = optarg; break;
-        case 'T': thread = optarg; break;
-        case 'h': fputs(export_usage, stdout); return 0;
-        default: fputs(export_usage, stderr); return 2;
+        case 'o':
+            outpath = optarg;
+            break;
+        case 'T':
+            thread = optarg;
+            break;
+        case 'h':
+            fputs(export_usage, stdout);
+            return 0;
+        default:
+            fputs(export_usage, stderr);
+            return 2;
         }
     }
     if (!fmt || optind != argc - 1) {
@@ -52,15 +59,14 @@ int cmd_export(int argc, char **argv)
         return 2;
     }
     SpProfile *p = sampo_load(argv[optind]);
-    if (!p)
-        return 1;
+    if (!p) return 1;
     if (thread && sampo_select_thread(p, thread)) {
         sp_profile_free(p);
         return 1;
     }
     SpBuf out;
     sp_buf_init(&out);
-    int rc = fmt == 'p' ? sp_export_pprof(p, &out)
+    int rc = fmt == 'p'   ? sp_export_pprof(p, &out)
              : fmt == 'c' ? sp_export_collapsed(p, &out)
                           : sp_export_speedscope(p, &out);
     if (rc)

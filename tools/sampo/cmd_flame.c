@@ -13,14 +13,11 @@ static const char flame_usage[] =
     "  Flame graph of the calling contexts (root at the bottom, width = inclusive weight).\n"
     "  -o OUT    output file (default: standard output)\n";
 
-int cmd_flame(int argc, char **argv)
-{
-    static const struct option opts[] = {{"output", required_argument, 0, 'o'},
-                                         {"title", required_argument, 0, 't'},
-                                         {"width", required_argument, 0, 'w'},
-                                         {"thread", required_argument, 0, 'T'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+int cmd_flame(int argc, char **argv) {
+    static const struct option opts[] = {
+        {"output", required_argument, 0, 'o'}, {"title", required_argument, 0, 't'},
+        {"width", required_argument, 0, 'w'},  {"thread", required_argument, 0, 'T'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     SpFlameOpts o;
     const char *outpath = NULL;
     uint64_t v;
@@ -30,8 +27,12 @@ int cmd_flame(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:t:w:h", opts, NULL)) != -1) {
         switch (c) {
-        case 'o': outpath = optarg; break;
-        case 't': o.title = optarg; break;
+        case 'o':
+            outpath = optarg;
+            break;
+        case 't':
+            o.title = optarg;
+            break;
         case 'w':
             if (sampo_parse_u64(optarg, &v) || v < 100 || v > 100000) {
                 fprintf(stderr, "sampo flame: expected a width in 100..100000, got '%s'\n", optarg);
@@ -39,9 +40,15 @@ int cmd_flame(int argc, char **argv)
             }
             o.width = (unsigned)v;
             break;
-        case 'T': thread = optarg; break;
-        case 'h': fputs(flame_usage, stdout); return 0;
-        default: fputs(flame_usage, stderr); return 2;
+        case 'T':
+            thread = optarg;
+            break;
+        case 'h':
+            fputs(flame_usage, stdout);
+            return 0;
+        default:
+            fputs(flame_usage, stderr);
+            return 2;
         }
     }
     if (optind != argc - 1) {
@@ -49,8 +56,7 @@ int cmd_flame(int argc, char **argv)
         return 2;
     }
     SpProfile *p = sampo_load(argv[optind]);
-    if (!p)
-        return 1;
+    if (!p) return 1;
     if (thread && sampo_select_thread(p, thread)) {
         sp_profile_free(p);
         return 1;

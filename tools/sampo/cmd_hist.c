@@ -19,12 +19,10 @@ static const char hist_usage[] =
     "  --bins N        number of bins (default 200)\n"
     "  -o OUT          output file (default: standard output)\n";
 
-static int hist_parse_range(const char *s, SpHistOpts *o)
-{
+static int hist_parse_range(const char *s, SpHistOpts *o) {
     char lo[64];
     const char *dash = strchr(s, '-');
-    if (!dash || (size_t)(dash - s) >= sizeof lo)
-        return -1;
+    if (!dash || (size_t)(dash - s) >= sizeof lo) return -1;
     memcpy(lo, s, (size_t)(dash - s));
     lo[dash - s] = 0;
     if (sampo_parse_u64(lo, &o->lo) || sampo_parse_u64(dash + 1, &o->hi) || o->hi <= o->lo)
@@ -32,8 +30,7 @@ static int hist_parse_range(const char *s, SpHistOpts *o)
     return 0;
 }
 
-int cmd_hist(int argc, char **argv)
-{
+int cmd_hist(int argc, char **argv) {
     static const struct option opts[] = {{"output", required_argument, 0, 'o'},
                                          {"range", required_argument, 0, 'r'},
                                          {"symbol", required_argument, 0, 's'},
@@ -50,7 +47,9 @@ int cmd_hist(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:r:s:b:h", opts, NULL)) != -1) {
         switch (c) {
-        case 'o': outpath = optarg; break;
+        case 'o':
+            outpath = optarg;
+            break;
         case 'r':
             if (hist_parse_range(optarg, &o)) {
                 fprintf(stderr, "sampo hist: expected --range LO-HI with LO < HI, got '%s'\n",
@@ -58,7 +57,9 @@ int cmd_hist(int argc, char **argv)
                 return 2;
             }
             break;
-        case 's': o.symbol = optarg; break;
+        case 's':
+            o.symbol = optarg;
+            break;
         case 'b':
             if (sampo_parse_u64(optarg, &v) || v < 1 || v > 100000) {
                 fprintf(stderr, "sampo hist: expected bins in 1..100000, got '%s'\n", optarg);
@@ -66,9 +67,15 @@ int cmd_hist(int argc, char **argv)
             }
             o.bins = (unsigned)v;
             break;
-        case 'T': thread = optarg; break;
-        case 'h': fputs(hist_usage, stdout); return 0;
-        default: fputs(hist_usage, stderr); return 2;
+        case 'T':
+            thread = optarg;
+            break;
+        case 'h':
+            fputs(hist_usage, stdout);
+            return 0;
+        default:
+            fputs(hist_usage, stderr);
+            return 2;
         }
     }
     if (optind != argc - 1) {
@@ -76,8 +83,7 @@ int cmd_hist(int argc, char **argv)
         return 2;
     }
     SpProfile *p = sampo_load(argv[optind]);
-    if (!p)
-        return 1;
+    if (!p) return 1;
     if (thread && sampo_select_thread(p, thread)) {
         sp_profile_free(p);
         return 1;

@@ -32,15 +32,13 @@ static const char record_usage[] =
     "  -v, --verbose     log the trigger choice and tuning changes to stderr\n"
     "  The exit status is the command's.\n";
 
-static int record_exists(const char *path)
-{
+static int record_exists(const char *path) {
     struct stat st;
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 /* Finds libsampo_preload.so; writes its path into buf.  Returns 0 if found. */
-static int record_find_preload(char *buf, size_t len)
-{
+static int record_find_preload(char *buf, size_t len) {
     const char *env = getenv("SAMPO_PRELOAD");
     if (env && *env) {
         snprintf(buf, len, "%s", env);
@@ -51,51 +49,40 @@ static int record_find_preload(char *buf, size_t len)
     if (n > 0) {
         exe[n] = 0;
         char *slash = strrchr(exe, '/');
-        if (slash)
-            *slash = 0;
+        if (slash) *slash = 0;
         static const char *const rel[] = {"libsampo_preload.so", "../lib/libsampo_preload.so",
                                           "../../src/prof/libsampo_preload.so"};
         for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
             int w = snprintf(buf, len, "%s/%s", exe, rel[i]);
-            if (w > 0 && (size_t)w < len && record_exists(buf))
-                return 0;
+            if (w > 0 && (size_t)w < len && record_exists(buf)) return 0;
         }
     }
 #ifdef SAMPO_PRELOAD_BUILD_PATH
     snprintf(buf, len, "%s", SAMPO_PRELOAD_BUILD_PATH);
-    if (record_exists(buf))
-        return 0;
+    if (record_exists(buf)) return 0;
 #endif
     return -1;
 }
 
 static int record_setenv(const char *preload, const char *hz, const char *mode, const char *out,
-                         const char *trigger, const char *tune, int verbose)
-{
+                         const char *trigger, const char *tune, int verbose) {
     char ld[PATH_MAX * 2];
     const char *old = getenv("LD_PRELOAD");
     int w = old && *old ? snprintf(ld, sizeof ld, "%s:%s", preload, old)
                         : snprintf(ld, sizeof ld, "%s", preload);
-    if (w < 0 || (size_t)w >= sizeof ld)
-        return -1;
+    if (w < 0 || (size_t)w >= sizeof ld) return -1;
     int rc = setenv("LD_PRELOAD", ld, 1);
     rc |= setenv("SAMPO_OUT", out, 1);
-    if (hz)
-        rc |= setenv("SAMPO_HZ", hz, 1);
-    if (mode)
-        rc |= setenv("SAMPO_MODE", mode, 1);
-    if (trigger)
-        rc |= setenv("SAMPO_TRIGGER", trigger, 1);
-    if (tune)
-        rc |= setenv("SAMPO_TUNE", tune, 1);
-    if (verbose)
-        rc |= setenv("SAMPO_VERBOSE", "1", 1);
+    if (hz) rc |= setenv("SAMPO_HZ", hz, 1);
+    if (mode) rc |= setenv("SAMPO_MODE", mode, 1);
+    if (trigger) rc |= setenv("SAMPO_TRIGGER", trigger, 1);
+    if (tune) rc |= setenv("SAMPO_TUNE", tune, 1);
+    if (verbose) rc |= setenv("SAMPO_VERBOSE", "1", 1);
     return rc;
 }
 
 /* Runs argv with the environment already set; returns the child's exit status. */
-static int record_run(char **argv)
-{
+static int record_run(char **argv) {
     struct sigaction ign = {.sa_handler = SIG_IGN}, old[3];
     static const int sigs[3] = {SIGINT, SIGQUIT, SIGTERM};
     pid_t pid = fork();
@@ -115,20 +102,17 @@ static int record_run(char **argv)
         ;
     for (int i = 0; i < 3; i++)
         sigaction(sigs[i], &old[i], NULL);
-    if (WIFEXITED(status))
-        return WEXITSTATUS(status);
-    if (WIFSIGNALED(status))
-        return 128 + WTERMSIG(status);
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
     return 1;
 }
 
-int cmd_record(int argc, char **argv)
-{
+int cmd_record(int argc, char **argv) {
     static const struct option opts[] = {
-        {"freq", required_argument, 0, 'F'},    {"mode", required_argument, 0, 'm'},
-        {"output", required_argument, 0, 'o'},  {"trigger", required_argument, 0, 't'},
-        {"tune", required_argument, 0, 'u'},    {"verbose", no_argument, 0, 'v'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+        {"freq", required_argument, 0, 'F'},   {"mode", required_argument, 0, 'm'},
+        {"output", required_argument, 0, 'o'}, {"trigger", required_argument, 0, 't'},
+        {"tune", required_argument, 0, 'u'},   {"verbose", no_argument, 0, 'v'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     const char *hz = NULL, *mode = NULL, *out = "sampo.prof", *trigger = NULL, *tune = NULL;
     int verbose = 0, c;
     uint64_t v;
@@ -149,12 +133,24 @@ int cmd_record(int argc, char **argv)
             }
             mode = optarg;
             break;
-        case 'o': out = optarg; break;
-        case 't': trigger = optarg; break;
-        case 'u': tune = optarg; break;
-        case 'v': verbose = 1; break;
-        case 'h': fputs(record_usage, stdout); return 0;
-        default: fputs(record_usage, stderr); return 2;
+        case 'o':
+            out = optarg;
+            break;
+        case 't':
+            trigger = optarg;
+            break;
+        case 'u':
+            tune = optarg;
+            break;
+        case 'v':
+            verbose = 1;
+            break;
+        case 'h':
+            fputs(record_usage, stdout);
+            return 0;
+        default:
+            fputs(record_usage, stderr);
+            return 2;
         }
     }
     if (optind >= argc) {

@@ -18,8 +18,7 @@ static const char report_usage[] =
     "  --tree-depth N   limit the call-tree depth (default unlimited)\n"
     "  --thread TID     only the samples of one thread (OS thread id)\n";
 
-int cmd_report(int argc, char **argv)
-{
+int cmd_report(int argc, char **argv) {
     static const struct option opts[] = {{"limit", required_argument, 0, 'l'},
                                          {"tree-min", required_argument, 0, 'm'},
                                          {"tree-depth", required_argument, 0, 'd'},
@@ -42,10 +41,18 @@ int cmd_report(int argc, char **argv)
             }
             *(c == 'l' ? &o.limit : &o.tree_depth) = (unsigned)v;
             break;
-        case 'm': o.tree_min = atof(optarg); break;
-        case 'T': thread = optarg; break;
-        case 'h': fputs(report_usage, stdout); return 0;
-        default: fputs(report_usage, stderr); return 2;
+        case 'm':
+            o.tree_min = atof(optarg);
+            break;
+        case 'T':
+            thread = optarg;
+            break;
+        case 'h':
+            fputs(report_usage, stdout);
+            return 0;
+        default:
+            fputs(report_usage, stderr);
+            return 2;
         }
     }
     if (optind != argc - 1) {
@@ -53,8 +60,7 @@ int cmd_report(int argc, char **argv)
         return 2;
     }
     SpProfile *p = sampo_load(argv[optind]);
-    if (!p)
-        return 1;
+    if (!p) return 1;
     if (thread && sampo_select_thread(p, thread)) {
         sp_profile_free(p);
         return 1;
@@ -62,8 +68,7 @@ int cmd_report(int argc, char **argv)
     SpBuf out;
     sp_buf_init(&out);
     int rc = sp_report(p, &o, &out) == 0 && sampo_write_out(NULL, &out) == 0 ? 0 : 1;
-    if (out.oom)
-        fprintf(stderr, "sampo report: out of memory\n");
+    if (out.oom) fprintf(stderr, "sampo report: out of memory\n");
     sp_buf_fini(&out);
     sp_profile_free(p);
     return rc;

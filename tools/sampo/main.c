@@ -21,16 +21,14 @@ static const SampoCmd sampo_cmds[] = {
     {"compare", cmd_compare, "correlation and context-tree overlap of two profiles"},
 };
 
-static void sampo_usage(FILE *f)
-{
+static void sampo_usage(FILE *f) {
     fprintf(f, "usage: sampo <command> [options] [args]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof sampo_cmds / sizeof *sampo_cmds; i++)
         fprintf(f, "  %-8s %s\n", sampo_cmds[i].name, sampo_cmds[i].summary);
     fprintf(f, "\n'sampo <command> --help' describes one command; man sampo-<command> has more.\n");
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     if (argc < 2) {
         sampo_usage(stderr);
         return 2;
@@ -44,8 +42,7 @@ int main(int argc, char **argv)
         return 0;
     }
     for (size_t i = 0; i < sizeof sampo_cmds / sizeof *sampo_cmds; i++)
-        if (!strcmp(argv[1], sampo_cmds[i].name))
-            return sampo_cmds[i].fn(argc - 1, argv + 1);
+        if (!strcmp(argv[1], sampo_cmds[i].name)) return sampo_cmds[i].fn(argc - 1, argv + 1);
     fprintf(stderr, "sampo: unknown command '%s'\n", argv[1]);
     sampo_usage(stderr);
     return 2;

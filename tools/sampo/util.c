@@ -8,8 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-SpProfile *sampo_load(const char *path)
-{
+SpProfile *sampo_load(const char *path) {
     SpProfile *p = NULL;
     char err[SP_ERR_MAX + 4096];
     if (sp_profile_read(path, &p, err, sizeof err)) {
@@ -19,8 +18,7 @@ SpProfile *sampo_load(const char *path)
     return p;
 }
 
-int sampo_write_out(const char *path, const SpBuf *buf)
-{
+int sampo_write_out(const char *path, const SpBuf *buf) {
     int to_stdout = !path || strcmp(path, "-") == 0;
     FILE *f = to_stdout ? stdout : fopen(path, "wb");
     if (!f) {
@@ -38,21 +36,17 @@ int sampo_write_out(const char *path, const SpBuf *buf)
     return 0;
 }
 
-int sampo_parse_u64(const char *s, uint64_t *v)
-{
+int sampo_parse_u64(const char *s, uint64_t *v) {
     char *end;
-    if (!s || !*s || *s == '-')
-        return -1;
+    if (!s || !*s || *s == '-') return -1;
     errno = 0;
     unsigned long long x = strtoull(s, &end, 0);
-    if (errno || *end)
-        return -1;
+    if (errno || *end) return -1;
     *v = x;
     return 0;
 }
 
-int sampo_select_thread(SpProfile *p, const char *tid_text)
-{
+int sampo_select_thread(SpProfile *p, const char *tid_text) {
     uint64_t tid;
     if (sampo_parse_u64(tid_text, &tid)) {
         fprintf(stderr, "sampo: expected --thread TID (a number), got '%s'\n", tid_text);
@@ -60,8 +54,10 @@ int sampo_select_thread(SpProfile *p, const char *tid_text)
     }
     uint32_t t = sp_thread_find(p, tid);
     if (t == SP_NONE) {
-        fprintf(stderr, "sampo: no thread with tid %llu in the profile (see the per-thread view "
-                        "of sampo report)\n", (unsigned long long)tid);
+        fprintf(stderr,
+                "sampo: no thread with tid %llu in the profile (see the per-thread view "
+                "of sampo report)\n",
+                (unsigned long long)tid);
         return -1;
     }
     sp_profile_keep_thread(p, t);

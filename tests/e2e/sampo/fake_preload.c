@@ -9,16 +9,13 @@
 #include "profile.h"
 #include "profile_io.h"
 
-__attribute__((destructor)) static void fake_write(void)
-{
+__attribute__((destructor)) static void fake_write(void) {
     const char *out = getenv("SAMPO_OUT");
-    if (!out)
-        return;
-    static const char *const vars[] = {"SAMPO_HZ", "SAMPO_MODE", "SAMPO_TRIGGER", "SAMPO_TUNE",
-                                       "SAMPO_VERBOSE", "SAMPO_OUT"};
+    if (!out) return;
+    static const char *const vars[] = {"SAMPO_HZ",   "SAMPO_MODE",    "SAMPO_TRIGGER",
+                                       "SAMPO_TUNE", "SAMPO_VERBOSE", "SAMPO_OUT"};
     SpProfile *p = sp_profile_new(SP_FLAVOUR_SAMPLED);
-    if (!p)
-        return;
+    if (!p) return;
     for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
         const char *v = getenv(vars[i]);
         sp_meta_set(p, vars[i], v ? v : "(unset)");

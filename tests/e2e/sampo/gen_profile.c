@@ -19,16 +19,18 @@
 #include "profile.h"
 #include "profile_io.h"
 
-static SpProfile *gen_split(unsigned hot, unsigned warm, unsigned cool)
-{
+static SpProfile *gen_split(unsigned hot, unsigned warm, unsigned cool) {
     SpProfile *p = sp_profile_new(SP_FLAVOUR_SAMPLED);
     const uint64_t exe = 0x555555554000ull, lib = 0x7ffff7d80000ull;
     sp_mapping_add(p, exe + 0x1000, exe + 0x3000, 0x1000, "/usr/bin/splitprog", "");
     sp_mapping_add(p, lib, lib + 0x180000, 0x28000, "/usr/lib/x86_64-linux-gnu/libc.so.6", "");
-    struct { const char *name; uint64_t addr, size; uint32_t map; } fn[] = {
-        {"main", exe + 0x1100, 0x80, 0},     {"hot", exe + 0x1200, 0x200, 0},
-        {"warm", exe + 0x1400, 0x100, 0},    {"cool", exe + 0x1500, 0x100, 0},
-        {"memcpy", lib + 0x9a000, 0x400, 1}, {"__libc_start_main", lib + 0x2a000, 0x100, 1}};
+    struct {
+        const char *name;
+        uint64_t addr, size;
+        uint32_t map;
+    } fn[] = {{"main", exe + 0x1100, 0x80, 0},     {"hot", exe + 0x1200, 0x200, 0},
+              {"warm", exe + 0x1400, 0x100, 0},    {"cool", exe + 0x1500, 0x100, 0},
+              {"memcpy", lib + 0x9a000, 0x400, 1}, {"__libc_start_main", lib + 0x2a000, 0x100, 1}};
     uint32_t f[6];
     for (int i = 0; i < 6; i++) {
         f[i] = sp_frame_addv(p, SP_FRAME_NATIVE, fn[i].name, fn[i].map ? "libc.so.6" : "splitprog",
@@ -63,8 +65,7 @@ static SpProfile *gen_split(unsigned hot, unsigned warm, unsigned cool)
 }
 
 /* n samples over 64 threads, stacks of depth 8..39 drawn from 2000 functions (for timing). */
-static SpProfile *gen_big(unsigned n)
-{
+static SpProfile *gen_big(unsigned n) {
     SpProfile *p = sp_profile_new(SP_FLAVOUR_SAMPLED);
     uint32_t f[2000], st[40], t[64];
     char name[32];
@@ -81,17 +82,16 @@ static SpProfile *gen_big(unsigned n)
         uint32_t d = 8 + (uint32_t)(x % 32);
         for (uint32_t k = 0; k < d; k++) /* a few hot paths: frame depends on depth and x */
             st[d - 1 - k] = f[(k * 37 + (x >> (k % 8)) % (k < 4 ? 3 : 50)) % 2000];
-        sp_sample_add(p, t[s % 64], s * 200000ull, st, d, 0x400000 + 64ull * (st[0] % 2000) + s % 64,
-                      1, SP_VM_NONE);
+        sp_sample_add(p, t[s % 64], s * 200000ull, st, d,
+                      0x400000 + 64ull * (st[0] % 2000) + s % 64, 1, SP_VM_NONE);
     }
     return p;
 }
 
-static SpProfile *gen_som(void)
-{
+static SpProfile *gen_som(void) {
     SpProfile *p = sp_profile_new(SP_FLAVOUR_SAMPLED);
-    const char *names[] = {"A>>run", "B>>step", "C>>inner", "D>>leaf", "E>>go", "F>>leaf",
-                           "Object>>printString"};
+    const char *names[] = {"A>>run", "B>>step", "C>>inner",           "D>>leaf",
+                           "E>>go",  "F>>leaf", "Object>>printString"};
     uint32_t f[7];
     for (int i = 0; i < 7; i++)
         f[i] = sp_frame_addv(p, SP_FRAME_VM_METHOD, names[i], "som", 0, 0, "Fig2.som", 10 + i);
@@ -101,8 +101,7 @@ static SpProfile *gen_som(void)
     uint32_t gcst[] = {gc, f[6], f[0]};
     for (unsigned i = 0; i < 400; i++) {
         if (i % 10 < 6)
-            sp_sample_add(p, t, i * 1000000ull, abcd, 4, 0x402000 + i % 64, 1,
-                          SP_VM_INTERPRETING);
+            sp_sample_add(p, t, i * 1000000ull, abcd, 4, 0x402000 + i % 64, 1, SP_VM_INTERPRETING);
         else if (i % 10 < 9)
             sp_sample_add(p, t, i * 1000000ull, ebcf, 4, 0x402100 + i % 64, 1, SP_VM_PRIMITIVE);
         else
@@ -113,8 +112,7 @@ static SpProfile *gen_som(void)
     return p;
 }
 
-static SpProfile *gen_exact(void)
-{
+static SpProfile *gen_exact(void) {
     SpProfile *p = sp_profile_new(SP_FLAVOUR_EXACT);
     uint32_t m = sp_frame_addv(p, SP_FRAME_VM_METHOD, "Main>>run", "som", 0, 0, NULL, 0);
     uint32_t c = sp_frame_addv(p, SP_FRAME_VM_METHOD, "Caller>>loop", "som", 0, 0, NULL, 0);
@@ -131,8 +129,7 @@ static SpProfile *gen_exact(void)
     return p;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     if (argc == 4 && !strcmp(argv[1], "big")) {
         SpProfile *p = gen_big((unsigned)strtoul(argv[3], NULL, 10));
         char err[SP_ERR_MAX];
@@ -156,8 +153,7 @@ int main(int argc, char **argv)
     }
     char err[SP_ERR_MAX];
     int rc = sp_profile_write(p, argv[2], err, sizeof err);
-    if (rc)
-        fprintf(stderr, "gen_profile: %s\n", err);
+    if (rc) fprintf(stderr, "gen_profile: %s\n", err);
     sp_profile_free(p);
     return rc ? 1 : 0;
 }

@@ -14,20 +14,24 @@
 
 static volatile uint64_t sink;
 
-__attribute__((noinline)) static void burn(uint64_t n)
-{
+__attribute__((noinline)) static void burn(uint64_t n) {
     uint64_t x = sink;
     for (uint64_t i = 0; i < n; i++)
         x = x * 6364136223846793005ull + 1442695040888963407ull;
     sink = x;
 }
 
-__attribute__((noinline)) void hot(uint64_t n) { burn(n * 5); }
-__attribute__((noinline)) void warm(uint64_t n) { burn(n * 3); }
-__attribute__((noinline)) void cool(uint64_t n) { burn(n * 2); }
+__attribute__((noinline)) void hot(uint64_t n) {
+    burn(n * 5);
+}
+__attribute__((noinline)) void warm(uint64_t n) {
+    burn(n * 3);
+}
+__attribute__((noinline)) void cool(uint64_t n) {
+    burn(n * 2);
+}
 
-static double now_s(void)
-{
+static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
@@ -36,15 +40,13 @@ static double now_s(void)
 static double g_seconds;
 static double g_cpu[2];
 
-static double thread_cpu_s(void)
-{
+static double thread_cpu_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void *worker(void *arg)
-{
+static void *worker(void *arg) {
     double end = now_s() + g_seconds;
     while (now_s() < end)
         for (int i = 0; i < 20; i++) {
@@ -56,8 +58,7 @@ static void *worker(void *arg)
     return NULL;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     g_seconds = (argc > 1 ? atof(argv[1]) : 1500) / 1000.0;
     pthread_t t;
     static int is_worker = 1;

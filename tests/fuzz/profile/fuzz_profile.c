@@ -20,8 +20,7 @@
 #include "profile_io.h"
 #include "report.h"
 
-static void fuzz_consumers(SpProfile *p)
-{
+static void fuzz_consumers(SpProfile *p) {
     SpBuf b;
     SpReportOpts ro;
     SpFlameOpts fo;
@@ -53,15 +52,13 @@ static void fuzz_consumers(SpProfile *p)
 
 /* Rewrites each section's CRC so that mutations reach the payload parsers (otherwise the
  * CRC check rejects nearly every mutated input). */
-static void fuzz_fix_crcs(uint8_t *d, size_t n)
-{
+static void fuzz_fix_crcs(uint8_t *d, size_t n) {
     size_t pos = 20;
     while (pos + 16 <= n) {
         uint64_t len = 0;
         for (int i = 0; i < 8; i++)
             len |= (uint64_t)d[pos + 8 + i] << (8 * i);
-        if (len > n - pos - 16)
-            return;
+        if (len > n - pos - 16) return;
         uLong crc = crc32(crc32(0L, Z_NULL, 0), d + pos + 16, (uInt)len);
         for (int i = 0; i < 4; i++)
             d[pos + 4 + i] = (uint8_t)(crc >> (8 * i));
@@ -69,42 +66,36 @@ static void fuzz_fix_crcs(uint8_t *d, size_t n)
     }
 }
 
-static void fuzz_one(const uint8_t *data, size_t size)
-{
+static void fuzz_one(const uint8_t *data, size_t size) {
     SpProfile *p = NULL;
     char err[SP_ERR_MAX];
     if (sp_profile_decode(data, size, &p, err, sizeof err) != 0) {
-        if (strncmp(err, "offset 0x", 9) != 0)
-            abort(); /* every rejection names its offset */
+        if (strncmp(err, "offset 0x", 9) != 0) abort(); /* every rejection names its offset */
         return;
     }
     fuzz_consumers(p);
     sp_profile_free(p);
 }
 
-static void fuzz_json(const uint8_t *data, size_t size)
-{
+static void fuzz_json(const uint8_t *data, size_t size) {
     SpProfile *p = NULL;
     char err[SP_ERR_MAX];
     if (sp_ccjson_decode((const char *)data, size, &p, err, sizeof err) != 0) {
-        if (!strstr(err, ": expected "))
-            abort(); /* every rejection says what was expected */
+        if (!strstr(err, ": expected ")) abort(); /* every rejection says what was expected */
         return;
     }
     fuzz_consumers(p);
     sp_profile_free(p);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (sp_ccjson_sniff((const char *)data, size)) {
         fuzz_json(data, size);
         return 0;
     }
     fuzz_one(data, size);
     uint8_t *copy = malloc(size ? size : 1);
-    if (!copy)
-        return 0;
+    if (!copy) return 0;
     memcpy(copy, data, size);
     fuzz_fix_crcs(copy, size);
     fuzz_one(copy, size);

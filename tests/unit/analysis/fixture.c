@@ -3,11 +3,9 @@
  */
 #include "fixture.h"
 
-SpProfile *fixture_new(void)
-{
+SpProfile *fixture_new(void) {
     SpProfile *p = sp_profile_new(SP_FLAVOUR_SAMPLED);
-    if (!p)
-        return NULL;
+    if (!p) return NULL;
     uint32_t m = sp_frame_addv(p, SP_FRAME_NATIVE, "main", "/bin/app", 0x1000, 0x100, "app.c", 10);
     uint32_t w = sp_frame_addv(p, SP_FRAME_NATIVE, "work", "/bin/app", 0x1100, 0x100, NULL, 0);
     uint32_t a = sp_frame_addv(p, SP_FRAME_NATIVE, "leaf_a", "/bin/app", 0x1200, 0x80, NULL, 0);

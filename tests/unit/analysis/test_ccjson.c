@@ -18,15 +18,15 @@
 static const char dump[] =
     "{\"format\": \"sampo-ccmap\", \"version\": 1, \"flavour\": \"exact\",\n"
     " \"meta\": {\"command\": \"som x\", \"threads\": 2, \"ignored\": \"a\\\"b\"},\n"
-    " \"methods\": [{\"name\": \"A>>run\", \"file\": \"F.som\", \"line\": 3, \"self\": 1, \"total\": 4},\n"
+    " \"methods\": [{\"name\": \"A>>run\", \"file\": \"F.som\", \"line\": 3, \"self\": 1, "
+    "\"total\": 4},\n"
     "             {\"name\": \"B>>x\\u00e9\\n\", \"self\": 3, \"total\": 3, \"self_ns\": 7}],\n"
     " \"edges\": [{\"caller\": 0, \"callsite\": 5, \"callee\": 1, \"count\": 3}],\n"
     " \"nodes\": [{\"parent\": -1, \"method\": 0, \"self\": 1, \"total\": 4},\n"
     "           {\"parent\": 0, \"method\": 1, \"callsite\": 5, \"self\": 3, \"total\": 3,"
     " \"time_ns\": 9}]}\n";
 
-static void test_valid(void **state)
-{
+static void test_valid(void **state) {
     (void)state;
     SpProfile *p;
     char err[256];
@@ -53,36 +53,38 @@ static void test_valid(void **state)
     sp_profile_free(p);
 }
 
-static void expect(const char *text, const char *msg)
-{
+static void expect(const char *text, const char *msg) {
     SpProfile *p = (SpProfile *)1;
     char err[256];
     assert_int_equal(sp_ccjson_decode(text, strlen(text), &p, err, sizeof err), -1);
     assert_null(p);
-    if (strcmp(err, msg))
-        fail_msg("got '%s', expected '%s'", err, msg);
+    if (strcmp(err, msg)) fail_msg("got '%s', expected '%s'", err, msg);
 }
 
-static void test_errors(void **state)
-{
+static void test_errors(void **state) {
     (void)state;
     expect("", "1:1: expected a value, got end of input");
     expect("{\"a\" 1}", "1:6: expected ':' after the member name, got '1'");
     expect("{\"a\": [1, 2}", "1:12: expected ',' or ']', got '}'");
-    expect("{\"a\": \"x\\q\"}", "1:10: expected an escape (\\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX), got 'q'");
-    expect("{\"format\": \"other\"}", "1:12: expected \"format\": \"sampo-ccmap\", got another value");
+    expect("{\"a\": \"x\\q\"}",
+           "1:10: expected an escape (\\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX), got 'q'");
+    expect("{\"format\": \"other\"}",
+           "1:12: expected \"format\": \"sampo-ccmap\", got another value");
     expect("{\"format\": \"sampo-ccmap\"}",
            "1:1: expected member \"version\", got an object without it");
-    expect("{\"format\": \"sampo-ccmap\", \"version\": 2}", "1:38: expected version 1, got another version");
+    expect("{\"format\": \"sampo-ccmap\", \"version\": 2}",
+           "1:38: expected version 1, got another version");
     expect("{\"format\": \"sampo-ccmap\", \"version\": 1,\n \"methods\": [{\"self\": 1}]}",
            "2:14: expected member \"name\" as a string, got none");
-    expect("{\"format\": \"sampo-ccmap\", \"version\": 1, \"methods\": [],\n"
-           " \"edges\": [{\"caller\": 0, \"callee\": 0, \"count\": 1}]}",
-           "2:23: expected \"caller\" to refer to an entry, but there are none, got another number");
-    expect("{\"format\": \"sampo-ccmap\", \"version\": 1, \"methods\": [{\"name\": \"a\", "
-           "\"self\": 0, \"total\": 0}],\n \"nodes\": [{\"parent\": 0, \"method\": 0, \"self\": 1, "
-           "\"total\": 1}]}",
-           "2:23: expected \"parent\" to refer to an entry, but there are none, got another number");
+    expect(
+        "{\"format\": \"sampo-ccmap\", \"version\": 1, \"methods\": [],\n"
+        " \"edges\": [{\"caller\": 0, \"callee\": 0, \"count\": 1}]}",
+        "2:23: expected \"caller\" to refer to an entry, but there are none, got another number");
+    expect(
+        "{\"format\": \"sampo-ccmap\", \"version\": 1, \"methods\": [{\"name\": \"a\", "
+        "\"self\": 0, \"total\": 0}],\n \"nodes\": [{\"parent\": 0, \"method\": 0, \"self\": 1, "
+        "\"total\": 1}]}",
+        "2:23: expected \"parent\" to refer to an entry, but there are none, got another number");
     expect("{\"format\": \"sampo-ccmap\", \"version\": 1} x",
            "1:41: expected end of input after the top-level object, got 'x'");
     char deep[200];
@@ -91,8 +93,7 @@ static void test_errors(void **state)
     expect(deep, "1:66: expected nesting depth <= 64, got deeper nesting");
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_valid),
         cmocka_unit_test(test_errors),

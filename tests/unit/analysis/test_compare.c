@@ -13,16 +13,15 @@
 #include "compare.h"
 #include "profile.h"
 
-static void test_pearson(void **state)
-{
+static void test_pearson(void **state) {
     (void)state;
     double a[] = {1, 2, 3}, b[] = {2, 4, 6}, c[] = {3, 2, 1}, d[] = {1, 0, 0}, e[] = {0, 1, 0};
     assert_float_equal(sp_pearson(a, b, 3), 1.0, 1e-12);
     assert_float_equal(sp_pearson(a, c, 3), -1.0, 1e-12);
     assert_float_equal(sp_pearson(d, e, 3), -0.5, 1e-12); /* sxy=-3/9, sxx=syy=6/9 */
     double k[] = {5, 5}, z[] = {1, 2};
-    assert_float_equal(sp_pearson(k, k, 2), 1.0, 0);  /* identical constants */
-    assert_float_equal(sp_pearson(k, z, 2), 0.0, 0);  /* zero variance */
+    assert_float_equal(sp_pearson(k, k, 2), 1.0, 0); /* identical constants */
+    assert_float_equal(sp_pearson(k, z, 2), 0.0, 0); /* zero variance */
     assert_float_equal(sp_pearson(a, b, 0), 0.0, 0);
     /* x = 1..4, y = 1,3,2,4: sxy = 4, sxx = syy = 5 -> 0.8 */
     double x[] = {1, 2, 3, 4}, y[] = {1, 3, 2, 4};
@@ -30,8 +29,7 @@ static void test_pearson(void **state)
 }
 
 /* Adds `weight` samples of the stack given root first by names. */
-static void add_path(SpProfile *p, const char *const *root_first, int n, uint64_t weight)
-{
+static void add_path(SpProfile *p, const char *const *root_first, int n, uint64_t weight) {
     uint32_t st[16];
     for (int i = 0; i < n; i++)
         st[n - 1 - i] = sp_frame_addv(p, SP_FRAME_VM_METHOD, root_first[i], NULL, 0, 0, NULL, 0);
@@ -41,8 +39,7 @@ static void add_path(SpProfile *p, const char *const *root_first, int n, uint64_
 
 static const char *const ABCD[] = {"A", "B", "C", "D"}, *const EBCF[] = {"E", "B", "C", "F"};
 
-static void test_overlap_figure2(void **state)
-{
+static void test_overlap_figure2(void **state) {
     (void)state;
     SpProfile *a = sp_profile_new(SP_FLAVOUR_SAMPLED), *b = sp_profile_new(SP_FLAVOUR_SAMPLED);
     add_path(a, ABCD, 4, 3);
@@ -68,8 +65,7 @@ static void test_overlap_figure2(void **state)
     sp_profile_free(b);
 }
 
-static void test_overlap_context_sensitive(void **state)
-{
+static void test_overlap_context_sensitive(void **state) {
     (void)state;
     /* Same leaf method, different callers: method counters agree, contexts do not. */
     SpProfile *a = sp_profile_new(SP_FLAVOUR_SAMPLED), *b = sp_profile_new(SP_FLAVOUR_SAMPLED);
@@ -83,8 +79,7 @@ static void test_overlap_context_sensitive(void **state)
     sp_profile_free(b);
 }
 
-static void test_overlap_exact_tree(void **state)
-{
+static void test_overlap_exact_tree(void **state) {
     (void)state;
     /* Producer-supplied trees (exact flavour, no samples) are compared as given. */
     SpProfile *a = sp_profile_new(SP_FLAVOUR_EXACT), *b = sp_profile_new(SP_FLAVOUR_SAMPLED);
@@ -102,8 +97,7 @@ static void test_overlap_exact_tree(void **state)
     sp_profile_free(b);
 }
 
-static void test_overlap_time_weighted(void **state)
-{
+static void test_overlap_time_weighted(void **state) {
     (void)state;
     /* exact: M (1 call, 10 ns inclusive) -> K (1000 calls, 6 ns): self times 4 and 6 */
     SpProfile *a = sp_profile_new(SP_FLAVOUR_EXACT), *b = sp_profile_new(SP_FLAVOUR_SAMPLED);
@@ -131,8 +125,7 @@ static void test_overlap_time_weighted(void **state)
     sp_profile_free(b);
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pearson),
         cmocka_unit_test(test_overlap_figure2),

@@ -28,15 +28,13 @@
 #error "GOLDEN_DIR must be defined by the build"
 #endif
 
-static void assert_buf_str(const SpBuf *b, const char *expect)
-{
+static void assert_buf_str(const SpBuf *b, const char *expect) {
     size_t n = strlen(expect);
     if (b->len != n || memcmp(b->data, expect, n) != 0)
         fail_msg("got:\n%.*s\nexpected:\n%s", (int)b->len, (const char *)b->data, expect);
 }
 
-static void test_collapsed(void **state)
-{
+static void test_collapsed(void **state) {
     (void)state;
     SpProfile *p = fixture_new();
     SpBuf b;
@@ -47,8 +45,7 @@ static void test_collapsed(void **state)
     sp_profile_free(p);
 }
 
-static void test_collapsed_unnamed_and_semicolon(void **state)
-{
+static void test_collapsed_unnamed_and_semicolon(void **state) {
     (void)state;
     SpProfile *p = sp_profile_new(SP_FLAVOUR_SAMPLED);
     uint32_t a = sp_frame_addv(p, SP_FRAME_NATIVE, "", "/lib/libx.so", 0xabc, 0, NULL, 0);
@@ -63,8 +60,7 @@ static void test_collapsed_unnamed_and_semicolon(void **state)
     sp_profile_free(p);
 }
 
-static void test_collapsed_merges_callsites(void **state)
-{
+static void test_collapsed_merges_callsites(void **state) {
     (void)state;
     SpProfile *p = sp_profile_new(SP_FLAVOUR_EXACT);
     uint32_t m = sp_frame_addv(p, SP_FRAME_VM_METHOD, "M>>run", NULL, 0, 0, NULL, 0);
@@ -80,8 +76,7 @@ static void test_collapsed_merges_callsites(void **state)
     sp_profile_free(p);
 }
 
-static void test_speedscope(void **state)
-{
+static void test_speedscope(void **state) {
     (void)state;
     SpProfile *p = fixture_new();
     SpBuf b;
@@ -100,8 +95,7 @@ static void test_speedscope(void **state)
     sp_profile_free(p);
 }
 
-static void test_json_escape(void **state)
-{
+static void test_json_escape(void **state) {
     (void)state;
     SpBuf b;
     sp_buf_init(&b);
@@ -129,8 +123,7 @@ static const uint8_t pprof_golden[] = {
     0x6c, 0x65, 0x5a, 0x04, 0x08, 0x04, 0x10, 0x05, 0x60, 0xc0, 0x84, 0x3d,
 };
 
-static void test_pprof_bytes(void **state)
-{
+static void test_pprof_bytes(void **state) {
     (void)state;
     SpProfile *p = sp_profile_new(SP_FLAVOUR_SAMPLED);
     uint32_t f = sp_frame_addv(p, SP_FRAME_NATIVE, "f", NULL, 0x10, 4, NULL, 0);
@@ -161,8 +154,7 @@ static void test_pprof_bytes(void **state)
     sp_profile_free(p);
 }
 
-static void test_pb_varint(void **state)
-{
+static void test_pb_varint(void **state) {
     (void)state;
     SpBuf b;
     sp_buf_init(&b);
@@ -170,16 +162,15 @@ static void test_pb_varint(void **state)
     pb_field_varint(&b, 12, 1);
     pb_field_bytes(&b, 6, "hi", 2);
     sp_buf_uleb(&b, UINT64_MAX);
-    const uint8_t expect[] = {0xac, 0x02, 0x60, 0x01, 0x32, 0x02, 'h', 'i', 0xff, 0xff, 0xff,
-                              0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
+    const uint8_t expect[] = {0xac, 0x02, 0x60, 0x01, 0x32, 0x02, 'h',  'i',  0xff,
+                              0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
     assert_int_equal(b.len, sizeof expect);
     assert_memory_equal(b.data, expect, sizeof expect);
     sp_buf_fini(&b);
 }
 
 /* Compares out with GOLDEN_DIR/name (or rewrites it under SAMPO_UPDATE_GOLDEN=1). */
-static void golden(const SpBuf *out, const char *name)
-{
+static void golden(const SpBuf *out, const char *name) {
     char path[1024], err[512];
     snprintf(path, sizeof path, "%s/%s", GOLDEN_DIR, name);
     const char *upd = getenv("SAMPO_UPDATE_GOLDEN");
@@ -192,15 +183,13 @@ static void golden(const SpBuf *out, const char *name)
     }
     uint8_t *d;
     size_t n;
-    if (sp_read_file(path, &d, &n, err, sizeof err))
-        fail_msg("%s", err);
+    if (sp_read_file(path, &d, &n, err, sizeof err)) fail_msg("%s", err);
     if (n != out->len || memcmp(d, out->data, n) != 0)
         fail_msg("%s differs from the golden file (%zu vs %zu bytes)", name, out->len, n);
     free(d);
 }
 
-static void test_golden_report(void **state)
-{
+static void test_golden_report(void **state) {
     (void)state;
     SpProfile *p = fixture_new();
     SpReportOpts o;
@@ -213,8 +202,7 @@ static void test_golden_report(void **state)
     sp_profile_free(p);
 }
 
-static void test_golden_flame(void **state)
-{
+static void test_golden_flame(void **state) {
     (void)state;
     SpProfile *p = fixture_new();
     SpFlameOpts o;
@@ -227,8 +215,7 @@ static void test_golden_flame(void **state)
     sp_profile_free(p);
 }
 
-static void test_golden_hist(void **state)
-{
+static void test_golden_hist(void **state) {
     (void)state;
     SpProfile *p = fixture_new();
     SpHistOpts o;
@@ -247,14 +234,17 @@ static void test_golden_hist(void **state)
     sp_profile_free(p);
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_collapsed),     cmocka_unit_test(test_collapsed_unnamed_and_semicolon),
+        cmocka_unit_test(test_collapsed),
+        cmocka_unit_test(test_collapsed_unnamed_and_semicolon),
         cmocka_unit_test(test_collapsed_merges_callsites),
-        cmocka_unit_test(test_speedscope),    cmocka_unit_test(test_json_escape),
-        cmocka_unit_test(test_pprof_bytes),   cmocka_unit_test(test_pb_varint),
-        cmocka_unit_test(test_golden_report), cmocka_unit_test(test_golden_flame),
+        cmocka_unit_test(test_speedscope),
+        cmocka_unit_test(test_json_escape),
+        cmocka_unit_test(test_pprof_bytes),
+        cmocka_unit_test(test_pb_varint),
+        cmocka_unit_test(test_golden_report),
+        cmocka_unit_test(test_golden_flame),
         cmocka_unit_test(test_golden_hist),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,8 +19,7 @@
 #include "profile_io.h"
 
 /* A one-sample profile whose encoding is spelled out byte by byte below. */
-static SpProfile *tiny_new(void)
-{
+static SpProfile *tiny_new(void) {
     SpProfile *p = sp_profile_new(SP_FLAVOUR_SAMPLED);
     uint32_t f = sp_frame_addv(p, SP_FRAME_NATIVE, "f", NULL, 0x10, 4, NULL, 0);
     uint32_t t = sp_thread_add(p, 7, NULL);
@@ -31,24 +30,20 @@ static SpProfile *tiny_new(void)
 static const uint8_t tiny_golden[] = {
     0x53, 0x41, 0x4d, 0x50, 0x4f, 0x50, 0x52, 0x46, 0x01, 0x00, 0x00, 0x00, /* magic, 1.0 */
     0x00, 0x00, 0x00, 0x00, 0x09, 0x00, 0x00, 0x00, 0x53, 0x54, 0x52, 0x53, /* flags, 9, STRS */
-    0x09, 0x46, 0x49, 0x43, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-    0x01, 0x01, 0x66, 0x46, 0x52, 0x4d, 0x53, 0x1a, 0xda, 0x7b, 0x2f, 0x08,
-    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00,
-    0x00, 0x10, 0x04, 0x54, 0x48, 0x52, 0x44, 0xe2, 0x25, 0xc2, 0xb1, 0x03,
-    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x07, 0x00, 0x53, 0x4d,
-    0x50, 0x4c, 0x34, 0x03, 0xf1, 0x01, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00,
-    0x00, 0x00, 0x01, 0x00, 0x00, 0x0a, 0x12, 0x01, 0x01, 0x00, 0x4d, 0x41,
-    0x50, 0x53, 0x8d, 0xef, 0x02, 0xd2, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00,
-    0x00, 0x00, 0x00, 0x53, 0x59, 0x4d, 0x53, 0x8d, 0xef, 0x02, 0xd2, 0x01,
-    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x4d, 0x45, 0x54, 0x41,
-    0x8d, 0xef, 0x02, 0xd2, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-    0x00, 0x45, 0x56, 0x4e, 0x54, 0x8d, 0xef, 0x02, 0xd2, 0x01, 0x00, 0x00,
-    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x43, 0x43, 0x4d, 0x50, 0x8d, 0xef,
-    0x02, 0xd2, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x09, 0x46, 0x49, 0x43, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x01, 0x66, 0x46,
+    0x52, 0x4d, 0x53, 0x1a, 0xda, 0x7b, 0x2f, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01,
+    0x00, 0x01, 0x00, 0x00, 0x00, 0x10, 0x04, 0x54, 0x48, 0x52, 0x44, 0xe2, 0x25, 0xc2, 0xb1, 0x03,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x07, 0x00, 0x53, 0x4d, 0x50, 0x4c, 0x34, 0x03,
+    0xf1, 0x01, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x0a, 0x12, 0x01,
+    0x01, 0x00, 0x4d, 0x41, 0x50, 0x53, 0x8d, 0xef, 0x02, 0xd2, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x53, 0x59, 0x4d, 0x53, 0x8d, 0xef, 0x02, 0xd2, 0x01, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x4d, 0x45, 0x54, 0x41, 0x8d, 0xef, 0x02, 0xd2, 0x01, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x45, 0x56, 0x4e, 0x54, 0x8d, 0xef, 0x02, 0xd2, 0x01, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x43, 0x43, 0x4d, 0x50, 0x8d, 0xef, 0x02, 0xd2, 0x01, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
 };
 
-static void test_intern(void **state)
-{
+static void test_intern(void **state) {
     (void)state;
     SpProfile *p = sp_profile_new(SP_FLAVOUR_SAMPLED);
     assert_int_equal(sp_intern(p, ""), 0);
@@ -69,8 +64,7 @@ static void test_intern(void **state)
     sp_profile_free(p);
 }
 
-static void test_frames_threads_samples(void **state)
-{
+static void test_frames_threads_samples(void **state) {
     (void)state;
     SpProfile *p = sp_profile_new(SP_FLAVOUR_SAMPLED);
     uint32_t f0 = sp_frame_addv(p, SP_FRAME_VM_METHOD, "Foo>>bar", "som", 0, 0, "Foo.som", 3);
@@ -98,8 +92,7 @@ static void test_frames_threads_samples(void **state)
     sp_profile_free(p);
 }
 
-static void test_meta_events_symbols(void **state)
-{
+static void test_meta_events_symbols(void **state) {
     (void)state;
     SpProfile *p = fixture_new();
     assert_string_equal(sp_meta_get(p, "trigger"), "timer_create");
@@ -118,16 +111,14 @@ static void test_meta_events_symbols(void **state)
     sp_profile_free(p);
 }
 
-static const SpCcNode *find_node(const SpProfile *p, uint32_t parent, uint32_t frame)
-{
+static const SpCcNode *find_node(const SpProfile *p, uint32_t parent, uint32_t frame) {
     for (uint32_t i = 0; i < p->cc.nnodes; i++)
         if (p->cc.nodes[i].parent == parent && p->cc.nodes[i].frame == frame)
             return &p->cc.nodes[i];
     return NULL;
 }
 
-static void test_ccmap_compute(void **state)
-{
+static void test_ccmap_compute(void **state) {
     (void)state;
     SpProfile *p = fixture_new();
     assert_int_equal(sp_ccmap_ensure(p), 0);
@@ -158,8 +149,7 @@ static void test_ccmap_compute(void **state)
     sp_profile_free(p);
 }
 
-static void test_ccmap_recursion_counted_once(void **state)
-{
+static void test_ccmap_recursion_counted_once(void **state) {
     (void)state;
     SpProfile *p = sp_profile_new(SP_FLAVOUR_SAMPLED);
     uint32_t r = sp_frame_addv(p, SP_FRAME_NATIVE, "rec", NULL, 0, 0, NULL, 0);
@@ -176,8 +166,7 @@ static void test_ccmap_recursion_counted_once(void **state)
     sp_profile_free(p);
 }
 
-static void test_keep_thread(void **state)
-{
+static void test_keep_thread(void **state) {
     (void)state;
     SpProfile *p = fixture_new();
     sp_ccmap_compute(p);
@@ -190,8 +179,7 @@ static void test_keep_thread(void **state)
     sp_profile_free(p);
 }
 
-static void test_writer_golden(void **state)
-{
+static void test_writer_golden(void **state) {
     (void)state;
     SpProfile *p = tiny_new();
     SpBuf b;
@@ -203,14 +191,12 @@ static void test_writer_golden(void **state)
     sp_profile_free(p);
 }
 
-static void encode(const SpProfile *p, SpBuf *b)
-{
+static void encode(const SpProfile *p, SpBuf *b) {
     sp_buf_init(b);
     assert_int_equal(sp_profile_encode(p, b), 0);
 }
 
-static void test_roundtrip(void **state)
-{
+static void test_roundtrip(void **state) {
     (void)state;
     SpProfile *p = fixture_new(), *q = NULL;
     sp_ccmap_compute(p);
@@ -235,18 +221,15 @@ static void test_roundtrip(void **state)
     sp_profile_free(q);
 }
 
-static void expect_error(const uint8_t *d, size_t n, const char *needle)
-{
+static void expect_error(const uint8_t *d, size_t n, const char *needle) {
     SpProfile *q = (SpProfile *)1;
     char err[SP_ERR_MAX];
     assert_int_equal(sp_profile_decode(d, n, &q, err, sizeof err), -1);
     assert_null(q);
-    if (!strstr(err, needle))
-        fail_msg("error '%s' lacks '%s'", err, needle);
+    if (!strstr(err, needle)) fail_msg("error '%s' lacks '%s'", err, needle);
 }
 
-static void test_reader_errors(void **state)
-{
+static void test_reader_errors(void **state) {
     (void)state;
     uint8_t d[sizeof tiny_golden];
     expect_error(tiny_golden, 5, "offset 0x0: expected a 20-byte header, got a file of 5 bytes");
@@ -259,8 +242,10 @@ static void test_reader_errors(void **state)
     memcpy(d, tiny_golden, sizeof d);
     d[37] = 0x67; /* string payload changed: CRC mismatch */
     expect_error(d, sizeof d, "offset 0x14: expected matching CRC-32");
-    expect_error(tiny_golden, sizeof tiny_golden - 1, "expected section length within file, got 1 bytes, 0 left");
-    expect_error(tiny_golden, sizeof tiny_golden - 3, "offset 0xae: expected a 16-byte section header, got 14");
+    expect_error(tiny_golden, sizeof tiny_golden - 1,
+                 "expected section length within file, got 1 bytes, 0 left");
+    expect_error(tiny_golden, sizeof tiny_golden - 3,
+                 "offset 0xae: expected a 16-byte section header, got 14");
     memcpy(d, tiny_golden, sizeof d);
     memcpy(d + 20, "FRMS", 4);
     expect_error(d, sizeof d, "expected section 'STRS', got 'FRMS' out of order");
@@ -275,8 +260,7 @@ static void test_reader_errors(void **state)
 
 /* Re-encodes the tiny profile with one sample frame id patched to an invalid value and a
  * fixed CRC, to reach the semantic checks behind the CRC. */
-static void test_reader_bad_ids(void **state)
-{
+static void test_reader_bad_ids(void **state) {
     (void)state;
     uint8_t d[sizeof tiny_golden];
     memcpy(d, tiny_golden, sizeof d);
@@ -298,8 +282,7 @@ static void test_reader_bad_ids(void **state)
 
 /* Every single-byte change and every truncation of a realistic file must be either
  * accepted or rejected with a message - never a crash (ASan checks the "never"). */
-static void test_reader_mutations(void **state)
-{
+static void test_reader_mutations(void **state) {
     (void)state;
     SpProfile *p = fixture_new();
     sp_ccmap_compute(p);
@@ -312,8 +295,7 @@ static void test_reader_mutations(void **state)
         static const uint8_t vals[] = {0x00, 0xff, 0x80, 0x7f, 0x01};
         for (size_t v = 0; v < sizeof vals; v++) {
             memcpy(d, b.data, b.len);
-            if (d[i] == vals[v])
-                continue;
+            if (d[i] == vals[v]) continue;
             d[i] = vals[v];
             SpProfile *q;
             if (sp_profile_decode(d, b.len, &q, err, sizeof err) == 0)
@@ -330,8 +312,7 @@ static void test_reader_mutations(void **state)
     sp_profile_free(p);
 }
 
-static void test_write_read_file(void **state)
-{
+static void test_write_read_file(void **state) {
     (void)state;
     SpProfile *p = fixture_new(), *q;
     char err[SP_ERR_MAX], path[] = "test_profile_tmp.sprof";
@@ -346,8 +327,7 @@ static void test_write_read_file(void **state)
     sp_profile_free(q);
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_intern),
         cmocka_unit_test(test_frames_threads_samples),
