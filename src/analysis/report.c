@@ -4,6 +4,7 @@
  */
 #include "report.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -267,16 +268,39 @@ static void report_threads(const SpProfile *p, SpBuf *out, uint64_t total) {
     free(self);
 }
 
+/* Exact per-state times recorded by the VM from state transitions: meta "state_ns.<name>". */
+static uint64_t exact_state_ns(const SpProfile *p, uint32_t s) {
+    char key[64];
+    snprintf(key, sizeof key, "state_ns.%s", sp_vm_state_name(s));
+    const char *v = sp_meta_get(p, key);
+    return v ? strtoull(v, NULL, 10) : 0;
+}
+
 static void report_states(const SpProfile *p, SpBuf *out, uint64_t total) {
-    uint64_t w[SP_VM_STATE_COUNT] = {0};
+    uint64_t w[SP_VM_STATE_COUNT] = {0}, ex[SP_VM_STATE_COUNT], ex_total = 0;
     for (uint32_t i = 0; i < p->nsamples; i++)
         w[p->samples[i].state] += p->samples[i].weight;
-    if (w[SP_VM_NONE] == total) return; /* a native program: nothing to split */
-    sp_buf_printf(out, "## VM states\n");
     for (uint32_t s = 0; s < SP_VM_STATE_COUNT; s++)
-        if (w[s])
-            sp_buf_printf(out, "%6.2f%% %10llu  %s\n", pct(w[s], total), (unsigned long long)w[s],
-                          sp_vm_state_name(s));
+        ex_total += ex[s] = exact_state_ns(p, s);
+    if (w[SP_VM_NONE] == total && !ex_total) return; /* a native program: nothing to split */
+    if (!ex_total) {
+        sp_buf_printf(out, "## VM states\n");
+        for (uint32_t s = 0; s < SP_VM_STATE_COUNT; s++)
+            if (w[s])
+                sp_buf_printf(out, "%6.2f%% %10llu  %s\n", pct(w[s], total),
+                              (unsigned long long)w[s], sp_vm_state_name(s));
+        sp_buf_u8(out, '\n');
+        return;
+    }
+    sp_buf_printf(out,
+                  "## VM states (sampled vs exact from state transitions)\n%8s %10s %8s %14s "
+                  "%7s  %s\n",
+                  "sampled", "samples", "exact", "exact ns", "diff", "state");
+    for (uint32_t s = 0; s < SP_VM_STATE_COUNT; s++)
+        if (w[s] || ex[s])
+            sp_buf_printf(out, "%7.2f%% %10llu %7.2f%% %14llu %+7.2f  %s\n", pct(w[s], total),
+                          (unsigned long long)w[s], pct(ex[s], ex_total), (unsigned long long)ex[s],
+                          pct(w[s], total) - pct(ex[s], ex_total), sp_vm_state_name(s));
     sp_buf_u8(out, '\n');
 }
 

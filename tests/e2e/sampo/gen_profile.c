@@ -109,6 +109,9 @@ static SpProfile *gen_som(void) {
     }
     sp_meta_set(p, "trigger", "timer_create");
     sp_meta_setu(p, "requested_hz", 1000);
+    sp_meta_setu(p, "state_ns.interpreting", 610000000); /* exact split from transitions */
+    sp_meta_setu(p, "state_ns.primitive", 290000000);
+    sp_meta_setu(p, "state_ns.gc", 100000000);
     return p;
 }
 

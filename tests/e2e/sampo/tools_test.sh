@@ -30,8 +30,8 @@ check "report edges"        has report.txt " 50.00%        500  main -> hot"
 check "report threads"      has report.txt " 50.00%        500       4002  worker"
 check "report rate change"  has report.txt "interval 1000000 ns -> 1250000 ns (1000.0 Hz -> 800.0 Hz)"
 $SAMPO report som.prof >som.txt
-check "report vm states"    has som.txt " 60.00%        240  interpreting"
-check "report vm gc"        has som.txt " 10.00%         40  gc"
+check "report vm states"    has som.txt " 60.00%        240   61.00%      610000000   -1.00  interpreting"
+check "report vm gc"        has som.txt " 10.00%         40   10.00%      100000000   +0.00  gc"
 $SAMPO report exact.prof >exact.txt
 check "report exact"        has exact.txt "exact (invocation counts)"
 check "report exact time"   has exact.txt "## time-weighted view"
