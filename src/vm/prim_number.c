@@ -248,7 +248,7 @@ static int shift_count(SomVM *vm, Value b, uint64_t *n)
 int num_prim_shl(SomVM *vm, Value *args)
 {
     Value a = args[0];
-    uint64_t n;
+    uint64_t n = 0;
     int rc = check_ints(vm, a, args[1]);
     if (rc == PRIM_OK) rc = shift_count(vm, args[1], &n);
     if (rc != PRIM_OK) return rc;
@@ -278,7 +278,7 @@ int num_prim_shl(SomVM *vm, Value *args)
 int num_prim_shr(SomVM *vm, Value *args)
 {
     Value a = args[0];
-    uint64_t n;
+    uint64_t n = 0;
     int rc = check_ints(vm, a, args[1]);
     if (rc == PRIM_OK) rc = shift_count(vm, args[1], &n);
     if (rc != PRIM_OK) return rc;
@@ -471,7 +471,7 @@ static int low32(SomVM *vm, Value v, uint32_t *out)
 
 int num_prim_as32_signed(SomVM *vm, Value *args)
 {
-    uint32_t u;
+    uint32_t u = 0;
     int rc = low32(vm, args[0], &u);
     if (rc == PRIM_OK) args[0] = som_mkint((int32_t)u);
     return rc;
@@ -479,7 +479,7 @@ int num_prim_as32_signed(SomVM *vm, Value *args)
 
 int num_prim_as32_unsigned(SomVM *vm, Value *args)
 {
-    uint32_t u;
+    uint32_t u = 0;
     int rc = low32(vm, args[0], &u);
     if (rc == PRIM_OK) args[0] = som_mkint((int64_t)u);
     return rc;
