@@ -12,7 +12,8 @@
 # Usage: scripts/conformance.sh [SOM_BIN]      (default: the first som found in build/*)
 # Environment: SOMREF, PARTS="testsuite basic awfy integration",
 #              LIBS="ours std stdp" (stdp = $SOMREF/patched/Smalltalk over the standard one,
-#              only when that directory exists), CONFORMANCE_LOG_DIR (default: a temp dir).
+#              only when that directory exists), CONFORMANCE_LOG_DIR (default: a temp dir),
+#              VMARGS (extra VM options, e.g. VMARGS=--gc-stress).
 # tests/conformance/known-failures.txt lists allowed failures as `[lib:]part/name reason`
 # (parts: testsuite/<Suite> or testsuite/full, basic/<Class>>><selector>, awfy/<Benchmark>,
 # integration/<test>). Files missing from $SOMREF are reported as missing, not as failures.
@@ -82,7 +83,7 @@ part_testsuite() {
     local lib=$1 log="$LOGS/testsuite-$1.log" rc total ok t name pass=0 fail=0 kn="" fl=""
     if [ ! -f "$SOMREF/TestSuite/TestHarness.som" ]; then row TestSuite "$lib" SKIP "no TestSuite"; return; fi
     # The full harness run (SPEC 13.1) ...
-    timeout 600 "$SOM" -cp "$(libcp "$lib")$SOMREF/TestSuite" TestHarness >"$log" 2>&1
+    timeout 600 "$SOM" ${VMARGS:-} -cp "$(libcp "$lib")$SOMREF/TestSuite" TestHarness >"$log" 2>&1
     rc=$?
     total=$(grep -E '^Total number of tests:' "$log" | grep -oE '[0-9]+' | tail -n1)
     ok=$(grep -E '^Number of successful tests:' "$log" | grep -oE '[0-9]+' | tail -n1)
@@ -97,7 +98,7 @@ part_testsuite() {
     # missing from the snapshot does not hide the others.
     for t in "$SOMREF"/TestSuite/*Test.som; do
         name=$(basename "$t" .som)
-        if timeout 300 "$SOM" -cp "$(libcp "$lib")$SOMREF/TestSuite" TestHarness "$name" \
+        if timeout 300 "$SOM" ${VMARGS:-} -cp "$(libcp "$lib")$SOMREF/TestSuite" TestHarness "$name" \
                >"$LOGS/testsuite-$lib-$name.log" 2>&1; then
             pass=$((pass + 1))
         elif known "$lib" "testsuite/$name"; then kn="$kn $name"
@@ -114,7 +115,7 @@ part_basic() {
     while read -r cls sel _; do
         case "$cls" in ''|'#'*) continue ;; esac
         if [ ! -f "$dir/$cls.som" ]; then ms="$ms $cls>>$sel"; continue; fi
-        if timeout 120 "$SOM" -cp "$(libcp "$lib")$dir:$ROOT/tests/conformance" \
+        if timeout 120 "$SOM" ${VMARGS:-} -cp "$(libcp "$lib")$dir:$ROOT/tests/conformance" \
                BasicInterpreterDriver "$table" "$cls>>$sel" >>"$log" 2>&1; then
             pass=$((pass + 1))
         else
@@ -138,7 +139,7 @@ part_awfy() {
     for b in $AWFY_BENCHMARKS; do
         name=${b%%:*}; inner=${b##*:}; log="$LOGS/awfy-$lib-$name.log"
         if [ ! -f "$a/$name.som" ] && [ ! -f "$a/$name/$name.som" ]; then ms="$ms $name"; continue; fi
-        timeout 600 "$SOM" -cp "$cp" "$a/Harness.som" "$name" 1 "$inner" >"$log" 2>&1
+        timeout 600 "$SOM" ${VMARGS:-} -cp "$cp" "$a/Harness.som" "$name" 1 "$inner" >"$log" 2>&1
         rc=$?
         if [ $rc -eq 0 ] && ! grep -q 'ERROR:' "$log" && grep -q 'Total Runtime\|runtime:' "$log"; then
             pass=$((pass + 1))
@@ -152,7 +153,7 @@ part_integration() {
     local lib=$1 log="$LOGS/integration-$1.log" rc summary
     if [ ! -d "$SOMREF/IntegrationTests/Tests" ]; then row IntegrationTests "$lib" SKIP "no IntegrationTests"; return; fi
     python3 "$ROOT/tests/conformance/run_integration.py" --som "$SOM" --somref "$SOMREF" \
-        --lib "$lib" >"$log" 2>&1
+        --lib "$lib" ${VMARGS:+"--vm-args=$VMARGS"} >"$log" 2>&1
     rc=$?
     summary=$(tail -n 1 "$log")
     if [ $rc -eq 0 ]; then row IntegrationTests "$lib" PASS "$summary"
