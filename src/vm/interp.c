@@ -547,28 +547,24 @@ L_JUMP:
     k = W();
     ip += k;
     DISPATCH();
-L_JUMP_IF_FALSE: {
-    Value v = *--sp;
-    k = W();
-    ip += 2;
-    if (v == falseV) {
-        ip += k;
-        DISPATCH();
-    }
-    if (LIKELY(v == trueV)) DISPATCH();
-    goto not_boolean;
-}
-L_JUMP_IF_TRUE: {
-    Value v = *--sp;
-    k = W();
-    ip += 2;
-    if (v == trueV) {
-        ip += k;
-        DISPATCH();
-    }
-    if (LIKELY(v == falseV)) DISPATCH();
-    goto not_boolean;
-}
+/* Pops the condition; jumps when it is `taken`, falls through when it is
+ * `other`, and sends the construct's message for real otherwise. */
+#define COND_JUMP(taken, other)                                                                    \
+    do {                                                                                           \
+        Value v = *--sp;                                                                           \
+        k = W();                                                                                   \
+        ip += 2;                                                                                   \
+        if (v == (taken)) {                                                                        \
+            ip += k;                                                                               \
+            DISPATCH();                                                                            \
+        }                                                                                          \
+        if (LIKELY(v == (other))) DISPATCH();                                                      \
+        goto not_boolean;                                                                          \
+    } while (0)
+L_JUMP_IF_FALSE:
+    COND_JUMP(falseV, trueV);
+L_JUMP_IF_TRUE:
+    COND_JUMP(trueV, falseV);
 not_boolean: /* an inlined conditional saw a non-boolean: send its message for real */ {
     CallSite *cs = &sites[ip[-2] | (ip[-1] << 8)];
     sp++; /* the receiver is back on the stack */
