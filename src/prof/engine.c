@@ -329,8 +329,8 @@ static int eng_start_locked(const SampoConfig *c)
     if ((g->trigger == SAMPO_TRIGGER_THREAD || g->cfg.mode == SAMPO_MODE_WALL) &&
         prof_sampler_start())
         return SAMPO_ENOTRIGGER;
-    char msg[400];
-    snprintf(msg, sizeof msg, "trigger %s, %s mode, interval %.3f ms, cost %.1f us/sample%s%s",
+    char msg[1024];
+    snprintf(msg, sizeof msg, "trigger %s, %s mode, interval %.3f ms, cost %.1f us/sample%s%.240s",
              sampo_trigger_name(g->trigger), g->cfg.mode == SAMPO_MODE_WALL ? "wall" : "cpu",
              g->interval0_ns / 1e6, g->st.cost_ns / 1e3, g->trigger_why[0] ? "; skipped: " : "",
              g->trigger_why);

@@ -119,7 +119,7 @@ typedef struct ProfEvent {
     uint64_t time_ns;
     int kind; /* SpEventKind numbering */
     int64_t a, b;
-    char text[96];
+    char text[160];
 } ProfEvent;
 
 typedef struct ProfEngine {

@@ -26,6 +26,19 @@
 
 enum { A = 0x100, B, C, D, E, F };
 
+/* TSan defers asynchronous signals to its next interceptor call (here: sampo_get_stats,
+ * when the fake VM stack is empty), so VM-frame checks only hold without it. */
+#if defined(__SANITIZE_THREAD__)
+#define UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UNDER_TSAN 1
+#endif
+#endif
+#ifndef UNDER_TSAN
+#define UNDER_TSAN 0
+#endif
+
 static SampoVmFrame *volatile vm_top;
 static volatile uint64_t sink;
 
@@ -65,7 +78,7 @@ static void vm_shape(uint64_t outer, uint64_t leaf)
         fc.pos = leaf == D ? 3 : 4;
         vm_push(&fl, leaf);
         fl.pos = 7;
-        spin(20000);
+        spin(200000);
         vm_pop(&fl);
     }
     vm_pop(&fc);
@@ -149,6 +162,10 @@ static void test_vm_chain_partial_samples(void **state)
     sampo_get_stats(&st);
     assert_true(st.samples >= 400);
     assert_int_equal(st.captured, st.samples); /* nothing lost unaccounted */
+    if (UNDER_TSAN) {
+        sampo_vm_set_frame_chain(NULL);
+        return;
+    }
     assert_true(st.partial > 0);
     assert_int_equal(st.orphans, 0);
     SampoCCMap *m = sampo_ccmap_snapshot(0);
