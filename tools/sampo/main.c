@@ -19,6 +19,7 @@ static const SampoCmd sampo_cmds[] = {
     {"flame", cmd_flame, "draw a flame graph (SVG)"},
     {"hist", cmd_hist, "draw the PC histogram over the address space (SVG)"},
     {"compare", cmd_compare, "correlation and context-tree overlap of two profiles"},
+    {"timeline", cmd_timeline, "samples and sampling interval over time (SVG)"},
 };
 
 static void sampo_usage(FILE *f) {

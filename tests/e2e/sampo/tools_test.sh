@@ -111,6 +111,19 @@ if command -v rsvg-convert >/dev/null; then
     check "hist renders" rsvg-convert hist.svg -o hist.png
 fi
 
+# --- timeline
+$SAMPO timeline split.prof -o tl.svg; check "timeline exit" test $? -eq 0
+check "timeline threads legend" has tl.svg "tid 4002 worker"
+check "timeline xml valid" python3 -c 'import xml.dom.minidom as m; m.parse("tl.svg")'
+check "timeline interval steps at 250 ms" python3 -c '
+import re
+pts = re.search(r"stroke=\"#c00\" stroke-width=\"2\" points=\"([^\"]*)\"", open("tl.svg").read()).group(1).split()
+assert len(pts) == 4, pts   # start, step (2 points), end
+x0 = float(pts[0].split(",")[0]); x1 = float(pts[1].split(",")[0]); xe = float(pts[3].split(",")[0])
+assert abs((x1 - x0) / (xe - x0) - 0.25) < 0.01, (x0, x1, xe)'
+$SAMPO timeline exact.prof -o x.svg 2>err.txt; check "timeline without samples fails" test $? -eq 1
+if command -v rsvg-convert >/dev/null; then check "timeline renders" rsvg-convert tl.svg -o tl.png; fi
+
 # --- compare (hand-computed: overlap = .2+.36+.04+.3 = 0.90)
 $SAMPO compare split.prof split.prof >same.txt
 check "compare self identical" has same.txt "correlation(self):  1.0000"
@@ -176,7 +189,7 @@ check "truncated file message" grep -qE '^sampo: trunc.prof: offset 0x[0-9a-f]+.
 $SAMPO report nonexist.prof 2>err.txt; check "missing file message" has err.txt "nonexist.prof: No such file"
 $SAMPO export split.prof 2>/dev/null; check "export needs a format" test $? -eq 2
 $SAMPO bogus 2>/dev/null; check "unknown command" test $? -eq 2
-for c in record report export flame hist compare; do
+for c in record report export flame hist compare timeline; do
     $SAMPO $c --help >help.txt; check "$c --help" has help.txt "usage: sampo $c"
 done
 

@@ -19,6 +19,7 @@
 #include "profile.h"
 #include "profile_io.h"
 #include "report.h"
+#include "timeline.h"
 
 static void fuzz_consumers(SpProfile *p) {
     SpBuf b;
@@ -41,6 +42,10 @@ static void fuzz_consumers(SpProfile *p) {
     sp_flame_svg(p, &fo, &b);
     b.len = 0;
     sp_hist_svg(p, &ho, &b, err, sizeof err);
+    b.len = 0;
+    SpTimelineOpts to;
+    sp_timeline_opts_default(&to);
+    sp_timeline_svg(p, &to, &b, err, sizeof err);
     b.len = 0;
     sp_profile_encode(p, &b); /* a decoded profile re-encodes */
     sp_buf_fini(&b);

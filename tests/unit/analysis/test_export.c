@@ -23,6 +23,7 @@
 #include "profile.h"
 #include "profile_io.h"
 #include "report.h"
+#include "timeline.h"
 
 #ifndef GOLDEN_DIR
 #error "GOLDEN_DIR must be defined by the build"
@@ -234,6 +235,27 @@ static void test_golden_hist(void **state) {
     sp_profile_free(p);
 }
 
+static void test_golden_timeline(void **state) {
+    (void)state;
+    SpProfile *p = fixture_new();
+    SpTimelineOpts o;
+    SpBuf b;
+    char err[256];
+    sp_timeline_opts_default(&o);
+    o.buckets = 10;
+    sp_buf_init(&b);
+    assert_int_equal(sp_timeline_svg(p, &o, &b, err, sizeof err), 0);
+    golden(&b, "fixture-timeline.svg");
+    sp_buf_fini(&b);
+    sp_profile_free(p);
+    SpProfile *e = sp_profile_new(SP_FLAVOUR_EXACT);
+    sp_buf_init(&b);
+    assert_int_equal(sp_timeline_svg(e, &o, &b, err, sizeof err), -2);
+    assert_string_equal(err, "the profile has no samples and no events to plot");
+    sp_buf_fini(&b);
+    sp_profile_free(e);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_collapsed),
@@ -246,6 +268,7 @@ int main(void) {
         cmocka_unit_test(test_golden_report),
         cmocka_unit_test(test_golden_flame),
         cmocka_unit_test(test_golden_hist),
+        cmocka_unit_test(test_golden_timeline),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
