@@ -255,6 +255,39 @@ static void test_inlined_to_do_semantics(void **state)
     check_case(&c, NULL);
 }
 
+/* Number edges through the fast paths and their slow-path fallbacks: an
+ * inlined to:do: crossing the small-integer limit (INC_LOCAL_JLE's generic
+ * tail), a Double limit, a bignum receiver; overflow in + - *; mixed
+ * Integer/Double comparisons; normalisation back to small integers. */
+static void test_number_edges(void **state)
+{
+    (void)state;
+    static const ProgCase c = {
+        "Edge",
+        "Edge = ( run = ( | s |\n"
+        "  4611686018427387902 to: 4611686018427387905 do: [:i | i println ].\n"
+        "  1 to: 3.5 do: [:i | i println ].\n"
+        "  s := 0. (2 raisedTo: 70) to: (2 raisedTo: 70) + 2 do: [:i | s := s + 1 ]. s println.\n"
+        "  (4611686018427387903 + 1) println.\n"
+        "  (-4611686018427387904 - 1) println.\n"
+        "  (4611686018427387903 * 4611686018427387903) println.\n"
+        "  ((4611686018427387903 + 1) - 1) class println.\n"
+        "  (0.1 + 0.2) println. 'a\\0b' length println. (1 < 1.5) println. (2.5 > 2) println.\n"
+        "  (1 max: 2.5) println. 100 sqrt println. (-10 / 4) println. (-10 % 4) println.\n"
+        "  (1 << 70) println. ((1 << 70) >>> 68) println. (5 & 3) println. (5 bitXor: 3) println ) )",
+        0,
+        "4611686018427387902\n4611686018427387903\n4611686018427387904\n4611686018427387905\n"
+        "1\n2\n3\n3\n4611686018427387904\n-4611686018427387905\n"
+        "21267647932558653957237540927630737409\nInteger\n"
+        "0.30000000000000004\n3\ntrue\ntrue\n2.5\n10\n-2\n2\n"
+        "1180591620717411303424\n4\n1\n6\n",
+        NULL};
+    check_case(&c, NULL);
+    SomOptions o = {0};
+    o.gc_stress = true;
+    check_case(&c, &o);
+}
+
 #if SOM_BUG_B8_FIXED
 /* Known failure B8 (/work/notes/vm-bugs.md): a non-boolean receiver of an
  * inlined conditional must get the real send, so its own ifTrue: runs. */
@@ -311,6 +344,7 @@ int main(void)
         cmocka_unit_test(test_programs_under_gc_stress),
         cmocka_unit_test(test_run_with_arguments),
         cmocka_unit_test(test_inlined_to_do_semantics),
+        cmocka_unit_test(test_number_edges),
 #if SOM_BUG_B8_FIXED
         cmocka_unit_test(test_inlined_conditional_real_send),
 #endif
