@@ -119,6 +119,10 @@ def measure(cfg, bench, opts):
     if bench in AWFY:
         inner = opts.inner.get(bench, AWFY[bench])
         dirs = [os.path.join(opts.awfy_dir, d) for d in AWFY_DIRS]
+        if not any(os.path.isfile(os.path.join(d, bench + '.som'))
+                   for d in dirs + [opts.awfy_dir]):
+            return {'error': 'missing: no %s.som under %s' % (bench, opts.awfy_dir),
+                    'missing': True}
         main = os.path.join(opts.awfy_dir, 'Harness.som')
         args = [bench, opts.n, inner]
     else:
@@ -138,15 +142,17 @@ def measure(cfg, bench, opts):
             m = CALLS_RE.match(line)
             if m:
                 calls.append(int(m.group(1)))
+    min_wall = min(samples)
     pick = min if opts.stat == 'min' else statistics.median
     if opts.stat == 'cpu':
         samples = cpus  # CPU time of the whole process / iterations, in us
     res = {'ms': pick(samples) / 1000.0, 'samples': len(samples),
-           'min': min(samples) / 1000.0}
+           'min_wall': min_wall}
     if calls:
-        res['calls'] = max(calls)
-        # calls/s of the fastest iteration, from the known call count
-        res['calls_best'] = nfib_calls(opts.inner.get('NFib', MICRO['NFib'])) / (min(samples) / 1e6)
+        n_calls = nfib_calls(opts.inner.get('NFib', MICRO['NFib']))
+        res['calls'] = n_calls / (res['ms'] / 1000.0)
+        # calls/s of the fastest timed iteration (wall clock)
+        res['calls_best'] = n_calls / (res['min_wall'] / 1e6)
     return res
 
 
@@ -165,6 +171,8 @@ def geomean(xs):
 
 
 def fmt_ms(r):
+    if 'missing' in r:
+        return 'missing'
     if 'error' in r:
         return 'FAIL'
     return '%.2f' % r['ms']
@@ -209,7 +217,7 @@ def print_table(title, benches, cfgs, results):
             if 'error' in r:
                 print('%s %s: %s' % (c.label, b, r['error']))
             if 'calls' in r:
-                print('%s nfib calls/s: %.3g (all iterations), %.3g (fastest iteration)'
+                print('%s nfib calls/s: %.3g (from ms/iter above), %.3g (fastest timed iteration)'
                       % (c.label, r['calls'], r['calls_best']))
 
 
@@ -297,7 +305,7 @@ def main():
             for c in cfgs:
                 r = measure(c, b, opts)
                 results[c.label][b] = r
-                failed |= 'error' in r
+                failed |= 'error' in r and 'missing' not in r
                 print('  %-10s %-3s %s' % (b, c.label, fmt_ms(r)), file=sys.stderr, flush=True)
         print_table(title, benches, cfgs, results)
     return 1 if failed else 0
