@@ -301,6 +301,35 @@ static void test_inlined_conditional_real_send(void **state)
 }
 #endif
 
+#if SOM_BUG_B9_FIXED
+/* Known failure B9 (/work/notes/vm-bugs.md): perform: with the wrong number
+ * of arguments must be an error, not an activation on a mis-shaped frame. */
+static void test_perform_arity(void **state)
+{
+    (void)state;
+    static const ProgCase cases[] = {
+        {"Perf1", "Perf1 = ( foo: x = ( ^x ) run = ( (self perform: #foo:) println ) )", 1, "",
+         "argument"},
+        {"Perf2", "Perf2 = ( foo: x = ( | t | ^t ) run = ( "
+                  "(self perform: #foo: withArguments: #(1 2 3)) println ) )", 1, "", "argument"},
+    };
+    check_cases(cases, sizeof cases / sizeof *cases, NULL);
+}
+#endif
+
+/* perform: family with the right arity. */
+static void test_perform(void **state)
+{
+    (void)state;
+    static const ProgCase c = {
+        "Perf", "Perf = ( foo: x bar: y = ( ^x - y ) run = (\n"
+                "  (self perform: #foo:bar: withArguments: #(10 3)) println.\n"
+                "  (-4 perform: #abs) println.\n"
+                "  (self perform: #zork) println ) )",
+        1, "7\n4\n\nERROR: Method zork not found in class Perf\n", NULL};
+    check_case(&c, NULL);
+}
+
 /* ---- arguments ---------------------------------------------------------- */
 
 static void test_run_with_arguments(void **state)
@@ -345,6 +374,10 @@ int main(void)
         cmocka_unit_test(test_run_with_arguments),
         cmocka_unit_test(test_inlined_to_do_semantics),
         cmocka_unit_test(test_number_edges),
+        cmocka_unit_test(test_perform),
+#if SOM_BUG_B9_FIXED
+        cmocka_unit_test(test_perform_arity),
+#endif
 #if SOM_BUG_B8_FIXED
         cmocka_unit_test(test_inlined_conditional_real_send),
 #endif
