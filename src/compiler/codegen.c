@@ -292,6 +292,11 @@ typedef struct Emit {
     uint32_t nlines, caplines;
     int depth, maxdepth;
     int last_line;
+    /* conditionals compiled for effect: their fallback send's answer must be
+     * dropped, so its call site resumes at a POP; JUMP_BACK placed after the
+     * method's code (site, construct end) */
+    struct { unsigned site; size_t end; } *tramp;
+    uint32_t ntramp, captramp;
 } Emit;
 
 static void *grow_arr(void *p, uint32_t n, uint32_t *cap, size_t elem)
@@ -387,6 +392,14 @@ static size_t cond_jump(Emit *e, int op, const char *sel, int nargs, unsigned *s
 
 static void end_construct(Emit *e, unsigned k) { e->sites[k].bci = (uint32_t)e->len; }
 
+/* The construct for call site k ends here and leaves no value. */
+static void end_construct_effect(Emit *e, unsigned k)
+{
+    e->tramp = grow_arr(e->tramp, e->ntramp, &e->captramp, sizeof *e->tramp);
+    e->tramp[e->ntramp].site = k;
+    e->tramp[e->ntramp++].end = e->len;
+}
+
 /* Patches the jump whose offset operand is at `at` to land here; the offset
  * counts from the end of the instruction (cond_jump's carries 2 more bytes). */
 static void patch(Emit *e, size_t at)
@@ -423,6 +436,9 @@ static unsigned site(Emit *e, const char *sel, int nargs, bool super)
 static void expr(Emit *e, Node *n);
 static void effect(Emit *e, Node *n);
 static void effect_assign(Emit *e, Node *n);
+static void inlined_body(Emit *e, Node *blk);
+static void inlined_effect(Emit *e, Node *blk);
+static void return_stmt(Emit *e, Node *r);
 static SomMethod *emit_real(Gen *g, Body *b, Scope *s, const char *sig, int def_line);
 
 /* hops from the current activation's context register to var's context */
@@ -516,8 +532,7 @@ static void inlined_body(Emit *e, Node *blk)
     for (int i = 0; i < b->stmts.n; i++) {
         Node *st = b->stmts.items[i];
         if (st->kind == N_RETURN) {
-            return_stmt(e, st);
-            stack(e, 1); /* unreachable afterwards; keep the one-value shape */
+            return_stmt(e, st); /* its value stands for the block's: one value */
             return;
         }
         if (i + 1 < b->stmts.n) effect(e, st);
@@ -560,8 +575,7 @@ static void while_loop(Emit *e, Node *s, int jop)
     unsigned k;
     inlined_body(e, s->a);
     size_t exit = cond_jump(e, jop, s->text, 1, &k);
-    inlined_body(e, s->elems.items[0]);
-    op0(e, BC_POP, -1);
+    inlined_effect(e, s->elems.items[0]);
     jump_back(e, head);
     patch(e, exit);
     op0(e, BC_PUSH_NIL, 1);
@@ -589,8 +603,7 @@ static void to_do(Emit *e, Node *s)
     size_t body = e->len;
     op1(e, BC_PUSH_LOCAL, (unsigned)ctr, 1);
     store_var(e, blk->block->param_vars[0]);
-    inlined_body(e, blk);
-    op0(e, BC_POP, -1);
+    inlined_effect(e, blk);
     /* fast step, then the generic step of exactly SOM_TODO_TAIL bytes */
     byte(e, BC_INC_LOCAL_JLE);
     byte(e, ctr);
@@ -695,15 +708,94 @@ static void expr(Emit *e, Node *n)
     }
 }
 
-/* An expression whose value is dropped: assignments store without DUP/POP. */
+/* Statements of an inlined block whose value is not needed. */
+static void inlined_effect(Emit *e, Node *blk)
+{
+    Body *b = blk->block;
+    for (int i = 0; i < b->locals.n; i++) { /* fresh locals on every entry */
+        op0(e, BC_PUSH_NIL, 1);
+        store_var(e, b->local_vars[i]);
+    }
+    for (int i = 0; i < b->stmts.n; i++) {
+        Node *st = b->stmts.items[i];
+        if (st->kind == N_RETURN) {
+            return_stmt(e, st);
+            stack(e, -1); /* the returned value left with the activation */
+            return;
+        }
+        effect(e, st);
+    }
+}
+
+/* ifTrue:/ifFalse:/ifNil:... as a statement: no value is made. */
+static void if_effect(Emit *e, Node *s, int jop, Node *then_blk, Node *else_blk)
+{
+    expr(e, s->a);
+    unsigned k = 0;
+    bool boolean = jop == BC_JUMP_IF_FALSE || jop == BC_JUMP_IF_TRUE;
+    size_t l1 = boolean ? cond_jump(e, jop, s->text, s->elems.n, &k) : jump(e, jop, -1);
+    inlined_effect(e, then_blk);
+    if (else_blk) {
+        size_t l2 = jump(e, BC_JUMP, 0);
+        patch(e, l1);
+        inlined_effect(e, else_blk);
+        patch(e, l2);
+    } else {
+        patch(e, l1);
+    }
+    if (boolean) end_construct_effect(e, k);
+}
+
+static void while_effect(Emit *e, Node *s, int jop)
+{
+    size_t head = e->len;
+    unsigned k;
+    inlined_body(e, s->a);
+    size_t exit = cond_jump(e, jop, s->text, 1, &k);
+    inlined_effect(e, s->elems.items[0]);
+    jump_back(e, head);
+    patch(e, exit);
+    end_construct_effect(e, k);
+}
+
+/* An expression whose value is dropped: assignments store without DUP/POP,
+ * conditionals and loops make no value. */
 static void effect(Emit *e, Node *n)
 {
     if (n->kind == N_ASSIGN) {
         effect_assign(e, n);
         return;
     }
+    if (n->kind == N_SEND) {
+        Node **a = n->elems.items;
+        switch (inline_kind(n)) {
+        case IN_IF_TRUE: return if_effect(e, n, BC_JUMP_IF_FALSE, a[0], NULL);
+        case IN_IF_FALSE: return if_effect(e, n, BC_JUMP_IF_TRUE, a[0], NULL);
+        case IN_IF_TRUE_IF_FALSE: return if_effect(e, n, BC_JUMP_IF_FALSE, a[0], a[1]);
+        case IN_IF_FALSE_IF_TRUE: return if_effect(e, n, BC_JUMP_IF_TRUE, a[0], a[1]);
+        case IN_IF_NIL: return if_effect(e, n, BC_JUMP_IF_NOT_NIL, a[0], NULL);
+        case IN_IF_NOT_NIL: return if_effect(e, n, BC_JUMP_IF_NIL, a[0], NULL);
+        case IN_IF_NIL_IF_NOT_NIL: return if_effect(e, n, BC_JUMP_IF_NOT_NIL, a[0], a[1]);
+        case IN_IF_NOT_NIL_IF_NIL: return if_effect(e, n, BC_JUMP_IF_NIL, a[0], a[1]);
+        case IN_WHILE_TRUE: return while_effect(e, n, BC_JUMP_IF_FALSE);
+        case IN_WHILE_FALSE: return while_effect(e, n, BC_JUMP_IF_TRUE);
+        default: break;
+        }
+    }
     expr(e, n);
     op0(e, BC_POP, -1);
+}
+
+static void emit_trampolines(Emit *e)
+{
+    for (uint32_t i = 0; i < e->ntramp; i++) {
+        e->sites[e->tramp[i].site].bci = (uint32_t)e->len;
+        stack(e, 1);
+        op0(e, BC_POP, -1);
+        jump_back(e, e->tramp[i].end);
+    }
+    free(e->tramp);
+    e->tramp = NULL;
 }
 
 static SomMethod *finish(Emit *e, Body *b, const char *sig, int def_line)
@@ -767,6 +859,7 @@ static SomMethod *emit_real(Gen *g, Body *b, Scope *s, const char *sig, int def_
     } else if (!s->is_block) {
         op0(&e, BC_RETURN_SELF, 0);
     }
+    emit_trampolines(&e);
     if (g->failed) {
         free(e.code);
         free(e.lits);
@@ -799,6 +892,36 @@ static void set_home(SomMethod *m, SomMethod *home)
 
 /* ---- trivial methods ------------------------------------------------- */
 
+/* Index of v among m's literals, appending it if needed. */
+static uint16_t method_literal(SomMethod *m, Value v)
+{
+    for (uint32_t i = 0; i < m->nliterals; i++)
+        if (m->literals[i] == v) return (uint16_t)i;
+    Value *nl = realloc(m->literals, (m->nliterals + 1) * sizeof *nl);
+    if (!nl) abort();
+    m->literals = nl;
+    m->literals[m->nliterals] = v;
+    return (uint16_t)m->nliterals++;
+}
+
+/* The constant a `^ <expr>` body answers, if it is one (0 if not). */
+static Value constant_of(const CompileEnv *env, const SomMethod *m, const Node *v)
+{
+    SomVM *vm = env->vm;
+    if (v->kind == N_VAR && !v->var) {
+        if (!strcmp(v->text, "nil")) return vm->nil;
+        if (!strcmp(v->text, "true")) return vm->true_;
+        if (!strcmp(v->text, "false")) return vm->false_;
+        return 0;
+    }
+    if (v->kind != N_INT && v->kind != N_DOUBLE && v->kind != N_STRING && v->kind != N_SYMBOL)
+        return 0;
+    /* the body compiled to PUSH_INT n or PUSH_CONST k */
+    if (m->code[0] == BC_PUSH_INT) return som_mkint((int8_t)m->code[1]);
+    if (m->code[0] == BC_PUSH_CONST) return m->literals[m->code[1] | (m->code[2] << 8)];
+    return 0;
+}
+
 static void detect_trivial(const CompileEnv *env, MethodDef *def, SomMethod *m)
 {
     Body *b = &def->body;
@@ -809,15 +932,16 @@ static void detect_trivial(const CompileEnv *env, MethodDef *def, SomMethod *m)
     Node *st = b->stmts.items[0];
     if (b->stmts.n == 1 && st->kind == N_RETURN) {
         Node *v = st->a;
-        if (v->kind == N_VAR && !v->var && !strcmp(v->text, "self")) m->trivial = TRIV_SELF;
-        else if (v->kind == N_VAR && !v->var && !env->class_side && field_index(env, v->text) >= 0 &&
-                 !is_pseudo(v->text)) {
+        Value c;
+        if (v->kind == N_VAR && !v->var && !strcmp(v->text, "self")) {
+            m->trivial = TRIV_SELF;
+        } else if (v->kind == N_VAR && !v->var && !env->class_side && !is_pseudo(v->text) &&
+                   field_index(env, v->text) >= 0) {
             m->trivial = TRIV_GETTER;
             m->trivial_arg = (uint16_t)field_index(env, v->text);
-        } else if ((v->kind == N_STRING || v->kind == N_SYMBOL || v->kind == N_DOUBLE ||
-                    v->kind == N_INT) && m->nliterals > 0 && m->code[0] == BC_PUSH_CONST) {
+        } else if ((c = constant_of(env, m, v)) != 0) {
             m->trivial = TRIV_LITERAL;
-            m->trivial_arg = (uint16_t)(m->code[1] | (m->code[2] << 8));
+            m->trivial_arg = method_literal(m, c);
         }
         return;
     }

@@ -150,7 +150,20 @@ int interp_call(SomVM *vm, SomMethod *entry, int nargs)
     int n = nargs;
     unsigned k = 0;
 
+#ifdef SOM_BC_STATS /* development aid: dynamic opcode pair counts, printed at exit */
+    static uint64_t pair_counts[BC__COUNT][BC__COUNT];
+    static unsigned last_op;
+#define DISPATCH() do { pair_counts[last_op][*ip]++; last_op = *ip; goto *labels[*ip++]; } while (0)
+    if (!entry) {
+        for (int a = 0; a < BC__COUNT; a++)
+            for (int b = 0; b < BC__COUNT; b++)
+                if (pair_counts[a][b] > 1000000)
+                    fprintf(stderr, "%12llu %s %s\n", (unsigned long long)pair_counts[a][b], som_bc_name[a], som_bc_name[b]);
+        return 0;
+    }
+#else
 #define DISPATCH() goto *labels[*ip++]
+#endif
 #define W() (ip += 2, (unsigned)ip[-2] | ((unsigned)ip[-1] << 8))
 #define SAVE() (vm->sp = sp)
 #define LOAD_FRAME()                                                                               \

@@ -136,6 +136,9 @@ int som_vm_run(SomVM *vm, int argc, char **argv)
     }
     fflush(vm->out);
     if (vm->opts.dump_feedback) disasm_all(vm, 1, vm->err);
+#ifdef SOM_BC_STATS
+    interp_call(vm, NULL, 0);
+#endif
     fflush(vm->err);
     return status;
 }
