@@ -330,6 +330,47 @@ static void test_perform(void **state)
     check_case(&c, NULL);
 }
 
+/* A program exercising recursion, closures held in collections, non-local
+ * returns from nested and inlined blocks, Dictionary/Vector, strings and
+ * bignums: same output with and without GC stress, heap verified after. */
+static void test_mixed_program_under_gc_stress(void **state)
+{
+    (void)state;
+    static const ProgCase c = {
+        "Tough",
+        "Tough = (\n"
+        "  | log |\n"
+        "  tree: d = ( d = 0 ifTrue: [ ^Array new: 2 ]. ^Array with: (self tree: d - 1) with: (self tree: d - 1) )\n"
+        "  count: t = ( t isNil ifTrue: [ ^0 ]. ^1 + (self count: (t at: 1)) + (self count: (t at: 2)) )\n"
+        "  adder: k = ( ^[:x | x + k ] )\n"
+        "  makeAdders: n = ( | v | v := Vector new. 1 to: n do: [:i | v append: (self adder: i * i) ]. ^v )\n"
+        "  search: v for: target = ( v do: [:b | (b value: 0) = target ifTrue: [ ^b ] ]. ^nil )\n"
+        "  loopNlr = ( | i | i := 0. [ true ] whileTrue: [ i := i + 1. i > 50 ifTrue: [ ^[ i ] ] ] )\n"
+        "  run = ( | v d s b t |\n"
+        "    log := Vector new.\n"
+        "    t := self tree: 8. (self count: t) println.\n"
+        "    v := self makeAdders: 30.\n"
+        "    ((self search: v for: 400) value: 1) println.\n"
+        "    (self search: v for: 401) println.\n"
+        "    self loopNlr value println.\n"
+        "    d := Dictionary new.\n"
+        "    1 to: 200 do: [:i | d at: i put: i asString + '!' ].\n"
+        "    (d at: 150) println.\n"
+        "    s := ''. 1 to: 40 do: [:i | s := s + (i % 10) asString ]. s println.\n"
+        "    b := 1. 1 to: 30 do: [:i | b := b * i ]. b println.\n"
+        "    (b / (2 raisedTo: 20)) println.\n"
+        "    #(3 1 2) inject: 0 into: [:a :e | a + e ].\n"
+        "    log append: 'x'. log size println ) )\n",
+        0,
+        "511\n401\nnil\n51\n150!\n1234567890123456789012345678901234567890\n"
+        "265252859812191058636308480000000\n252964839756194170605000000\n1\n",
+        NULL};
+    check_case(&c, NULL);
+    SomOptions o = {0};
+    o.gc_stress = true;
+    check_case(&c, &o);
+}
+
 /* ---- arguments ---------------------------------------------------------- */
 
 static void test_run_with_arguments(void **state)
@@ -375,6 +416,7 @@ int main(void)
         cmocka_unit_test(test_inlined_to_do_semantics),
         cmocka_unit_test(test_number_edges),
         cmocka_unit_test(test_perform),
+        cmocka_unit_test(test_mixed_program_under_gc_stress),
 #if SOM_BUG_B9_FIXED
         cmocka_unit_test(test_perform_arity),
 #endif
