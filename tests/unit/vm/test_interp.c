@@ -137,6 +137,39 @@ static void test_lazy_loading_and_inheritance(void **state)
     free(dir);
 }
 
+/* Class-side fields are per class (a subclass has its own), instance fields
+ * are inherited with fixed indices, a non-local return unwinds 10000 frames,
+ * `super` inside a block refers to the method's holder. */
+static void test_fields_and_deep_nlr(void **state)
+{
+    (void)state;
+    char *dir = vt_tempdir();
+    vt_write_class(dir, "Base", "Base = ( | a | a = ( ^a ) setA = ( a := 'base' ) ---- | count | "
+                                "bump = ( count := (count ifNil: [ 0 ]) + 1. ^count ) )");
+    vt_write_class(dir, "Derived", "Derived = Base ( | b | setB = ( b := 'derived'. ^self ) "
+                                   "both = ( ^a + b ) ---- more = ( ^self bump + 100 ) )");
+    vt_write_class(dir, "Cls",
+                   "Cls = (\n"
+                   "  walk: n with: blk = ( n = 0 ifTrue: [ blk value: 42 ]. ^self walk: n - 1 with: blk )\n"
+                   "  find = ( self walk: 10000 with: [:x | ^x ]. ^0 )\n"
+                   "  run = ( | d |\n"
+                   "    Base bump println. Base bump println. Derived bump println.\n"
+                   "    Derived more println. Base bump println.\n"
+                   "    d := Derived new. d setA. d setB. d both println. d a println.\n"
+                   "    self find println. [ super class ] value println ) )");
+    const char *want = "1\n2\n1\n102\n3\nbasederived\nbase\n42\nCls\n";
+    for (int stress = 0; stress < 2; stress++) {
+        SomOptions o = {0};
+        o.gc_stress = stress;
+        VtRun r = vt_run(dir, "Cls", &o);
+        if (r.status != 0 || strcmp(r.out, want) != 0)
+            fail_msg("stress %d: status %d\n%s%s", stress, r.status, r.out, r.err);
+        vt_run_free(&r);
+    }
+    vt_rmdir(dir);
+    free(dir);
+}
+
 /* ---- exit status ------------------------------------------------------ */
 
 static const ProgCase exit_cases[] = {
@@ -407,6 +440,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_basic_programs),
         cmocka_unit_test(test_lazy_loading_and_inheritance),
+        cmocka_unit_test(test_fields_and_deep_nlr),
         cmocka_unit_test(test_exit_status),
         cmocka_unit_test(test_compile_errors_exit_1),
         cmocka_unit_test(test_stack_overflow),
