@@ -234,6 +234,8 @@ static SomClass *build_class(SomVM *vm, ClassDef *def, SomClass *cls, const char
 
 /* ---- finding sources --------------------------------------------------- */
 
+static SomClass *load_source(SomVM *vm, const char *name, SomClass *shell, char *err, size_t errlen);
+
 static char *find_source(SomVM *vm, const char *name, char *path, size_t pathlen)
 {
     for (int i = 0; i < vm->nclasspath; i++) {
@@ -252,6 +254,23 @@ static char *find_source(SomVM *vm, const char *name, char *path, size_t pathlen
 }
 
 static SomClass *load_into(SomVM *vm, const char *name, SomClass *shell, char *err, size_t errlen)
+{
+    for (int i = 0; i < vm->nloading; i++)
+        if (!strcmp(vm->loading[i], name)) {
+            snprintf(err, errlen, "class %s inherits from itself (cyclic superclass chain)", name);
+            return NULL;
+        }
+    if (vm->nloading == (int)(sizeof vm->loading / sizeof *vm->loading)) {
+        snprintf(err, errlen, "superclass chain of %s is too deep", name);
+        return NULL;
+    }
+    vm->loading[vm->nloading++] = name;
+    SomClass *c = load_source(vm, name, shell, err, errlen);
+    vm->nloading--;
+    return c;
+}
+
+static SomClass *load_source(SomVM *vm, const char *name, SomClass *shell, char *err, size_t errlen)
 {
     char path[4096];
     char *src = find_source(vm, name, path, sizeof path);

@@ -83,6 +83,8 @@ struct SomVM {
 
     /* --- loading --- */
     char **classpath;        /* owned, NULL-terminated */
+    const char *loading[64]; /* names of classes being loaded (superclass chains) */
+    int nloading;
     int nclasspath;
     SomOptions opts;
 
