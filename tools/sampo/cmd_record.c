@@ -23,13 +23,14 @@
 
 static const char record_usage[] =
     "usage: sampo record [-F HZ] [--mode cpu|wall] [-o FILE] [--trigger T] [--tune 0|1|freeze]\n"
-    "                    [-v] -- command [args...]\n"
+    "                    [-v] [-q] -- command [args...]\n"
     "  -F, --freq HZ     samples per second per thread (default: derived from the 1% budget)\n"
     "  --mode cpu|wall   CPU time (default) or wall-clock time (also samples sleeping threads)\n"
     "  -o, --output FILE profile file (default sampo.prof; %p is replaced by the pid)\n"
     "  --trigger T       auto|perf-hw|perf-sw|timer|thread (default auto = fallback chain)\n"
     "  --tune 0|1|freeze self-tuning of the interval (default 1)\n"
     "  -v, --verbose     log the trigger choice and tuning changes to stderr\n"
+    "  -q, --quiet       do not report where the profile was written\n"
     "  The exit status is the command's.\n";
 
 static int record_exists(const char *path) {
@@ -107,17 +108,35 @@ static int record_run(char **argv) {
     return 1;
 }
 
+/* Tells where the profile went (like perf's "[ perf record: ... ]"), or warns if the engine
+ * wrote nothing.  Names with %p (one file per process) are not checked. */
+static void record_summary(const char *out, int quiet) {
+    struct stat st;
+    if (quiet || strstr(out, "%p")) return;
+    if (stat(out, &st) == 0)
+        fprintf(stderr, "[ sampo record: wrote %s (%lld bytes) ]\n", out, (long long)st.st_size);
+    else
+        fprintf(stderr,
+                "sampo record: warning: no profile at %s (the program may have crashed, "
+                "called _exit, or changed directory)\n",
+                out);
+}
+
 int cmd_record(int argc, char **argv) {
-    static const struct option opts[] = {
-        {"freq", required_argument, 0, 'F'},   {"mode", required_argument, 0, 'm'},
-        {"output", required_argument, 0, 'o'}, {"trigger", required_argument, 0, 't'},
-        {"tune", required_argument, 0, 'u'},   {"verbose", no_argument, 0, 'v'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    static const struct option opts[] = {{"freq", required_argument, 0, 'F'},
+                                         {"mode", required_argument, 0, 'm'},
+                                         {"output", required_argument, 0, 'o'},
+                                         {"trigger", required_argument, 0, 't'},
+                                         {"tune", required_argument, 0, 'u'},
+                                         {"verbose", no_argument, 0, 'v'},
+                                         {"quiet", no_argument, 0, 'q'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     const char *hz = NULL, *mode = NULL, *out = "sampo.prof", *trigger = NULL, *tune = NULL;
-    int verbose = 0, c;
+    int verbose = 0, quiet = 0, c;
     uint64_t v;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+F:m:o:vh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+F:m:o:vqh", opts, NULL)) != -1) {
         switch (c) {
         case 'F':
             if (sampo_parse_u64(optarg, &v) || v > 1000000) {
@@ -145,6 +164,9 @@ int cmd_record(int argc, char **argv) {
         case 'v':
             verbose = 1;
             break;
+        case 'q':
+            quiet = 1;
+            break;
         case 'h':
             fputs(record_usage, stdout);
             return 0;
@@ -167,5 +189,7 @@ int cmd_record(int argc, char **argv) {
         fprintf(stderr, "sampo record: setenv: %s\n", strerror(errno));
         return 127;
     }
-    return record_run(argv + optind);
+    int status = record_run(argv + optind);
+    record_summary(out, quiet);
+    return status;
 }

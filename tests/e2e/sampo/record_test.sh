@@ -17,8 +17,12 @@ has() { grep -qF -- "$2" "$1" || { echo "  '$2' not in $1:"; head -40 "$1"; retu
 export SAMPO_PRELOAD=$PRELOAD
 
 if [ "$MODE" = fake ]; then
-    $SAMPO record -F 123 --mode wall --trigger timer --tune freeze -v -o fake.prof -- "$PROG" 10
+    $SAMPO record -F 123 --mode wall --trigger timer --tune freeze -v -o fake.prof -- "$PROG" 10 2>rec.txt
     check "exit status is the command's" test $? -eq 3
+    check "record says where it wrote" grep -qE '^\[ sampo record: wrote fake.prof \([0-9]+ bytes\) \]$' rec.txt
+    $SAMPO record -q -o q.prof -- "$PROG" 10 2>rec.txt; check "record -q is quiet" test ! -s rec.txt
+    $SAMPO record -o none.prof -- sh -c 'exit 0' 2>rec.txt
+    check "record warns when no profile" has rec.txt "sampo record: warning: no profile at none.prof"
     $SAMPO report fake.prof >r.txt; check "profile written to -o" test $? -eq 0
     check "SAMPO_HZ passed"      has r.txt "# SAMPO_HZ         123"
     check "SAMPO_MODE passed"    has r.txt "# SAMPO_MODE       wall"
