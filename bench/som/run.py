@@ -14,6 +14,7 @@ Examples:
 Only the standard library of python3 is used.
 """
 import argparse
+import json
 import math
 import os
 import resource
@@ -269,6 +270,7 @@ def main():
     ap.add_argument('--inner', action='append',
                     help='Name=N: problem size / inner iterations (repeatable)')
     ap.add_argument('--timeout', type=float, default=600, help='seconds per process')
+    ap.add_argument('--json', metavar='FILE', help='also write all results as JSON')
     ap.add_argument('-v', '--verbose', action='store_true', help='print commands')
     opts = ap.parse_args()
     global OPTS
@@ -296,6 +298,9 @@ def main():
             '%s %d' % (b, opts.inner.get(b, AWFY[b])) for b in AWFY
             if not only or b in only), list(AWFY)))
     failed = False
+    report = {'stat': opts.stat, 'n': opts.n, 'runs': opts.runs,
+              'configs': [{'label': c.label, 'som': c.som, 'corelib': c.corelib} for c in cfgs],
+              'groups': []}
     for title, benches in groups:
         benches = [b for b in benches if not only or b in only]
         if not benches:
@@ -308,6 +313,10 @@ def main():
                 failed |= 'error' in r and 'missing' not in r
                 print('  %-10s %-3s %s' % (b, c.label, fmt_ms(r)), file=sys.stderr, flush=True)
         print_table(title, benches, cfgs, results)
+        report['groups'].append({'title': title, 'results': results})
+    if opts.json:
+        with open(opts.json, 'w') as f:
+            json.dump(report, f, indent=1, sort_keys=True)
     return 1 if failed else 0
 
 
