@@ -230,6 +230,48 @@ static void test_compile_errors_exit_1(void **state)
     free(dir);
 }
 
+/* Backtraces name the file and line of every activation. */
+static void test_backtrace_lines(void **state)
+{
+    (void)state;
+    static const ProgCase c = {
+        "Bt", "Bt = (\n"
+              "  inner = ( ^self error2 )\n"
+              "  error2 = ( ^#() at: 1 )\n"
+              "  run = ( 'x' println.\n"
+              "    self inner ) )",
+        1, "x\n", "Index 1 not valid for array of length 0."};
+    check_case(&c, NULL);
+    VtRun r = vt_run_source(c.name, c.src, NULL);
+    const char *e2 = strstr(r.err, "at Bt>>error2 (");
+    const char *in = strstr(r.err, "at Bt>>inner (");
+    const char *run = strstr(r.err, "at Bt>>run (");
+    assert_non_null(e2);
+    assert_non_null(in);
+    assert_non_null(run);
+    assert_true(e2 < in && in < run); /* innermost first */
+    assert_non_null(strstr(e2, "Bt.som:3)"));
+    assert_non_null(strstr(in, "Bt.som:2)"));
+    assert_non_null(strstr(run, "Bt.som:5)"));
+    vt_run_free(&r);
+}
+
+#if SOM_BUG_B10_FIXED
+/* Known failure B10 (/work/notes/vm-bugs.md): the line of a failing primitive
+ * send is the send's line, not the line of the next instruction. */
+static void test_primitive_error_line(void **state)
+{
+    (void)state;
+    VtRun r = vt_run_source("Bt", "Bt = (\n  foo: x bar: y = ( ^x )\n  run = ( | a |\n"
+                                  "    a := Array new: 2.\n    self\n      foo: 1\n"
+                                  "      bar: (a at: 5) ) )",
+                            NULL);
+    assert_int_equal(r.status, 1);
+    if (!strstr(r.err, "Bt.som:7)")) fail_msg("stderr: %s", r.err);
+    vt_run_free(&r);
+}
+#endif
+
 /* ---- stack overflow ----------------------------------------------------- */
 
 static void test_stack_overflow(void **state)
@@ -443,6 +485,10 @@ int main(void)
         cmocka_unit_test(test_fields_and_deep_nlr),
         cmocka_unit_test(test_exit_status),
         cmocka_unit_test(test_compile_errors_exit_1),
+        cmocka_unit_test(test_backtrace_lines),
+#if SOM_BUG_B10_FIXED
+        cmocka_unit_test(test_primitive_error_line),
+#endif
         cmocka_unit_test(test_stack_overflow),
         cmocka_unit_test(test_deep_recursion_within_limits),
         cmocka_unit_test(test_programs_under_gc_stress),
