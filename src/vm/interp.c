@@ -105,6 +105,15 @@ static inline SomContext *ctx_at(SomContext *c, unsigned depth)
     return c;
 }
 
+/* Number of arguments a selector takes. */
+static int selector_arity(const SomString *sel)
+{
+    if (sel->len && strchr("~&|*/\\+=><,@%-", sel->bytes[0])) return 1;
+    int n = 0;
+    for (uint64_t i = 0; i < sel->len; i++) n += sel->bytes[i] == ':';
+    return n;
+}
+
 static bool is_symbol(Value v) { return som_is_obj(v) && som_hdr(v)->kind == OBJ_SYMBOL; }
 static bool is_array(Value v) { return som_is_obj(v) && som_hdr(v)->kind == OBJ_ARRAY; }
 
@@ -288,6 +297,11 @@ primitive:
                            som_class_of(vm, s)->name->bytes);
             goto error;
         }
+        if (selector_arity((SomString *)s) != 0) {
+            som_prim_error(vm, "perform: %s needs %d arguments; use perform:withArguments:",
+                           ((SomString *)s)->bytes, selector_arity((SomString *)s));
+            goto error;
+        }
         lookup_cls = super ? (SomClass *)sp[-1] : NULL;
         sp -= super ? 2 : 1;
         sel = (SomString *)s;
@@ -303,9 +317,14 @@ primitive:
             som_prim_error(vm, "perform:withArguments: expects a Symbol and an Array");
             goto error;
         }
+        SomArray *arr = (SomArray *)a;
+        if ((uint64_t)selector_arity((SomString *)s) != arr->len) {
+            som_prim_error(vm, "perform: %s needs %d arguments, got %llu", ((SomString *)s)->bytes,
+                           selector_arity((SomString *)s), (unsigned long long)arr->len);
+            goto error;
+        }
         lookup_cls = super ? (SomClass *)sp[-1] : NULL;
         sp -= super ? 3 : 2;
-        SomArray *arr = (SomArray *)a;
         if (sp + arr->len + 8 > vm->stack_end) {
             som_prim_error(vm, "Stack overflow: too many arguments");
             goto error;
@@ -324,6 +343,13 @@ primitive:
         }
         SomArray *arr = (SomArray *)a;
         SomMethod *target = (SomMethod *)m;
+        SomClass *c = som_class_of(vm, obj);
+        while (c && c != target->holder) c = c->super;
+        if (!c) { /* the method's code assumes its holder's layout */
+            som_prim_error(vm, "invokeOn:with: receiver is an instance of %s, not of %s",
+                           som_class_of(vm, obj)->name->bytes, target->holder->name->bytes);
+            goto error;
+        }
         if (arr->len != target->nargs) {
             som_prim_error(vm, "invokeOn:with: expects %u arguments, got %llu", target->nargs,
                            (unsigned long long)arr->len);
@@ -345,6 +371,16 @@ primitive:
     goto error;
 
 send_sel: /* sel, n, lookup_cls; receiver and arguments on the stack */
+    if (UNLIKELY(lookup_cls != som_class_of(vm, sp[-n - 1]))) {
+        /* perform:inSuperclass: - only classes the receiver inherits from */
+        SomClass *c = som_class_of(vm, sp[-n - 1]);
+        while (c && c != lookup_cls) c = c->super;
+        if (!c) {
+            som_prim_error(vm, "perform:inSuperclass: %s is not a superclass of %s",
+                           lookup_cls->name->bytes, som_class_of(vm, sp[-n - 1])->name->bytes);
+            goto error;
+        }
+    }
     callee = som_lookup(vm, lookup_cls, sel);
     if (callee) goto invoke;
     goto dnu;
