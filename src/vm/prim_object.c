@@ -113,8 +113,20 @@ static bool inherits_from(SomClass *c, SomClass *ancestor)
     return false;
 }
 
+/* Class primitives also run for instances of user subclasses of Class,
+ * which are ordinary objects: refuse those instead of misreading them. */
+#define NEED_CLASS()                                                                               \
+    do {                                                                                           \
+        if (!is_kind(args[0], OBJ_CLASS)) return type_error(vm, "Class", args[0]);                 \
+    } while (0)
+#define NEED_METHOD()                                                                              \
+    do {                                                                                           \
+        if (!is_kind(args[0], OBJ_METHOD)) return type_error(vm, "Method", args[0]);               \
+    } while (0)
+
 static int class_new(ARGS)
 {
+    NEED_CLASS();
     SomClass *c = (SomClass *)args[0];
     if (inherits_from(c, vm->arrayClass)) {
         SomArray *a = som_array_new(vm, 0);
@@ -129,16 +141,22 @@ static int class_new(ARGS)
     RET(SOM_V(som_instance_new(vm, c)));
 }
 
-static int class_name(ARGS) { RET(SOM_V(((SomClass *)args[0])->name)); }
+static int class_name(ARGS)
+{
+    NEED_CLASS();
+    RET(SOM_V(((SomClass *)args[0])->name));
+}
 
 static int class_superclass(ARGS)
 {
+    NEED_CLASS();
     SomClass *s = ((SomClass *)args[0])->super;
     RET(s ? SOM_V(s) : vm->nil);
 }
 
 static int class_fields(ARGS)
 {
+    NEED_CLASS();
     SomArray *src = ((SomClass *)args[0])->field_names;
     SomArray *a = som_array_new(vm, src->len);
     src = ((SomClass *)args[0])->field_names; /* non-moving heap: still valid */
@@ -146,14 +164,23 @@ static int class_fields(ARGS)
     RET(SOM_V(a));
 }
 
-static int class_methods(ARGS) { RET(SOM_V(((SomClass *)args[0])->methods)); }
+static int class_methods(ARGS)
+{
+    NEED_CLASS();
+    RET(SOM_V(((SomClass *)args[0])->methods));
+}
 
 /* ---- Method / Primitive ------------------------------------------------ */
 
-static int method_signature(ARGS) { RET(SOM_V(((SomMethod *)args[0])->signature)); }
+static int method_signature(ARGS)
+{
+    NEED_METHOD();
+    RET(SOM_V(((SomMethod *)args[0])->signature));
+}
 
 static int method_holder(ARGS)
 {
+    NEED_METHOD();
     SomClass *h = ((SomMethod *)args[0])->holder;
     RET(h ? SOM_V(h) : vm->nil);
 }
@@ -178,6 +205,7 @@ static bool array_index(SomVM *vm, Value arr, Value idx, uint64_t *out)
 
 static int array_at(ARGS)
 {
+    if (!is_kind(args[0], OBJ_ARRAY)) return type_error(vm, "Array", args[0]);
     uint64_t i;
     if (!array_index(vm, args[0], args[1], &i)) return PRIM_ERROR;
     RET(((SomArray *)args[0])->items[i]);
@@ -185,16 +213,22 @@ static int array_at(ARGS)
 
 static int array_at_put(ARGS)
 {
+    if (!is_kind(args[0], OBJ_ARRAY)) return type_error(vm, "Array", args[0]);
     uint64_t i;
     if (!array_index(vm, args[0], args[1], &i)) return PRIM_ERROR;
     ((SomArray *)args[0])->items[i] = args[2];
     return PRIM_OK; /* answers the receiver */
 }
 
-static int array_length(ARGS) { RET(som_mkint((int64_t)((SomArray *)args[0])->len)); }
+static int array_length(ARGS)
+{
+    if (!is_kind(args[0], OBJ_ARRAY)) return type_error(vm, "Array", args[0]);
+    RET(som_mkint((int64_t)((SomArray *)args[0])->len));
+}
 
 static int array_new(ARGS)
 {
+    NEED_CLASS();
     if (!som_is_int(args[1])) return type_error(vm, "Integer", args[1]);
     int64_t n = som_int(args[1]);
     if (n < 0 || n > (INT64_C(1) << 32))
