@@ -14,6 +14,7 @@ A test is a .som class file that contains at least one expectation annotation
   "expect-stderr: TEXT"   stderr contains TEXT (several allowed, all must occur)
   "expect-stderr-match: RE"  stderr matches the Python regular expression RE (re.search)
   "args: A B C"           extra program arguments after the class file
+  "vm-args: A B"          extra VM options for this test (after the --vm-arg ones)
   "main: NAME"            start the VM with NAME (a bare class name) instead of the file path
   "classpath: d1:d2"      directories (relative to the test's directory) put first on -cp
   "timeout: SECONDS"      per-test timeout (default --timeout)
@@ -40,7 +41,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ANNOT_RE = re.compile(
     r'"(expect|expect-exit|expect-error|expect-stderr|expect-stderr-match|args|classpath|'
-    r'timeout|skip-gc-stress|main|stdout-prefix|expect-diagnostic)(:[^"]*)?"')
+    r'timeout|skip-gc-stress|main|vm-args|stdout-prefix|expect-diagnostic)(:[^"]*)?"')
 IS_TEST_RE = re.compile(r'"expect(-exit|-error|-stderr|-stderr-match)?:|"expect-diagnostic"')
 
 
@@ -52,6 +53,7 @@ class Spec:
         self.stderr = []
         self.stderr_re = []
         self.args = []
+        self.vm_args = []
         self.classpath = []
         self.timeout = None
         self.skip_gc_stress = False
@@ -84,6 +86,8 @@ def parse_spec(path):
             spec.stderr.append(val)
         elif kind == 'expect-stderr-match':
             spec.stderr_re.append(val)
+        elif kind == 'vm-args':
+            spec.vm_args = val.split()
         elif kind == 'args':
             spec.args = val.split()
         elif kind == 'classpath':
@@ -211,7 +215,7 @@ def run_one(path, opts):
         return 'skip', []
     tdir = os.path.dirname(path)
     cp = [os.path.join(tdir, d) for d in spec.classpath] + [tdir]
-    cmd = [opts.som] + opts.vm_arg + ['-cp', ':'.join(cp), spec.main or path] + spec.args
+    cmd = [opts.som] + opts.vm_arg + spec.vm_args + ['-cp', ':'.join(cp), spec.main or path] + spec.args
     timeout = (spec.timeout or opts.timeout) * opts.timeout_scale
     try:
         proc = subprocess.run(cmd, cwd=tdir, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
