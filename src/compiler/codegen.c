@@ -662,6 +662,8 @@ static void send(Emit *e, Node *s)
     line(e, s->line);
     unsigned k = site(e, s->text, s->elems.n, s->is_super);
     int aop = s->is_super ? -1 : arith_op(s->text);
+    if (!s->is_super && (!strcmp(s->text, "&&") || !strcmp(s->text, "and:"))) aop = BC_AND;
+    if (!s->is_super && (!strcmp(s->text, "||") || !strcmp(s->text, "or:"))) aop = BC_OR;
     if (aop >= 0 && s->elems.n == 1) opw(e, aop, k, -1);
     else opw(e, s->is_super ? BC_SUPER_SEND : BC_SEND, k, -s->elems.n);
 }

@@ -62,7 +62,9 @@
     X(GE, 2)                                                              \
     X(EQ, 2)                                                              \
     X(NE, 2)             /* ~= */                                         \
-    X(INC_LOCAL_JLE, 4) /* to:do: step: bp[a]++; if bp[a] <= bp[b] jump back W */
+    X(INC_LOCAL_JLE, 4) /* to:do: step: bp[a]++; if bp[a] <= bp[b] jump back W */  \
+    X(AND, 2)            /* a b -> a && b (and:, && with an evaluated argument) */ \
+    X(OR, 2)             /* a b -> a || b (or:, || with an evaluated argument) */
 
 enum {
 #define SOM_BC_ENUM(name, ops) BC_##name,

@@ -773,6 +773,29 @@ field_error:
     som_prim_error(vm, "field access on an instance of %s, which has no fields of its own",
                    som_class_of(vm, self)->name->bytes);
     ip--;
+/* `a && b` / `a and: b` with b already evaluated: what Boolean's methods
+ * answer (b value for a block b), without the sends; anything else sends. */
+L_AND: {
+    k = W();
+    Value a = sp[-2], b = sp[-1];
+    if (a == falseV || (a == trueV && (b == trueV || b == falseV))) {
+        sp[-2] = a == falseV ? falseV : b;
+        sp--;
+        DISPATCH();
+    }
+    goto send_site;
+}
+L_OR: {
+    k = W();
+    Value a = sp[-2], b = sp[-1];
+    if (a == trueV || (a == falseV && (b == trueV || b == falseV))) {
+        sp[-2] = a == trueV ? trueV : b;
+        sp--;
+        DISPATCH();
+    }
+    goto send_site;
+}
+
 error:
     if (fp && meth) fp->bci = (uint32_t)(ip - meth->code);
     fflush(vm->out);
