@@ -93,68 +93,111 @@ out:
     return rc;
 }
 
-/* Caller -> callee totals, each distinct pair counted once per sample. */
-static int cc_compute_edges(SpProfile *p) {
-    U64Map map;
-    uint32_t *stamp = NULL, cap_stamp = 0;
-    int rc = -1;
-    u64map_init(&map);
-    for (uint32_t s = 0; s < p->nsamples; s++) {
-        const SpSample *sm = &p->samples[s];
-        const uint32_t *st = sp_sample_stack(p, sm);
-        for (uint32_t i = 0; i + 1 < sm->depth; i++) {
-            uint64_t key = (uint64_t)st[i + 1] << 32 | st[i];
-            uint32_t e = u64map_get(&map, key);
-            if (e == UINT32_MAX) {
-                e = p->cc.nedges;
-                if (sp_cc_edge_add(p, st[i + 1], 0, st[i], 0) || u64map_put(&map, key, e) ||
-                    cc_grow((void **)&stamp, &cap_stamp, e + 1, sizeof *stamp))
-                    goto out;
-                stamp[e] = 0;
-            }
-            if (stamp[e] != s + 1) {
-                stamp[e] = s + 1;
-                p->cc.edges[e].count += sm->weight;
-            }
-        }
-    }
-    rc = 0;
-out:
-    u64map_fini(&map);
-    free(stamp);
-    return rc;
+/* Per-thread cache of the previous sample's path, root first: consecutive samples of a
+ * thread usually share a long prefix, whose tree nodes and edges need no hash lookups. */
+typedef struct {
+    uint32_t *frame, *node, *edge; /* per depth from the root */
+    uint32_t len, cap;
+} PathCache;
+
+/* Edge id for caller -> callee, created on first use. */
+static uint32_t cc_edge_id(SpProfile *p, U64Map *map, uint32_t caller, uint32_t callee,
+                           uint32_t **stamp, uint32_t *cap_stamp) {
+    uint64_t key = (uint64_t)caller << 32 | callee;
+    uint32_t e = u64map_get(map, key);
+    if (e != UINT32_MAX) return e;
+    e = p->cc.nedges;
+    if (sp_cc_edge_add(p, caller, 0, callee, 0) || u64map_put(map, key, e) ||
+        cc_grow((void **)stamp, cap_stamp, e + 1, sizeof **stamp))
+        return SP_NONE;
+    (*stamp)[e] = 0;
+    return e;
 }
 
-/* The calling context tree: one path per sample from the outermost frame to the leaf. */
-static int cc_compute_tree(SpProfile *p) {
-    U64Map map;
-    int rc = -1;
-    u64map_init(&map);
-    for (uint32_t s = 0; s < p->nsamples; s++) {
-        const SpSample *sm = &p->samples[s];
-        const uint32_t *st = sp_sample_stack(p, sm);
-        uint32_t node = SP_NONE;
-        for (uint32_t i = sm->depth; i-- > 0;) {
-            uint64_t key = (uint64_t)node << 32 | st[i];
-            uint32_t child = u64map_get(&map, key);
-            if (child == UINT32_MAX) {
-                child = sp_cc_node_add(p, node, st[i], 0, 0, 0, 0);
-                if (child == SP_NONE || u64map_put(&map, key, child)) goto out;
-            }
-            p->cc.nodes[child].total += sm->weight;
-            node = child;
-        }
-        if (node != SP_NONE) p->cc.nodes[node].self += sm->weight;
+/* Node id for (parent, frame), created on first use. */
+static uint32_t cc_node_id(SpProfile *p, U64Map *map, uint32_t parent, uint32_t frame) {
+    uint64_t key = (uint64_t)parent << 32 | frame;
+    uint32_t n = u64map_get(map, key);
+    if (n != UINT32_MAX) return n;
+    n = sp_cc_node_add(p, parent, frame, 0, 0, 0, 0);
+    if (n == SP_NONE || u64map_put(map, key, n)) return SP_NONE;
+    return n;
+}
+
+static int cache_reserve(PathCache *c, uint32_t depth) {
+    if (depth <= c->cap) return 0;
+    uint32_t nc = c->cap ? c->cap : 64;
+    while (nc < depth)
+        nc *= 2;
+    uint32_t *f = realloc(c->frame, nc * sizeof *f);
+    if (f) c->frame = f;
+    uint32_t *n = realloc(c->node, nc * sizeof *n);
+    if (n) c->node = n;
+    uint32_t *e = realloc(c->edge, nc * sizeof *e);
+    if (e) c->edge = e;
+    if (!f || !n || !e) return -1;
+    c->cap = nc;
+    return 0;
+}
+
+/* One sample: walks (and extends) the tree root to leaf and counts each distinct edge once. */
+static int cc_sample(SpProfile *p, uint32_t s, PathCache *c, U64Map *nodes, U64Map *edges,
+                     uint32_t **stamp, uint32_t *cap_stamp) {
+    const SpSample *sm = &p->samples[s];
+    const uint32_t *st = sp_sample_stack(p, sm);
+    uint32_t d = 0, node = SP_NONE;
+    if (cache_reserve(c, sm->depth)) return -1;
+    for (; d < sm->depth && d < c->len && c->frame[d] == st[sm->depth - 1 - d]; d++)
+        ; /* shared prefix with the previous sample of this thread */
+    c->len = d;
+    for (uint32_t k = d; k < sm->depth; k++) {
+        uint32_t f = st[sm->depth - 1 - k], par = k ? c->node[k - 1] : SP_NONE;
+        c->frame[k] = f;
+        c->node[k] = cc_node_id(p, nodes, par, f);
+        c->edge[k] = k ? cc_edge_id(p, edges, c->frame[k - 1], f, stamp, cap_stamp) : SP_NONE;
+        if (c->node[k] == SP_NONE || (k && c->edge[k] == SP_NONE)) return -1;
+        c->len = k + 1;
     }
+    for (uint32_t k = 0; k < sm->depth; k++) {
+        node = c->node[k];
+        p->cc.nodes[node].total += sm->weight;
+        uint32_t e = c->edge[k];
+        if (k && (*stamp)[e] != s + 1) {
+            (*stamp)[e] = s + 1;
+            p->cc.edges[e].count += sm->weight;
+        }
+    }
+    if (node != SP_NONE) p->cc.nodes[node].self += sm->weight;
+    return 0;
+}
+
+/* Caller -> callee totals (each distinct pair once per sample) and the calling context tree
+ * (one path per sample from the outermost frame to the leaf). */
+static int cc_compute_edges_tree(SpProfile *p) {
+    U64Map nodes, edges;
+    uint32_t *stamp = NULL, cap_stamp = 0;
+    PathCache *cache = calloc(p->nthreads ? p->nthreads : 1, sizeof *cache);
+    int rc = -1;
+    u64map_init(&nodes);
+    u64map_init(&edges);
+    if (!cache) goto out;
+    for (uint32_t s = 0; s < p->nsamples; s++)
+        if (cc_sample(p, s, &cache[p->samples[s].thread], &nodes, &edges, &stamp, &cap_stamp))
+            goto out;
     rc = 0;
 out:
-    u64map_fini(&map);
+    for (uint32_t t = 0; cache && t < p->nthreads; t++)
+        free(cache[t].frame), free(cache[t].node), free(cache[t].edge);
+    free(cache);
+    free(stamp);
+    u64map_fini(&nodes);
+    u64map_fini(&edges);
     return rc;
 }
 
 int sp_ccmap_compute(SpProfile *p) {
     sp_ccmap_clear(p);
-    if (cc_compute_methods(p) || cc_compute_edges(p) || cc_compute_tree(p)) {
+    if (cc_compute_methods(p) || cc_compute_edges_tree(p)) {
         sp_ccmap_clear(p);
         return -1;
     }

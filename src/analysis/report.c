@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "export.h"
+#include "u64map.h"
 
 void sp_report_opts_default(SpReportOpts *o) {
     o->limit = 25;
@@ -237,35 +238,57 @@ static void report_edges(const SpProfile *p, const SpReportOpts *o, SpBuf *out, 
     free(ord);
 }
 
+/* One pass over the samples: weight per thread and self weight per (thread, leaf frame). */
 static void report_threads(const SpProfile *p, SpBuf *out, uint64_t total) {
     char name[512];
+    U64Map idx;
+    uint32_t nt = p->nthreads, ncell = 0;
+    uint64_t *w = calloc(nt + 1, sizeof *w), *cell = calloc(p->nsamples + 1, sizeof *cell);
+    uint32_t *best = malloc((nt + 1) * sizeof *best);
+    uint64_t *cell_key = calloc(p->nsamples + 1, sizeof *cell_key);
+    u64map_init(&idx);
+    if (!w || !cell || !best || !cell_key) goto oom;
+    for (uint32_t i = 0; i < p->nsamples; i++) {
+        const SpSample *s = &p->samples[i];
+        w[s->thread] += s->weight;
+        if (!s->depth) continue;
+        uint64_t key = (uint64_t)s->thread << 32 | sp_sample_stack(p, s)[0];
+        uint32_t c = u64map_get(&idx, key);
+        if (c == UINT32_MAX) {
+            if (u64map_put(&idx, key, c = ncell++)) goto oom;
+            cell_key[c] = key;
+        }
+        cell[c] += s->weight;
+    }
+    for (uint32_t t = 0; t < nt; t++)
+        best[t] = UINT32_MAX;
+    for (uint32_t c = 0; c < ncell; c++) { /* ties: the lowest frame id, as before */
+        uint32_t t = (uint32_t)(cell_key[c] >> 32), b = best[t];
+        if (b == UINT32_MAX || cell[c] > cell[b] ||
+            (cell[c] == cell[b] && (uint32_t)cell_key[c] < (uint32_t)cell_key[b]))
+            best[t] = c;
+    }
     sp_buf_printf(out, "## per thread\n%7s %10s %10s  %-20s %s\n", "share", "samples", "tid",
                   "name", "top function (self)");
-    uint32_t *self = calloc(p->nframes ? p->nframes : 1, sizeof *self);
-    if (!self) {
-        out->oom = 1;
-        return;
-    }
-    for (uint32_t t = 0; t < p->nthreads; t++) {
-        uint64_t w = 0;
-        memset(self, 0, (p->nframes ? p->nframes : 1) * sizeof *self);
-        for (uint32_t i = 0; i < p->nsamples; i++) {
-            const SpSample *s = &p->samples[i];
-            if (s->thread != t) continue;
-            w += s->weight;
-            if (s->depth) self[sp_sample_stack(p, s)[0]] += (uint32_t)s->weight;
-        }
-        uint32_t best = SP_NONE;
-        for (uint32_t f = 0; f < p->nframes; f++)
-            if (self[f] && (best == SP_NONE || self[f] > self[best])) best = f;
-        sp_buf_printf(out, "%6.2f%% %10llu %10llu  %-20s %s", pct(w, total), (unsigned long long)w,
-                      (unsigned long long)p->threads[t].tid, sp_str(p, p->threads[t].name),
-                      best == SP_NONE ? "-" : sp_frame_label(p, best, name, sizeof name));
-        if (best != SP_NONE) sp_buf_printf(out, " %.1f%%", pct(self[best], w));
+    for (uint32_t t = 0; t < nt; t++) {
+        uint32_t b = best[t];
+        sp_buf_printf(
+            out, "%6.2f%% %10llu %10llu  %-20s %s", pct(w[t], total), (unsigned long long)w[t],
+            (unsigned long long)p->threads[t].tid, sp_str(p, p->threads[t].name),
+            b == UINT32_MAX ? "-" : sp_frame_label(p, (uint32_t)cell_key[b], name, sizeof name));
+        if (b != UINT32_MAX) sp_buf_printf(out, " %.1f%%", pct(cell[b], w[t]));
         sp_buf_u8(out, '\n');
     }
     sp_buf_u8(out, '\n');
-    free(self);
+    goto out;
+oom:
+    out->oom = 1;
+out:
+    u64map_fini(&idx);
+    free(w);
+    free(cell);
+    free(best);
+    free(cell_key);
 }
 
 /* Exact per-state times recorded by the VM from state transitions: meta "state_ns.<name>". */

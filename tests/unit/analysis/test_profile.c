@@ -118,6 +118,50 @@ static const SpCcNode *find_node(const SpProfile *p, uint32_t parent, uint32_t f
     return NULL;
 }
 
+static uint64_t edge_count(const SpProfile *p, uint32_t caller, uint32_t callee) {
+    for (uint32_t i = 0; i < p->cc.nedges; i++)
+        if (p->cc.edges[i].caller == caller && p->cc.edges[i].callee == callee)
+            return p->cc.edges[i].count;
+    return UINT64_MAX;
+}
+
+/* Two threads interleaved with shared and diverging prefixes exercise the path cache. */
+static void test_ccmap_path_cache(void **state) {
+    (void)state;
+    SpProfile *p = sp_profile_new(SP_FLAVOUR_SAMPLED);
+    uint32_t a = sp_frame_addv(p, SP_FRAME_NATIVE, "a", NULL, 0, 0, NULL, 0);
+    uint32_t b = sp_frame_addv(p, SP_FRAME_NATIVE, "b", NULL, 0, 0, NULL, 0);
+    uint32_t c = sp_frame_addv(p, SP_FRAME_NATIVE, "c", NULL, 0, 0, NULL, 0);
+    uint32_t t0 = sp_thread_add(p, 1, NULL), t1 = sp_thread_add(p, 2, NULL);
+    uint32_t abc[] = {c, b, a}, ab[] = {b, a}, ac[] = {c, a}, bcb[] = {b, c, b}, cb[] = {c, b};
+    sp_sample_add(p, t0, 0, abc, 3, 0, 1, SP_VM_NONE); /* a;b;c */
+    sp_sample_add(p, t1, 0, ac, 2, 0, 1, SP_VM_NONE);  /* a;c */
+    sp_sample_add(p, t0, 0, ab, 2, 0, 1, SP_VM_NONE);  /* a;b (prefix of the cached path) */
+    sp_sample_add(p, t0, 0, abc, 3, 0, 2, SP_VM_NONE); /* a;b;c again */
+    sp_sample_add(p, t1, 0, bcb, 3, 0, 1, SP_VM_NONE); /* b;c;b (new root, recursion) */
+    sp_sample_add(p, t1, 0, cb, 2, 0, 1, SP_VM_NONE);  /* b;c */
+    sp_ccmap_compute(p);
+    assert_int_equal(p->cc.nnodes, 7); /* a, a;b, a;b;c, a;c, b, b;c, b;c;b */
+    const SpCcNode *na = find_node(p, SP_NONE, a), *nb = find_node(p, SP_NONE, b);
+    uint32_t ia = (uint32_t)(na - p->cc.nodes), ib = (uint32_t)(nb - p->cc.nodes);
+    const SpCcNode *nab = find_node(p, ia, b), *nbc = find_node(p, ib, c);
+    const SpCcNode *nabc = find_node(p, (uint32_t)(nab - p->cc.nodes), c);
+    const SpCcNode *nbcb = find_node(p, (uint32_t)(nbc - p->cc.nodes), b);
+    assert_int_equal(na->total, 5);
+    assert_int_equal(nab->total, 4);
+    assert_int_equal(nab->self, 1);
+    assert_int_equal(nabc->self, 3);
+    assert_int_equal(find_node(p, ia, c)->self, 1);
+    assert_int_equal(nb->total, 2);
+    assert_int_equal(nbc->self, 1);
+    assert_int_equal(nbcb->self, 1);
+    assert_int_equal(edge_count(p, a, b), 4);
+    assert_int_equal(edge_count(p, b, c), 5); /* b;c;b counts b->c once */
+    assert_int_equal(edge_count(p, a, c), 1);
+    assert_int_equal(edge_count(p, c, b), 1);
+    sp_profile_free(p);
+}
+
 static void test_ccmap_compute(void **state) {
     (void)state;
     SpProfile *p = fixture_new();
@@ -132,10 +176,9 @@ static void test_ccmap_compute(void **state) {
         assert_int_equal(p->cc.methods[i].total, total[i]);
     }
     assert_int_equal(p->cc.nedges, 3); /* main->work 6, work->leaf_a 3, work->leaf_b 2 */
-    assert_int_equal(p->cc.edges[0].caller, 1);
-    assert_int_equal(p->cc.edges[0].callee, 2);
-    assert_int_equal(p->cc.edges[0].count, 3);
-    assert_int_equal(p->cc.edges[1].count, 6);
+    assert_int_equal(edge_count(p, 0, 1), 6);
+    assert_int_equal(edge_count(p, 1, 2), 3);
+    assert_int_equal(edge_count(p, 1, 3), 2);
     assert_int_equal(p->cc.nnodes, 4);
     const SpCcNode *m = find_node(p, SP_NONE, 0);
     assert_non_null(m);
@@ -333,6 +376,7 @@ int main(void) {
         cmocka_unit_test(test_frames_threads_samples),
         cmocka_unit_test(test_meta_events_symbols),
         cmocka_unit_test(test_ccmap_compute),
+        cmocka_unit_test(test_ccmap_path_cache),
         cmocka_unit_test(test_ccmap_recursion_counted_once),
         cmocka_unit_test(test_keep_thread),
         cmocka_unit_test(test_writer_golden),
