@@ -261,6 +261,27 @@ activate: {
 
 primitive:
     switch (callee->prim_kind) {
+    case PK_ARRAY_AT: {
+        Value a = sp[-2], i = sp[-1];
+        if (LIKELY(!vm->exact_hooks && som_is_obj(a) && som_hdr(a)->kind == OBJ_ARRAY && som_is_int(i) &&
+                   (uint64_t)(som_int(i) - 1) < ((SomArray *)a)->len)) {
+            sp[-2] = ((SomArray *)a)->items[som_int(i) - 1];
+            sp--;
+            DISPATCH();
+        }
+        goto plain_primitive;
+    }
+    case PK_ARRAY_AT_PUT: {
+        Value a = sp[-3], i = sp[-2];
+        if (LIKELY(!vm->exact_hooks && som_is_obj(a) && som_hdr(a)->kind == OBJ_ARRAY && som_is_int(i) &&
+                   (uint64_t)(som_int(i) - 1) < ((SomArray *)a)->len)) {
+            ((SomArray *)a)->items[som_int(i) - 1] = sp[-1];
+            sp -= 2; /* answers the array */
+            DISPATCH();
+        }
+        goto plain_primitive;
+    }
+    plain_primitive:
     case PK_PLAIN: {
         if (fp) {
             fp->ip = ip;

@@ -157,6 +157,8 @@ typedef enum PrimKind {
     PK_PERFORM_WITH_ARGS_IN_SUPER,
     PK_INVOKE_ON_WITH,
     PK_RESTART,
+    PK_ARRAY_AT,      /* plain primitives with an interpreter fast path */
+    PK_ARRAY_AT_PUT,
 } PrimKind;
 
 typedef struct LineEntry {
