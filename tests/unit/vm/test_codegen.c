@@ -384,6 +384,52 @@ static void test_compile_errors(void **state)
     assert_non_null(compile("m = ( | v | ^[:v | v ] )"));
 }
 
+/* ---- limits -------------------------------------------------------------- */
+
+/* Builds "C = ( | a b |\nm = ( <prefix> <n times item> <suffix> )\n)". */
+static char *big_method(const char *prefix, const char *item, int n, const char *suffix)
+{
+    size_t li = strlen(item), cap = strlen(prefix) + strlen(suffix) + (li + 16) * (size_t)n + 64;
+    char *src = malloc(cap);
+    assert_non_null(src);
+    size_t len = (size_t)sprintf(src, "C = ( | a b |\nm = ( %s", prefix);
+    for (int i = 0; i < n; i++) len += (size_t)sprintf(src + len, item, i);
+    sprintf(src + len, "%s )\n)", suffix);
+    return src;
+}
+
+static void expect_limit_error(char *src, const char *msg)
+{
+    SomMethod *m = compile_in(src, 0, false);
+    free(src);
+    if (m) fail_msg("compiled, expected `%s`", msg);
+    if (!strstr(err, msg)) fail_msg("got `%s`, expected `%s`", err, msg);
+    assert_memory_equal(err, "t.som:", 6);
+}
+
+static void test_limits(void **state)
+{
+    (void)state;
+    /* more than 65535 distinct literals */
+    expect_limit_error(big_method("", "'s%d'. ", 70000, ""), "too many literals");
+    /* a loop body longer than a 16-bit jump */
+    expect_limit_error(big_method("[ a ] whileTrue: [ ", "a foo: %d. ", 12000, " ]"),
+                       "method too large");
+    /* more than 255 locals */
+    char *src = malloc(8192);
+    assert_non_null(src);
+    size_t n = (size_t)sprintf(src, "C = ( m = ( |");
+    for (int i = 0; i < 300; i++) n += (size_t)sprintf(src + n, " v%d", i);
+    n += (size_t)sprintf(src + n, " | v299 := 1 ) )");
+    expect_limit_error(src, "too many variables");
+    /* just below the limits compiles */
+    src = big_method("", "'s%d'. ", 1000, "");
+    SomMethod *m = compile_in(src, 0, false);
+    free(src);
+    assert_non_null(m);
+    assert_int_equal(m->nliterals, 1000);
+}
+
 /* ---- line table -------------------------------------------------------- */
 
 static void test_line_table(void **state)
@@ -443,6 +489,7 @@ int main(void)
         cmocka_unit_test(test_non_local_return),
         cmocka_unit_test(test_trivial_methods),
         cmocka_unit_test(test_compile_errors),
+        cmocka_unit_test(test_limits),
         cmocka_unit_test(test_line_table),
         cmocka_unit_test(test_loaded_class),
     };
