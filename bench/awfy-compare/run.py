@@ -1,0 +1,323 @@
+#!/usr/bin/env python3
+"""Side-by-side Are-We-Fast-Yet comparison: our `som` against the C++ (and,
+if available, Lua) versions of the same benchmarks, at the same inner
+iteration counts, on this machine.
+
+Why: the speed target for `som` is stated relative to the C++ versions of
+AWFY (SOM++ runs AWFY at a geometric mean of ~70x C++, Lua 5.4 at ~30x). We
+cannot run SOM++ here, so we measure C++ (and Lua 5.4) locally and express
+our interpreter as a multiple of C++ ("som/C++"); the target is <= ~35x.
+
+Nothing here is built or downloaded: the C++ harness binary and the Lua
+benchmark directory are local, NOT part of the repository (see
+docs/performance.md, section "AWFY: som vs C++ and Lua 5.4"). Whatever is
+missing is skipped and reported as such.
+
+Every implementation runs `<harness> <Benchmark> <outer> <inner>` and prints
+one line `<Benchmark>: iterations=1 runtime: <N>us` per outer iteration; the
+first --warmup iterations are dropped and the median (or --stat min) of the
+rest is reported in milliseconds per outer iteration.
+
+Examples:
+  bench/awfy-compare/run.py --som build/release/tools/som/som \\
+      --cpp /work/calib/cpp/harness --lua-dir /work/calib/lua
+  AWFY_CPP=/work/calib/cpp/harness bench/awfy-compare/run.py -n 4 --only Bounce,List
+  bench/awfy-compare/run.py ... --inner Richards=20 --json out.json
+
+Environment defaults: SOM (som binary), AWFY_SOM_DIR (directory holding
+Harness.som and Core/, CD/, ...), SOM_CORELIB_DIR (optional extra class path
+entry appended after the AWFY directories), AWFY_CPP (C++ harness binary),
+AWFY_LUA_DIR (directory holding harness.lua), LUA (Lua interpreter, default
+lua5.4). Only the python3 standard library is used.
+"""
+import argparse
+import json
+import math
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+# Benchmark -> inner iterations. Chosen so that one outer iteration of `som`
+# takes roughly 0.5-2 s on a 2-core VM. Mandelbrot, NBody, CD and Havlak only
+# verify their result for particular counts (SPEC 13.4), so they keep a
+# verifiable one even if it is slower or faster than that.
+INNER = {
+    'Bounce': 800,
+    'CD': 250,
+    'DeltaBlue': 10000,
+    'Havlak': 1500,
+    'Json': 40,
+    'List': 1500,
+    'Mandelbrot': 500,
+    'NBody': 250000,
+    'Permute': 600,
+    'Queens': 800,
+    'Richards': 10,
+    'Sieve': 800,
+    'Storage': 800,
+    'Towers': 300,
+}
+AWFY_DIRS = ['Core', 'CD', 'DeltaBlue', 'Havlak', 'Json', 'NBody', 'Richards']
+LINE_RE = re.compile(r'^(\w+): iterations=1 runtime: ([0-9.]+)\s*us\s*$')
+IMPLS = ('cpp', 'lua', 'som')
+
+
+def default_som():
+    if os.environ.get('SOM'):
+        return os.environ['SOM']
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    for cand in ('build/release/tools/som/som', 'build/tools/som/som',
+                 'build/dev/tools/som/som'):
+        path = os.path.join(root, cand)
+        if os.access(path, os.X_OK):
+            return path
+    return None
+
+
+def impl_command(impl, opts, bench, outer, inner):
+    """Returns (argv, cwd) for one run, or None if `impl` is not configured."""
+    if impl == 'cpp':
+        if not opts.cpp:
+            return None
+        return [opts.cpp, bench, str(outer), str(inner)], None
+    if impl == 'lua':
+        if not opts.lua_dir:
+            return None
+        return [opts.lua, 'harness.lua', bench, str(outer), str(inner)], opts.lua_dir
+    if not opts.som:
+        return None
+    cp = [os.path.join(opts.awfy_dir, d) for d in AWFY_DIRS]
+    if opts.corelib:
+        cp.append(opts.corelib)
+    argv = [opts.som, '-cp', ':'.join(cp), os.path.join(opts.awfy_dir, 'Harness.som'),
+            bench, str(outer), str(inner)]
+    return argv, None
+
+
+def run_one(impl, opts, bench, inner):
+    """Runs one implementation; returns dict(times=[us...]) or dict(error=str)."""
+    cmd = impl_command(impl, opts, bench, opts.n, inner)
+    if cmd is None:
+        return None
+    argv, cwd = cmd
+    if opts.verbose:
+        print('  $ %s%s' % (' '.join(argv), ' (in %s)' % cwd if cwd else ''), file=sys.stderr)
+    try:
+        proc = subprocess.run(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              timeout=opts.timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return {'error': 'timeout after %ds' % opts.timeout}
+    except OSError as exc:
+        return {'error': str(exc)}
+    out = proc.stdout.decode('utf-8', 'replace')
+    err = proc.stderr.decode('utf-8', 'replace')
+    times = []
+    for line in out.splitlines():
+        m = LINE_RE.match(line.strip())
+        if m and m.group(1) == bench:
+            times.append(float(m.group(2)))
+    bad = [l for l in (out + '\n' + err).splitlines()
+           if 'ERROR' in l or 'rror' in l or 'failed' in l or 'No verification' in l]
+    if proc.returncode != 0 or bad or len(times) != opts.n:
+        errs = [l for l in err.splitlines() if l.strip()]
+        why = (bad[0] if bad else errs[0] if errs
+               else 'exit %d, %d timings' % (proc.returncode, len(times))).strip()
+        return {'error': why[:70]}
+    return {'times': times}
+
+
+def summarize(times, opts):
+    kept = times[opts.warmup:] if len(times) > opts.warmup else times
+    value = min(kept) if opts.stat == 'min' else statistics.median(kept)
+    return value / 1000.0  # ms per outer iteration
+
+
+def geomean(values):
+    values = [v for v in values if v and v > 0]
+    if not values:
+        return None
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def fmt_ms(v):
+    if v is None:
+        return '-'
+    return '%.3f' % v if v < 10 else '%.1f' % v
+
+
+def fmt_x(v):
+    return '-' if v is None else '%.1fx' % v
+
+
+def ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def measure(opts):
+    results = {}
+    for bench in opts.only:
+        inner = opts.inner.get(bench, INNER[bench])
+        row = {'inner': inner}
+        for impl in IMPLS:
+            res = run_one(impl, opts, bench, inner)
+            if res is None:
+                continue
+            if 'times' in res:
+                res['ms'] = summarize(res['times'], opts)
+            row[impl] = res
+            if opts.verbose:
+                print('  %-10s %-4s %s' % (bench, impl, res.get('ms', res.get('error'))),
+                      file=sys.stderr)
+        results[bench] = row
+    return results
+
+
+def ms_of(row, impl):
+    res = row.get(impl)
+    return res.get('ms') if res else None
+
+
+def print_table(results, opts):
+    have_lua = bool(opts.lua_dir)
+    cols = ['benchmark', 'inner', 'C++ ms', 'som ms', 'som/C++']
+    if have_lua:
+        cols[4:4] = ['Lua ms']
+        cols += ['Lua/C++', 'som/Lua']
+    rows = []
+    ratios = {'som/C++': [], 'Lua/C++': [], 'som/Lua': []}
+    notes = []
+    for bench, row in results.items():
+        cpp, som, lua = ms_of(row, 'cpp'), ms_of(row, 'som'), ms_of(row, 'lua')
+        r = {'som/C++': ratio(som, cpp), 'Lua/C++': ratio(lua, cpp), 'som/Lua': ratio(som, lua)}
+        for k, v in r.items():
+            if v is not None:
+                ratios[k].append((bench, v))
+        line = [bench, str(row['inner']), fmt_ms(cpp), fmt_ms(som), fmt_x(r['som/C++'])]
+        if have_lua:
+            line[4:4] = [fmt_ms(lua)]
+            line += [fmt_x(r['Lua/C++']), fmt_x(r['som/Lua'])]
+        rows.append(line)
+        for impl in IMPLS:
+            if row.get(impl) and 'error' in row[impl]:
+                notes.append('%s/%s: %s' % (bench, impl, row[impl]['error']))
+    widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(cols)]
+    print('  '.join(c.ljust(widths[i]) if i == 0 else c.rjust(widths[i])
+                    for i, c in enumerate(cols)))
+    for r in rows:
+        print('  '.join(v.ljust(widths[i]) if i == 0 else v.rjust(widths[i])
+                        for i, v in enumerate(r)))
+    print()
+    keys = ['som/C++'] + (['Lua/C++', 'som/Lua'] if have_lua else [])
+    for k in keys:
+        g = geomean([v for _, v in ratios[k]])
+        print('geomean %-8s %-7s over %d: %s' % (k, fmt_x(g), len(ratios[k]),
+                                                 ' '.join(b for b, _ in ratios[k])))
+    if have_lua:
+        common = [b for b, row in results.items()
+                  if all(ms_of(row, i) is not None for i in IMPLS)]
+        for k, (a, b) in (('som/C++', ('som', 'cpp')), ('Lua/C++', ('lua', 'cpp'))):
+            g = geomean([ms_of(results[x], a) / ms_of(results[x], b) for x in common])
+            print('geomean %-8s %-7s over the %d benchmarks all three ran' % (k, fmt_x(g), len(common)))
+    for n in notes:
+        print('note: ' + n)
+    return ratios
+
+
+def parse_inner(items):
+    inner = {}
+    for item in items or []:
+        for part in item.split(','):
+            name, _, value = part.partition('=')
+            if name not in INNER or not value.isdigit():
+                raise SystemExit('--inner expects Name=N with a known benchmark, got %r' % part)
+            inner[name] = int(value)
+    return inner
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=__doc__.split('\n\n', 1)[1])
+    ap.add_argument('--som', default=default_som(), help='som binary (env SOM)')
+    ap.add_argument('--awfy-dir', default=os.environ.get(
+        'AWFY_SOM_DIR', '/work/somref/Examples/AreWeFastYet'),
+        help='directory with Harness.som and Core/ CD/ ... (env AWFY_SOM_DIR)')
+    ap.add_argument('--corelib', default=os.environ.get('SOM_CORELIB_DIR'),
+                    help='extra class path entry after the AWFY dirs, e.g. a Smalltalk/ '
+                    'core library (default: the core library built into som)')
+    ap.add_argument('--cpp', default=os.environ.get('AWFY_CPP'),
+                    help='AWFY C++ harness binary (env AWFY_CPP); skipped if unset/missing')
+    ap.add_argument('--lua-dir', default=os.environ.get('AWFY_LUA_DIR'),
+                    help='directory with the AWFY harness.lua (env AWFY_LUA_DIR)')
+    ap.add_argument('--lua', default=os.environ.get('LUA', 'lua5.4'), help='Lua interpreter')
+    ap.add_argument('-n', type=int, default=6, help='outer iterations per run (default 6)')
+    ap.add_argument('--warmup', type=int, default=2,
+                    help='leading iterations to drop before taking the statistic (default 2)')
+    ap.add_argument('--stat', choices=['median', 'min'], default='median')
+    ap.add_argument('--only', help='comma-separated benchmark names (default: all 14)')
+    ap.add_argument('--inner', action='append', help='Name=N inner iterations (repeatable)')
+    ap.add_argument('--timeout', type=int, default=600, help='seconds per process')
+    ap.add_argument('--json', help='also write the raw results to this file')
+    ap.add_argument('-v', '--verbose', action='store_true')
+    opts = ap.parse_args(argv)
+    opts.inner = parse_inner(opts.inner)
+    opts.only = opts.only.split(',') if opts.only else sorted(INNER)
+    for b in opts.only:
+        if b not in INNER:
+            raise SystemExit('unknown benchmark %r (known: %s)' % (b, ', '.join(sorted(INNER))))
+    return opts
+
+
+def check_paths(opts):
+    """Drops implementations whose files are missing, saying so."""
+    if opts.som and not os.access(opts.som, os.X_OK):
+        print('skipping som: %s is not executable' % opts.som)
+        opts.som = None
+    if opts.som and not os.path.exists(os.path.join(opts.awfy_dir, 'Harness.som')):
+        print('skipping som: no Harness.som in %s' % opts.awfy_dir)
+        opts.som = None
+    if opts.cpp and not os.access(opts.cpp, os.X_OK):
+        print('skipping C++: %s is not executable' % opts.cpp)
+        opts.cpp = None
+    if opts.lua_dir and not os.path.exists(os.path.join(opts.lua_dir, 'harness.lua')):
+        print('skipping Lua: no harness.lua in %s' % opts.lua_dir)
+        opts.lua_dir = None
+    if opts.lua_dir and not shutil.which(opts.lua):
+        print('skipping Lua: interpreter %s not found' % opts.lua)
+        opts.lua_dir = None
+    if opts.warmup >= opts.n:
+        opts.warmup = max(0, opts.n - 1)
+
+
+def main(argv):
+    opts = parse_args(argv)
+    check_paths(opts)
+    if not opts.som:
+        print('nothing to compare: som is missing')
+        return 1
+    load0 = os.getloadavg()
+    t0 = time.time()
+    print('som: %s%s' % (opts.som, ' (+ -cp ...:%s)' % opts.corelib if opts.corelib else ''))
+    print('C++: %s' % (opts.cpp or '(skipped)'))
+    print('Lua: %s' % ('%s in %s' % (opts.lua, opts.lua_dir) if opts.lua_dir else '(skipped)'))
+    print('outer iterations %d, first %d dropped, %s of the rest, ms per outer iteration'
+          % (opts.n, opts.warmup, opts.stat))
+    print('load average at start: %.2f %.2f %.2f\n' % load0)
+    results = measure(opts)
+    print_table(results, opts)
+    load1 = os.getloadavg()
+    print('\nload average at end: %.2f %.2f %.2f; wall time %.0f s'
+          % (load1[0], load1[1], load1[2], time.time() - t0))
+    if opts.json:
+        with open(opts.json, 'w', encoding='utf-8') as f:
+            json.dump({'results': results, 'load_start': load0, 'load_end': load1,
+                       'n': opts.n, 'warmup': opts.warmup, 'stat': opts.stat}, f, indent=1)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))
