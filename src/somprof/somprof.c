@@ -85,7 +85,19 @@ static struct {
     bool out_tmp;
     uint64_t exact_state_ns[VMS_COUNT];
     bool have_exact_states;
+    uint64_t clock_ns; /* cost of one clock read, subtracted from each primitive's time */
 } S = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+/* The exact mode's cheap clock: the TSC scaled to ns where there is one. */
+static double spx_tick_ns = 0;
+
+#if defined(__x86_64__)
+#include <x86intrin.h>
+static uint64_t spx_ticks(void) { return __rdtsc(); }
+#else
+static uint64_t spx_now(void);
+static uint64_t spx_ticks(void) { return spx_now(); }
+#endif
 
 static uint64_t spx_now(void)
 {
@@ -233,7 +245,7 @@ static void spc_tune(uint64_t *last_s, uint64_t *last_r)
     *last_s = s, *last_r = r;
     uint64_t iv = atomic_load(&S.interval_ns), nv = iv;
     if (rate > 0.15 && iv < 100000000ull) nv = iv * 2;
-    else if (rate < 0.01 && iv > 200000ull) nv = iv / 2;
+    else if (rate < 0.01 && iv / 2 >= 200000ull) nv = iv / 2; /* at most 5 kHz */
     if (nv != iv) {
         atomic_store(&S.interval_ns, nv);
         atomic_fetch_add(&S.coop_changes, 1);
@@ -290,18 +302,22 @@ static void spx_enter(SomVM *vm, SomMethod *callee, bool is_prim)
         node = spc_child(&p->tree, parent, spn_name(&p->names, callee), site);
         if (node != SPC_NONE && !atomic_load(&S.paused)) p->tree.n[node].count++;
     }
-    p->stk[p->sp++] = (ExactFrame){node, spx_now(), vm->heap.stats.ns_total, vm->compile_ns};
+    ExactFrame *e = &p->stk[p->sp++];
+    *e = (ExactFrame){node, 0, vm->heap.stats.ns_total, vm->compile_ns};
+    e->t0 = spx_ticks(); /* last, so the hook's own work is not timed */
 }
 
 static void spx_exit(SomVM *vm, SomMethod *callee, bool is_prim)
 {
     VmProf *p = vm->prof_data;
     (void)callee;
+    uint64_t t1 = spx_ticks();
     if ((S.o.mode != SOMPROF_EXACT && !is_prim) || !p->sp) return;
     ExactFrame *e = &p->stk[--p->sp];
-    uint64_t dt = spx_now() - e->t0;
+    uint64_t dt = (uint64_t)((double)(t1 - e->t0) * spx_tick_ns);
     if (is_prim) {
         uint64_t other = (vm->heap.stats.ns_total - e->gc0) + (vm->compile_ns - e->comp0);
+        other += S.clock_ns;
         p->prim_ns += dt > other ? dt - other : 0;
     }
     if (e->node == SPC_NONE) return;
@@ -322,6 +338,22 @@ static void spx_finish(VmProf *p)
     p->state_ns[VMS_COMPILE] = comp;
     p->state_ns[VMS_PRIMITIVE] = p->prim_ns;
     p->state_ns[VMS_INTERP] = run > other ? run - other : 0;
+}
+
+/* Smallest gap between two clock reads: what one read adds to a measured interval. */
+static uint64_t spx_clock_cost(void)
+{
+    uint64_t w0 = spx_now(), k0 = spx_ticks();
+    struct timespec ts = {0, 5000000};
+    nanosleep(&ts, NULL);
+    uint64_t w1 = spx_now(), k1 = spx_ticks();
+    spx_tick_ns = k1 > k0 ? (double)(w1 - w0) / (double)(k1 - k0) : 1.0;
+    uint64_t best = UINT64_MAX;
+    for (int i = 0; i < 2000; i++) {
+        uint64_t a = spx_ticks(), b = spx_ticks();
+        if (b - a < best) best = b - a;
+    }
+    return best == UINT64_MAX ? 0 : (uint64_t)((double)best * spx_tick_ns);
 }
 
 /* ---- System primitives ------------------------------------------------------------------ */
@@ -377,6 +409,7 @@ int somprof_session_start(const SomProfOptions *o, char *err, size_t errlen)
     }
     S.o = *o;
     S.t0 = spx_now();
+    S.clock_ns = o->exact_states || o->mode == SOMPROF_EXACT ? spx_clock_cost() : 0;
     atomic_store(&S.stop, 0);
     atomic_store(&S.paused, o->paused ? 1 : 0);
     S.out_tmp = !o->out;
