@@ -95,14 +95,22 @@ static unsigned hist_auto_segments(const Pcw *v, size_t n, Seg *seg) {
 }
 
 typedef struct {
+    uint64_t lo, hi; /* [lo, hi) */
+    uint32_t name;   /* string id */
+} HSym;
+
+typedef struct {
     const SpProfile *p;
     const SpHistOpts *o;
     SpBuf *out;
     Seg seg[HIST_MAXSEG];
     unsigned nseg, bins_per_seg, nbins;
-    uint64_t *count;  /* per bin */
-    uint64_t *bin_pc; /* a sampled PC of each bin (for naming) */
+    uint64_t *count; /* per bin */
     uint64_t total, max;
+    const Pcw *v; /* all sampled PCs, sorted */
+    size_t nv;
+    HSym *syms; /* symbols and sized frames, sorted by address */
+    uint32_t nsyms;
     double plot_x, plot_y, plot_w, plot_h;
 } Hist;
 
@@ -120,7 +128,12 @@ static void hist_fill(Hist *h, const Pcw *v, size_t n) {
             unsigned k =
                 (unsigned)((double)(v[i].pc - g->lo) / (double)(g->hi - g->lo) * h->bins_per_seg);
             if (k >= h->bins_per_seg) k = h->bins_per_seg - 1;
-            if (!h->count[s * h->bins_per_seg + k]) h->bin_pc[s * h->bins_per_seg + k] = v[i].pc;
+            /* agree exactly with bin_lo()'s integer boundaries despite float rounding */
+            unsigned base = s * h->bins_per_seg;
+            while (k + 1 < h->bins_per_seg && bin_lo(h, base + k + 1) <= v[i].pc)
+                k++;
+            while (k > 0 && bin_lo(h, base + k) > v[i].pc)
+                k--;
             h->count[s * h->bins_per_seg + k] += v[i].w;
             h->total += v[i].w;
             break;
@@ -198,12 +211,106 @@ typedef struct {
     double pct;
 } HistLabel;
 
-/* Picks the hottest bins, one per distinct name (unnamed bins show their address), with the
- * share of all samples in view that fall into bins of that name. */
-static unsigned hist_pick_labels(const Hist *h, HistLabel *lab, unsigned max) {
-    char other[256];
-    unsigned char *used = calloc(h->nbins, 1);
+static int cmp_hsym(const void *a, const void *b) {
+    const HSym *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo ? 1 : (x->hi < y->hi) - (x->hi > y->hi);
+}
+
+/* Symbol table for naming: the profile's symbols, plus native/JIT/label frames with a size. */
+static int hist_symbols(Hist *h) {
+    const SpProfile *p = h->p;
+    h->syms = malloc(((size_t)p->nsymbols + p->nframes + 1) * sizeof *h->syms);
+    if (!h->syms) return -1;
+    h->nsyms = 0;
+    for (uint32_t i = 0; i < p->nsymbols; i++) {
+        const SpSymbol *s = &p->symbols[i];
+        h->syms[h->nsyms++] = (HSym){s->addr, s->addr + (s->size ? s->size : 1), s->name};
+    }
+    for (uint32_t f = 0; f < p->nframes; f++) {
+        const SpFrame *fr = &p->frames[f];
+        if (fr->addr && fr->size && fr->name && fr->kind != SP_FRAME_VM_METHOD)
+            h->syms[h->nsyms++] = (HSym){fr->addr, fr->addr + fr->size, fr->name};
+    }
+    qsort(h->syms, h->nsyms, sizeof *h->syms, cmp_hsym);
+    return 0;
+}
+
+/* Index of the symbol containing pc (the innermost-starting one), or UINT32_MAX. */
+static uint32_t hist_sym_find(const Hist *h, uint64_t pc) {
+    uint32_t lo = 0, hi = h->nsyms; /* first symbol starting above pc */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (h->syms[mid].lo <= pc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (uint32_t k = 0; k < 16 && lo > k; k++)
+        if (pc < h->syms[lo - 1 - k].hi) return lo - 1 - k;
+    return UINT32_MAX;
+}
+
+/* First sampled PC >= pc. */
+static size_t hist_lower(const Hist *h, uint64_t pc) {
+    size_t lo = 0, hi = h->nv;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (h->v[mid].pc < pc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static int hist_in_view(const Hist *h, uint64_t pc) {
+    for (unsigned s = 0; s < h->nseg; s++)
+        if (pc >= h->seg[s].lo && pc < h->seg[s].hi) return 1;
+    return 0;
+}
+
+static uint64_t bin_hi(const Hist *h, unsigned b) {
+    return (b + 1) % h->bins_per_seg ? bin_lo(h, b + 1) : h->seg[b / h->bins_per_seg].hi;
+}
+
+/* The symbol holding most of bin b's samples, or UINT32_MAX if most are unnamed. */
+static uint32_t hist_bin_symbol(const Hist *h, unsigned b) {
+    uint32_t sym[32];
+    uint64_t w[32], none = 0;
     unsigned n = 0;
+    for (size_t i = hist_lower(h, bin_lo(h, b)); i < h->nv && h->v[i].pc < bin_hi(h, b); i++) {
+        uint32_t s = hist_sym_find(h, h->v[i].pc);
+        if (s == UINT32_MAX) {
+            none += h->v[i].w;
+            continue;
+        }
+        unsigned k = 0;
+        while (k < n && h->syms[sym[k]].name != h->syms[s].name)
+            k++;
+        if (k == n && n < 32) sym[n] = s, w[n++] = 0;
+        if (k < n) w[k] += h->v[i].w;
+    }
+    unsigned best = n;
+    for (unsigned k = 0; k < n; k++)
+        if (best == n || w[k] > w[best]) best = k;
+    return best == n || w[best] < none ? UINT32_MAX : sym[best];
+}
+
+/* Sum of the weights of PCs in view inside [lo, hi). */
+static uint64_t hist_weight_in(const Hist *h, uint64_t lo, uint64_t hi) {
+    uint64_t sum = 0;
+    for (size_t i = hist_lower(h, lo); i < h->nv && h->v[i].pc < hi; i++)
+        if (hist_in_view(h, h->v[i].pc)) sum += h->v[i].w;
+    return sum;
+}
+
+/* Picks the hottest bins and names each by the symbol holding most of its samples; a
+ * symbol's share counts its own sampled PCs exactly (not whole bins).  Each symbol is listed
+ * once; unnamed bins show their address and their own share. */
+static unsigned hist_pick_labels(Hist *h, HistLabel *lab, unsigned max) {
+    unsigned char *used = calloc(h->nbins, 1);
+    uint32_t done[HIST_LABELS_MAX];
+    unsigned n = 0, ndone = 0;
     if (!used) return 0;
     while (n < max) {
         unsigned best = h->nbins;
@@ -211,15 +318,26 @@ static unsigned hist_pick_labels(const Hist *h, HistLabel *lab, unsigned max) {
             if (!used[b] && h->count[b] && (best == h->nbins || h->count[b] > h->count[best]))
                 best = b;
         if (best == h->nbins) break;
+        used[best] = 1;
+        uint32_t s = hist_bin_symbol(h, best);
+        if (s != UINT32_MAX) {
+            unsigned k = 0;
+            while (k < ndone && done[k] != h->syms[s].name)
+                k++;
+            if (k < ndone) continue; /* already listed through a hotter bin */
+            done[ndone++] = h->syms[s].name;
+            for (unsigned b = 0; b < h->nbins; b++) /* bins inside the symbol need no label */
+                if (bin_lo(h, b) >= h->syms[s].lo && bin_hi(h, b) <= h->syms[s].hi) used[b] = 1;
+        }
         HistLabel *l = &lab[n++];
         l->bin = best;
-        sp_pc_name(h->p, h->bin_pc[best], l->name, sizeof l->name);
-        uint64_t sum = 0;
-        for (unsigned b = 0; b < h->nbins; b++)
-            if (h->count[b] &&
-                !strcmp(sp_pc_name(h->p, h->bin_pc[b], other, sizeof other), l->name))
-                used[b] = 1, sum += h->count[b];
-        l->pct = 100.0 * (double)sum / (double)h->total;
+        uint64_t w =
+            s == UINT32_MAX ? h->count[best] : hist_weight_in(h, h->syms[s].lo, h->syms[s].hi);
+        if (s == UINT32_MAX)
+            snprintf(l->name, sizeof l->name, "0x%llx", (unsigned long long)bin_lo(h, best));
+        else
+            snprintf(l->name, sizeof l->name, "%s", sp_str(h->p, h->syms[s].name));
+        l->pct = 100.0 * (double)w / (double)h->total;
     }
     free(used);
     return n;
@@ -290,8 +408,8 @@ int sp_hist_svg(const SpProfile *p, const SpHistOpts *o, SpBuf *out, char *err, 
     if (h.bins_per_seg == 0) h.bins_per_seg = 1;
     h.nbins = h.bins_per_seg * h.nseg;
     h.count = calloc(h.nbins ? h.nbins : 1, sizeof *h.count);
-    h.bin_pc = calloc(h.nbins ? h.nbins : 1, sizeof *h.bin_pc);
-    if (!h.count || !h.bin_pc) goto out;
+    h.v = v, h.nv = n;
+    if (!h.count || hist_symbols(&h)) goto out;
     hist_fill(&h, v, n);
     if (!h.total) {
         snprintf(err, errlen, "no sampled PCs in the selected address range");
@@ -324,6 +442,6 @@ int sp_hist_svg(const SpProfile *p, const SpHistOpts *o, SpBuf *out, char *err, 
 out:
     free(v);
     free(h.count);
-    free(h.bin_pc);
+    free(h.syms);
     return rc;
 }

@@ -227,6 +227,11 @@ static void test_golden_hist(void **state) {
     sp_buf_init(&b);
     assert_int_equal(sp_hist_svg(p, &o, &b, err, sizeof err), 0);
     golden(&b, "fixture-hist.svg");
+    /* legend shares equal the flat profile's self shares (exact per symbol, not per bin) */
+    sp_buf_u8(&b, 0);
+    assert_non_null(strstr((char *)b.data, "</tspan>  leaf_a  50.0%<"));
+    assert_non_null(strstr((char *)b.data, "</tspan>  work  16.7%<"));
+    assert_non_null(strstr((char *)b.data, "</tspan>  leaf_b  33.3%<"));
     b.len = 0;
     o.symbol = "nope";
     assert_int_equal(sp_hist_svg(p, &o, &b, err, sizeof err), -2);
