@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bcverify.h"
 #include "codegen.h"
 #include "lexer.h"
 #include "parser.h"
@@ -61,6 +62,9 @@ static void compile_side(SomVM *vm, NameList *fields, MethodDefList *methods, bo
         SomMethod *m = codegen_method(&env, methods->items[i], err, sizeof err);
         check(m != NULL || strncmp(err, "fuzz.som:", 9) == 0, "compile error without position");
         check(m == NULL || m->code_len > 0, "empty method code");
+        const char *bad = m ? vt_verify_code(m) : NULL;
+        if (bad) fprintf(stderr, "fuzz_parser: %s\n", bad);
+        check(bad == NULL, "malformed bytecode");
     }
 }
 

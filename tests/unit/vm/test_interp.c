@@ -376,9 +376,8 @@ static void test_inlined_conditional_real_send(void **state)
 }
 #endif
 
-#if SOM_BUG_B9_FIXED
-/* Known failure B9 (/work/notes/vm-bugs.md): perform: with the wrong number
- * of arguments must be an error, not an activation on a mis-shaped frame. */
+/* perform: with the wrong number of arguments is an error, not an activation
+ * on a mis-shaped frame (bug B9 in /work/notes/vm-bugs.md, fixed by 046a691). */
 static void test_perform_arity(void **state)
 {
     (void)state;
@@ -390,7 +389,6 @@ static void test_perform_arity(void **state)
     };
     check_cases(cases, sizeof cases / sizeof *cases, NULL);
 }
-#endif
 
 /* perform: family with the right arity. */
 static void test_perform(void **state)
@@ -497,9 +495,7 @@ int main(void)
         cmocka_unit_test(test_number_edges),
         cmocka_unit_test(test_perform),
         cmocka_unit_test(test_mixed_program_under_gc_stress),
-#if SOM_BUG_B9_FIXED
         cmocka_unit_test(test_perform_arity),
-#endif
 #if SOM_BUG_B8_FIXED
         cmocka_unit_test(test_inlined_conditional_real_send),
 #endif

@@ -121,3 +121,4 @@ char *vt_disasm(const SomMethod *m)
     fclose(f);
     return buf;
 }
+

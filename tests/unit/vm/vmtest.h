@@ -39,4 +39,6 @@ VtRun vt_run_source(const char *main, const char *src, const SomOptions *opts);
  * the call site of a conditional jump as sN). Returns a malloc'ed string. */
 char *vt_disasm(const SomMethod *m);
 
+#include "bcverify.h"
+
 #endif
