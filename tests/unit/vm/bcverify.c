@@ -19,7 +19,8 @@ static bool is_lit_op(int op) { return op == BC_PUSH_CONST || op == BC_PUSH_GLOB
 
 static bool is_site_op(int op)
 {
-    return op == BC_SEND || op == BC_SUPER_SEND || (op >= BC_ADD && op <= BC_NE);
+    return op == BC_SEND || op == BC_SUPER_SEND || (op >= BC_ADD && op <= BC_NE) || op == BC_AND ||
+           op == BC_OR;
 }
 
 const char *vt_verify_code(const SomMethod *m)

@@ -188,6 +188,13 @@ static void test_inline_if(void **state)
     m = compile("t: x = ( ^x ifNil: [ 1 ] )");
     ASSERT_CODE(m, "PUSH_LOCAL 1; DUP; JUMP_IF_NOT_NIL +3; POP; PUSH_INT 1; RETURN_LOCAL; "
                    "RETURN_SELF");
+    /* and:/or:/&&/|| with an evaluated argument: one AND/OR instruction
+     * carrying the send's call site */
+    m = compile("t: x = ( ^(x and: a) | (x || b) )");
+    ASSERT_CODE(m, "PUSH_LOCAL 1; PUSH_FIELD 0; AND 0; PUSH_LOCAL 1; PUSH_FIELD 1; OR 1; SEND 2; "
+                   "RETURN_LOCAL; RETURN_SELF");
+    assert_string_equal(m->sites[0].selector->bytes, "and:");
+    assert_string_equal(m->sites[1].selector->bytes, "||");
     /* a non-literal-block argument is a real send */
     m = compile("t: x = ( ^x ifTrue: a )");
     ASSERT_CODE(m, "PUSH_LOCAL 1; PUSH_FIELD 0; SEND 0; RETURN_LOCAL; RETURN_SELF");

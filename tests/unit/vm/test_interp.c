@@ -186,6 +186,10 @@ static const ProgCase exit_cases[] = {
      "\nERROR: Method ifTrue: not found in class Integer\n", NULL},
     {"NonBoolWhile", "NonBoolWhile = ( run = ( [ nil ] whileTrue: [ 'wrong' println ] ) )", 1,
      "\nERROR: Method whileTrue: not found in class Nil\n", NULL},
+    {"AndOr", "AndOr = ( run = ( (true and: 3) println. (false or: 7) println. "
+              "(false and: 3) println. (true || false) println. (true && [ false ]) println. "
+              "(3 and: true) println ) )",
+     1, "3\n7\nfalse\ntrue\nfalse\n\nERROR: Method and: not found in class Integer\n", NULL},
     {"Escaped", "Escaped = ( mk = ( ^[:x | ^x ] ) run = ( (self mk value: 3) println ) )", 1,
      "\nERROR: Block has escaped and cannot be executed\n", NULL},
     {"NoClass", "NoClass = ( run = ( NoSuchClass new ) )", 1,
