@@ -17,7 +17,7 @@ static void print_value(SomVM *vm, Value v, FILE *f)
         fprintf(f, "%" PRId64, som_int(v));
         return;
     }
-    switch (som_hdr(v)->kind) {
+    switch (som_kind(v)) {
     case OBJ_STRING: fprintf(f, "'%s'", ((SomString *)v)->bytes); break;
     case OBJ_SYMBOL: fprintf(f, "#%s", ((SomString *)v)->bytes); break;
     case OBJ_METHOD: fprintf(f, "<block>"); break;

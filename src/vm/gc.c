@@ -356,7 +356,7 @@ void gc_collect(SomVM *vm)
 
 static int valid_ref(SomVM *vm, Value v)
 {
-    if (som_is_int(v)) return 1;
+    if (!som_is_obj(v)) return 1;
     if (!v) return 0;
     ObjHeader *o = (ObjHeader *)v;
     (void)vm;

@@ -27,8 +27,8 @@ static inline void publish_top(SomVM *vm, int32_t t) { __atomic_store_n(&vm->top
 
 static inline int tf_kind(Value v)
 {
-    if (som_is_int(v)) return TF_INT;
-    switch (som_hdr(v)->kind) {
+    switch (som_kind(v)) {
+    case -1: return TF_INT;
     case OBJ_BIGINT: return TF_BIGINT;
     case OBJ_DOUBLE: return TF_DOUBLE;
     default: return TF_OTHER;
@@ -456,11 +456,12 @@ L_PUSH_CTX: {
     DISPATCH();
 }
 L_PUSH_FIELD:
-    if (UNLIKELY(som_hdr(self)->kind != OBJ_INSTANCE)) goto field_error;
+    if (UNLIKELY(!som_is_obj(self) || som_hdr(self)->kind != OBJ_INSTANCE)) goto field_error;
     *sp++ = ((SomInstance *)self)->fields[*ip++];
     DISPATCH();
 L_PUSH_CFIELD:
-    if (UNLIKELY(som_hdr(self)->kind != OBJ_CLASS || *ip >= ((SomClass *)self)->cfields->len))
+    if (UNLIKELY(!som_is_obj(self) || som_hdr(self)->kind != OBJ_CLASS ||
+                 *ip >= ((SomClass *)self)->cfields->len))
         goto field_error;
     *sp++ = ((SomClass *)self)->cfields->items[*ip++];
     DISPATCH();
@@ -512,11 +513,12 @@ L_STORE_CTX: {
     DISPATCH();
 }
 L_STORE_FIELD:
-    if (UNLIKELY(som_hdr(self)->kind != OBJ_INSTANCE)) goto field_error;
+    if (UNLIKELY(!som_is_obj(self) || som_hdr(self)->kind != OBJ_INSTANCE)) goto field_error;
     ((SomInstance *)self)->fields[*ip++] = *--sp;
     DISPATCH();
 L_STORE_CFIELD:
-    if (UNLIKELY(som_hdr(self)->kind != OBJ_CLASS || *ip >= ((SomClass *)self)->cfields->len))
+    if (UNLIKELY(!som_is_obj(self) || som_hdr(self)->kind != OBJ_CLASS ||
+                 *ip >= ((SomClass *)self)->cfields->len))
         goto field_error;
     ((SomClass *)self)->cfields->items[*ip++] = *--sp;
     DISPATCH();

@@ -51,6 +51,8 @@ Value num_from_mpz(SomVM *vm, const mpz_t z)
 
 Value num_new_double(SomVM *vm, double d)
 {
+    Value imm;
+    if (som_try_imm_double(d, &imm)) return imm;
     SomDouble *o = gc_alloc(vm, sizeof(SomDouble), OBJ_DOUBLE, vm->doubleClass);
     o->d = d;
     return SOM_V(o);

@@ -47,9 +47,15 @@ size_t num_format_double(double d, char *buf);
 /* Decimal text of an integer value (small or big); answers a String. */
 Value num_int_to_string(SomVM *vm, Value v);
 
-static inline bool num_is_double(Value v) { return som_is_obj(v) && ((ObjHeader *)v)->kind == OBJ_DOUBLE; }
+static inline bool num_is_double(Value v)
+{
+    return som_is_imm_double(v) || (som_is_obj(v) && ((ObjHeader *)v)->kind == OBJ_DOUBLE);
+}
 static inline bool num_is_bigint(Value v) { return som_is_obj(v) && ((ObjHeader *)v)->kind == OBJ_BIGINT; }
-static inline double num_double(Value v) { return ((SomDouble *)v)->d; }
+static inline double num_double(Value v)
+{
+    return som_is_imm_double(v) ? som_imm_double(v) : ((SomDouble *)v)->d;
+}
 static inline bool num_is_integer(Value v) { return som_is_int(v) || num_is_bigint(v); }
 static inline bool num_is_number(Value v) { return num_is_integer(v) || num_is_double(v); }
 

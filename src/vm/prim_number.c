@@ -27,6 +27,7 @@ typedef enum { NK_SMALL, NK_BIG, NK_DOUBLE, NK_OTHER } NumKind;
 static NumKind kind_of(Value v)
 {
     if (som_is_int(v)) return NK_SMALL;
+    if (som_is_imm_double(v)) return NK_DOUBLE;
     switch (som_hdr(v)->kind) {
     case OBJ_BIGINT: return NK_BIG;
     case OBJ_DOUBLE: return NK_DOUBLE;

@@ -46,7 +46,7 @@ static int obj_hashcode(ARGS)
 {
     Value v = args[0];
     if (som_is_int(v)) RET(v);
-    if (is_kind(v, OBJ_DOUBLE)) {
+    if (num_is_double(v)) {
         uint64_t bits;
         double d = num_double(v);
         memcpy(&bits, &d, sizeof bits);

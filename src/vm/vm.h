@@ -138,9 +138,17 @@ int som_vm_run(SomVM *vm, int argc, char **argv);
 static inline ObjHeader *som_hdr(Value v) { return (ObjHeader *)v; }
 static inline SomClass *som_class_of(SomVM *vm, Value v)
 {
-    return som_is_int(v) ? vm->integerClass : ((ObjHeader *)v)->cls;
+    if (som_is_int(v)) return vm->integerClass;
+    if (som_is_imm_double(v)) return vm->doubleClass;
+    return ((ObjHeader *)v)->cls;
 }
-static inline int som_kind(Value v) { return som_is_int(v) ? -1 : ((ObjHeader *)v)->kind; }
+/* ObjKind of v; -1 for a small integer, OBJ_DOUBLE for any double. */
+static inline int som_kind(Value v)
+{
+    if (som_is_int(v)) return -1;
+    if (som_is_imm_double(v)) return OBJ_DOUBLE;
+    return ((ObjHeader *)v)->kind;
+}
 #define SOM_V(p) ((Value)(p))
 
 struct SomString *som_string_new(SomVM *vm, const char *bytes, size_t len);
