@@ -206,20 +206,27 @@ int sp_pprof_encode(SpProfile *p, SpBuf *out) {
     return out->oom ? -1 : 0;
 }
 
+/* Input is fed in pieces of at most 1 GiB because zlib counts with 32-bit uInt. */
 int sp_gzip(const uint8_t *in, size_t len, SpBuf *out) {
     z_stream z;
     uint8_t chunk[65536];
+    size_t left = len;
+    int zr = Z_OK;
     memset(&z, 0, sizeof z);
     if (deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return -1;
     z.next_in = (Bytef *)(uintptr_t)in;
-    z.avail_in = (uInt)len;
-    int zr;
-    do {
+    while (zr == Z_OK) {
+        if (z.avail_in == 0 && left) {
+            uInt piece = left > (1u << 30) ? (1u << 30) : (uInt)left;
+            z.avail_in = piece;
+            left -= piece;
+        }
         z.next_out = chunk;
         z.avail_out = sizeof chunk;
-        zr = deflate(&z, Z_FINISH);
+        zr = deflate(&z, left ? Z_NO_FLUSH : Z_FINISH);
         sp_buf_put(out, chunk, sizeof chunk - z.avail_out);
-    } while (zr == Z_OK);
+        if (zr == Z_BUF_ERROR && (left || z.avail_in)) zr = Z_OK; /* needs more input */
+    }
     deflateEnd(&z);
     return zr == Z_STREAM_END && !out->oom ? 0 : -1;
 }

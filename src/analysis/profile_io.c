@@ -301,7 +301,7 @@ int sp_profile_encode(const SpProfile *p, SpBuf *out) {
         enc_section(p, sec, &payload);
         sp_buf_put(out, sec_tags[sec], 4);
         uLong crc = crc32(0L, Z_NULL, 0);
-        if (payload.len) crc = crc32(crc, payload.data, (uInt)payload.len);
+        if (payload.len) crc = crc32_z(crc, payload.data, payload.len);
         sp_buf_le32(out, (uint32_t)crc);
         sp_buf_le64(out, payload.len);
         sp_buf_put(out, payload.data, payload.len);
@@ -689,7 +689,7 @@ static int dec_section(Rd *r, SpProfile *p, size_t len, int *next_sec) {
                  *next_sec < SEC_COUNT ? sec_tags[*next_sec] : "(none: all seen)");
         return rd_fail(r, exp, "%s out of order", tt);
     }
-    uint32_t crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), h + 16, (uInt)plen);
+    uint32_t crc = (uint32_t)crc32_z(crc32(0L, Z_NULL, 0), h + 16, (size_t)plen);
     if (crc != le32(h + 4))
         return rd_fail(r, "matching CRC-32", "0x%08x in header, 0x%08x computed over %s",
                        le32(h + 4), crc, tt);

@@ -64,7 +64,7 @@ static void fuzz_fix_crcs(uint8_t *d, size_t n) {
         for (int i = 0; i < 8; i++)
             len |= (uint64_t)d[pos + 8 + i] << (8 * i);
         if (len > n - pos - 16) return;
-        uLong crc = crc32(crc32(0L, Z_NULL, 0), d + pos + 16, (uInt)len);
+        uLong crc = crc32_z(crc32(0L, Z_NULL, 0), d + pos + 16, (size_t)len);
         for (int i = 0; i < 4; i++)
             d[pos + 4 + i] = (uint8_t)(crc >> (8 * i));
         pos += 16 + (size_t)len;
