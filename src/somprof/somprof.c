@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cct.h"
+#include "interp.h"
 #include "names.h"
 #include "output.h"
 #include "profile_io.h"
@@ -86,6 +87,8 @@ static struct {
     uint64_t exact_state_ns[VMS_COUNT];
     bool have_exact_states;
     uint64_t clock_ns; /* cost of one clock read, subtracted from each primitive's time */
+    InterpLabel labels[256]; /* sorted by address */
+    int nlabels;
 } S = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 /* The exact mode's cheap clock: the TSC scaled to ns where there is one. */
@@ -389,6 +392,30 @@ static int sp_control(SomVM *vm, const char *op, int64_t arg)
 
 /* ---- session ------------------------------------------------------------------------------ */
 
+static int spr_label_cmp(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)((const InterpLabel *)a)->addr, y = (uintptr_t)((const InterpLabel *)b)->addr;
+    return x < y ? -1 : x > y;
+}
+
+/* Names the interpreter's regions (bytecode handlers, send/activation paths) as code ranges,
+ * so the PC histogram (`sampo hist`) shows where the interpreter spends its time (Cog's
+ * VM_LABEL).  A region runs from its label to the next one; the last gets 256 bytes. */
+static void spr_register_labels(void)
+{
+    InterpLabel *l = S.labels;
+    int n = S.nlabels = interp_labels(l, 256);
+    qsort(l, (size_t)n, sizeof *l, spr_label_cmp);
+    for (int i = 0; i < n; i++) {
+        uintptr_t a = (uintptr_t)l[i].addr, next = i + 1 < n ? (uintptr_t)l[i + 1].addr : a + 256;
+        if (!a || next <= a) continue;
+        char name[96];
+        snprintf(name, sizeof name, "%s%s", strncmp(l[i].name, "interp:", 7) ? "bc:" : "",
+                 l[i].name);
+        sampo_jit_register(a, next - a, name);
+    }
+}
+
 static int spr_start_async(const SomProfOptions *o, char *err, size_t errlen)
 {
     SampoConfig c;
@@ -397,12 +424,14 @@ static int spr_start_async(const SomProfOptions *o, char *err, size_t errlen)
     if (o->hz) c.hz = o->hz;
     c.tune = o->tune || !o->hz;
     c.max_depth = 255;
+    c.perf_map = 0;
     c.out_path = S.out;
     int rc = sampo_start(&c);
     if (rc) {
         snprintf(err, errlen, "cannot start the sampling profiler (status %d)", rc);
         return -1;
     }
+    spr_register_labels();
     if (o->paused) sampo_pause();
     return 0;
 }
@@ -626,6 +655,21 @@ static void spr_meta(SpProfile *p)
     if (S.o.mode == SOMPROF_EXACT) sp_meta_set(p, "unit", "invocations");
 }
 
+/* Adds the interpreter regions as symbols of the profile, for `sampo hist` (the engine
+ * symbolizes native frames only, and VM samples carry none). */
+static void spr_label_symbols(SpProfile *p)
+{
+    for (int i = 0; i < S.nlabels; i++) {
+        uintptr_t a = (uintptr_t)S.labels[i].addr;
+        uintptr_t next = i + 1 < S.nlabels ? (uintptr_t)S.labels[i + 1].addr : a + 256;
+        if (!a || next <= a) continue;
+        char name[96];
+        snprintf(name, sizeof name, "%s%s", strncmp(S.labels[i].name, "interp:", 7) ? "bc:" : "",
+                 S.labels[i].name);
+        sp_symbol_add(p, a, next - a, name, sp_mapping_find(p, a));
+    }
+}
+
 /* Builds or reads back the session's profile into *out (owned). */
 static int spr_collect(SpProfile **out, char *err, size_t errlen)
 {
@@ -666,6 +710,7 @@ int somprof_session_finish(char *err, size_t errlen)
     int rc = spr_collect(&p, err, errlen);
     if (rc) goto out;
     spr_meta(p);
+    if (S.o.mode == SOMPROF_ASYNC) spr_label_symbols(p);
     if (S.o.exact_states || S.o.report) spr_states(p);
     if (!S.out_tmp && (rc = sp_profile_write(p, S.out, err, errlen))) goto out;
     if (!S.out_tmp && S.tprof && (rc = spr_write_time(p, err, errlen))) goto out;
