@@ -62,6 +62,10 @@
     X(GE, 2)                                                              \
     X(EQ, 2)                                                              \
     X(NE, 2)             /* ~= */                                         \
+    X(MOD, 2)            /* % (floored) */                                \
+    X(DIV, 2)            /* / (truncated) */                              \
+    X(BAND, 2)           /* & */                                          \
+    X(BXOR, 2)           /* bitXor: */                                    \
     X(INC_LOCAL_JLE, 4) /* to:do: step: bp[a]++; if bp[a] <= bp[b] jump back W */  \
     X(AND, 2)            /* a b -> a && b (and:, && with an evaluated argument) */ \
     X(OR, 2)             /* a b -> a || b (or:, || with an evaluated argument) */

@@ -90,7 +90,7 @@ static uint32_t sweep_chunk(GcHeap *h, GcChunk *c)
             continue;
         }
         if (o->kind != OBJ_FREE) {
-            finalize(o);
+            if (o->kind == OBJ_BIGINT || o->kind == OBJ_METHOD || o->kind == OBJ_CLASS) finalize(o);
             o->kind = OBJ_FREE;
             o->cls = NULL;
         }

@@ -767,6 +767,30 @@ L_NE: {
     }
     ARITH_SLOW(a, b);
 }
+/* Small-integer fast paths of Integer primitives; everything else (zero
+ * divisors, doubles, big integers, other receivers) is the real send. */
+#define INT_BINOP(expr_)                                                                           \
+    do {                                                                                           \
+        k = W();                                                                                   \
+        Value a = sp[-2], b = sp[-1];                                                              \
+        if (LIKELY(a & b & 1)) {                                                                   \
+            int64_t x = som_int(a), y = som_int(b), r;                                             \
+            if (expr_) {                                                                           \
+                sp[-2] = som_mkint(r);                                                             \
+                sp--;                                                                              \
+                DISPATCH();                                                                        \
+            }                                                                                      \
+        }                                                                                          \
+        ARITH_SLOW(a, b);                                                                          \
+    } while (0)
+L_MOD: /* floored: the result has the divisor's sign */
+    INT_BINOP(y != 0 && ((r = x % y), (r != 0 && ((r ^ y) < 0)) ? (r += y) : r, 1));
+L_DIV: /* truncated; small / small fits unless it is MIN / -1, which cannot occur in 63 bits */
+    INT_BINOP(y != 0 && ((r = x / y), som_fits_smallint(r)));
+L_BAND:
+    INT_BINOP(((r = x & y), 1));
+L_BXOR:
+    INT_BINOP(((r = x ^ y), 1));
 L_INC_LOCAL_JLE: {
     unsigned ci = ip[0], li = ip[1];
     ip += 2;
