@@ -36,7 +36,7 @@ static void pb_sub(SpBuf *b, uint32_t field, SpBuf *scratch) {
 
 /* Our string ids are reused as pprof string indexes; extra strings follow them. */
 enum { X_SAMPLES, X_COUNT, X_CPU, X_NANOS, X_CALLS, X_THREAD, X_VMSTATE, X_STATE0 };
-#define X_NSTR (X_STATE0 + SP_VM_STATE_COUNT)
+#define X_TIME (X_STATE0 + SP_VM_STATE_COUNT)
 
 /* Sampling interval at the start of the profile, from the metadata (1 ms when unknown). */
 static uint64_t pprof_interval_ns(const SpProfile *p) {
@@ -72,15 +72,16 @@ static void pprof_value_type(SpBuf *b, SpBuf *s, uint32_t field, uint64_t type, 
     pb_sub(b, field, s);
 }
 
+/* One pprof Sample: locations leaf first, values [weight] or [weight, v2]. */
 static void pprof_sample(SpBuf *b, SpBuf *s, SpBuf *packed, const uint32_t *leaf_first,
-                         uint32_t depth, uint64_t weight, uint64_t interval, int exact,
+                         uint32_t depth, uint64_t weight, int has_v2, uint64_t v2,
                          int64_t thread_str, int64_t state_str, uint32_t base) {
     packed->len = 0;
     for (uint32_t d = 0; d < depth; d++)
         pb_varint(packed, (uint64_t)leaf_first[d] + 1);
     pb_sub(s, 1, packed);
     pb_varint(packed, weight);
-    if (!exact) pb_varint(packed, weight * interval);
+    if (has_v2) pb_varint(packed, v2);
     pb_sub(s, 2, packed);
     SpBuf lab;
     sp_buf_init(&lab);
@@ -98,7 +99,23 @@ static void pprof_sample(SpBuf *b, SpBuf *s, SpBuf *packed, const uint32_t *leaf
     pb_sub(b, 2, s);
 }
 
-static void pprof_samples(SpProfile *p, SpBuf *b, SpBuf *s, uint64_t interval, int exact) {
+/* Own time of each tree node: inclusive time minus the children's, clamped at 0. */
+static uint64_t *pprof_node_self_ns(const SpProfile *p) {
+    uint32_t n = p->cc.nnodes;
+    int64_t *t = calloc(n ? n : 1, sizeof *t);
+    if (!t) return NULL;
+    for (uint32_t i = 0; i < n; i++) {
+        t[i] += (int64_t)p->cc.nodes[i].time_ns;
+        if (p->cc.nodes[i].parent != SP_NONE)
+            t[p->cc.nodes[i].parent] -= (int64_t)p->cc.nodes[i].time_ns;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        if (t[i] < 0) t[i] = 0;
+    return (uint64_t *)t;
+}
+
+static void pprof_samples(SpProfile *p, SpBuf *b, SpBuf *s, uint64_t interval, int exact,
+                          int timed) {
     SpBuf packed;
     uint32_t base = p->strs.n;
     sp_buf_init(&packed);
@@ -108,19 +125,22 @@ static void pprof_samples(SpProfile *p, SpBuf *b, SpBuf *s, uint64_t interval, i
             int64_t ts = p->threads[sm->thread].name ? (int64_t)p->threads[sm->thread].name : -1;
             int64_t vs = sm->state ? (int64_t)(base + X_STATE0 + sm->state) : -1;
             uint64_t iv = pprof_interval_at(p, sm->time_ns, interval);
-            pprof_sample(b, s, &packed, sp_sample_stack(p, sm), sm->depth, sm->weight, iv, exact,
-                         ts, vs, base);
+            pprof_sample(b, s, &packed, sp_sample_stack(p, sm), sm->depth, sm->weight, !exact,
+                         sm->weight * iv, ts, vs, base);
         }
     } else {
         uint32_t chain[4096];
-        for (uint32_t i = 0; i < p->cc.nnodes; i++) {
+        uint64_t *own = timed ? pprof_node_self_ns(p) : NULL;
+        if (timed && !own) b->oom = 1;
+        for (uint32_t i = 0; i < p->cc.nnodes && !b->oom; i++) {
             uint32_t n = 0;
-            if (!p->cc.nodes[i].self) continue;
+            if (!p->cc.nodes[i].self && !(own && own[i])) continue;
             for (uint32_t j = i; j != SP_NONE && n < 4096; j = p->cc.nodes[j].parent)
                 chain[n++] = p->cc.nodes[j].frame;
-            pprof_sample(b, s, &packed, chain, n, p->cc.nodes[i].self, interval, exact, -1, -1,
-                         base);
+            pprof_sample(b, s, &packed, chain, n, p->cc.nodes[i].self, !exact || timed,
+                         own ? own[i] : p->cc.nodes[i].self * interval, -1, -1, base);
         }
+        free(own);
     }
     sp_buf_fini(&packed);
 }
@@ -173,6 +193,7 @@ static void pprof_strings(const SpProfile *p, SpBuf *b) {
         pb_field_bytes(b, 6, extra[i], strlen(extra[i]));
     for (uint32_t st = 0; st < SP_VM_STATE_COUNT; st++)
         pb_field_bytes(b, 6, sp_vm_state_name(st), strlen(sp_vm_state_name(st)));
+    pb_field_bytes(b, 6, "time", 4); /* X_TIME */
 }
 
 int sp_pprof_encode(SpProfile *p, SpBuf *out) {
@@ -181,14 +202,18 @@ int sp_pprof_encode(SpProfile *p, SpBuf *out) {
     uint32_t base = p->strs.n;
     SpBuf s;
     if (!p->nsamples && sp_ccmap_ensure(p)) return -1;
+    int timed = 0; /* exact tree with times: a second value, own time per context */
+    for (uint32_t i = 0; exact && !p->nsamples && i < p->cc.nnodes && !timed; i++)
+        timed = p->cc.nodes[i].time_ns != 0;
     sp_buf_init(&s);
     if (exact) {
         pprof_value_type(out, &s, 1, base + X_CALLS, base + X_COUNT);
+        if (timed) pprof_value_type(out, &s, 1, base + X_TIME, base + X_NANOS);
     } else {
         pprof_value_type(out, &s, 1, base + X_SAMPLES, base + X_COUNT);
         pprof_value_type(out, &s, 1, base + X_CPU, base + X_NANOS);
     }
-    pprof_samples(p, out, &s, interval, exact);
+    pprof_samples(p, out, &s, interval, exact, timed);
     pprof_mappings(p, out, &s);
     pprof_locations_functions(p, out, &s);
     pprof_strings(p, out);
@@ -197,12 +222,12 @@ int sp_pprof_encode(SpProfile *p, SpBuf *out) {
     if (exact) {
         pprof_value_type(out, &s, 11, base + X_CALLS, base + X_COUNT);
         pb_field_varint(out, 12, 1);
+        if (timed) pb_field_varint(out, 14, base + X_CALLS); /* default_sample_type */
     } else {
         pprof_value_type(out, &s, 11, base + X_CPU, base + X_NANOS);
         pb_field_varint(out, 12, interval);
     }
     sp_buf_fini(&s);
-    (void)X_NSTR;
     return out->oom ? -1 : 0;
 }
 

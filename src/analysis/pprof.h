@@ -3,7 +3,8 @@
  *
  * Mapping of the model: one Function and one Location per frame (id = frame + 1); one pprof
  * Sample per profile sample (locations leaf first), values [samples, cpu ns] for sampled
- * profiles or [calls] for exact ones; labels "thread" and "vm_state".  Profiles without
+ * profiles or [calls] (plus [time ns] = each context's own time when the exact tree has
+ * times) for exact ones; labels "thread" and "vm_state".  Profiles without
  * samples (exact) export their context tree.  Deterministic output (gzip mtime = 0).
  * Not thread-safe per profile; not async-signal-safe.
  */

@@ -72,6 +72,8 @@ if command -v go >/dev/null; then
     $SAMPO export --pprof exact.prof -o exact.pb.gz
     go tool pprof -top exact.pb.gz >pprof-exact.txt 2>&1
     check "go pprof exact" grep -qE '^ +1000 +98\.91%.*Caller>>m$' pprof-exact.txt
+    go tool pprof -top -sample_index=time exact.pb.gz >pprof-exact-time.txt 2>&1
+    check "go pprof exact own time" grep -qE '^ +4000us 80\.00%.*Caller>>m$' pprof-exact-time.txt
 else
     echo "skip go tool pprof (go not installed)"
 fi
