@@ -20,6 +20,7 @@
 
 #include "bytecode.h"
 #include "codegen.h"
+#include "num.h"
 #include "parser.h"
 #include "vmtest.h"
 
@@ -149,7 +150,8 @@ static void test_literals_and_globals(void **state)
     assert_int_equal(som_int(m->literals[1]), -128);
     assert_int_equal(som_int(m->literals[2]), 127);
     assert_int_equal(som_int(m->literals[3]), 128);
-    assert_int_equal(som_hdr(m->literals[4])->kind, OBJ_DOUBLE);
+    assert_true(num_is_double(m->literals[4]));
+    assert_true(num_double(m->literals[4]) == 2.5);
     assert_ptr_equal((void *)m->literals[5], som_symbol_cstr(vm, "Foo"));
     /* symbols are interned: the same object as the array element */
     assert_ptr_equal((void *)m->literals[6], (void *)arr->items[3]);
