@@ -33,6 +33,7 @@ static void usage(FILE *f)
             "  --prof[=MODE]  profile the program: async (default; signal-driven sampling),\n"
             "                 coop (sampling at safe points), exact (count every call)\n"
             "  --prof-hz N    samples per second per thread (default: self-tuned)\n"
+            "  --prof-tune    self-tune the rate even with --prof-hz (which sets the start)\n"
             "  --prof-out F   write the profile to F (exact mode also writes F.time)\n"
             "  --prof-report  print the profile report on stderr at exit\n"
             "  --prof-dump F  write the calling-context map as JSON to F\n"

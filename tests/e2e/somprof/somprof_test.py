@@ -201,6 +201,23 @@ def test_gc_stress():
         assert p.stdout.split() == ["610", "done"], p.stdout
 
 
+def test_hist_labels():
+    out, svg = os.path.join(WORK, "hist.prof"), os.path.join(WORK, "hist.svg")
+    som("--prof", "--prof-hz", "2000", "--prof-out", out, prog("Hot.som"), "800")
+    run([SAMPO, "hist", out, "-o", svg])
+    text = open(svg).read()
+    assert "bc:" in text, "no bytecode-handler label in the PC histogram"
+
+
+def test_flame_and_pprof():
+    out = os.path.join(WORK, "fig2_async.prof")
+    if not os.path.exists(out):
+        check_fig2_sampled("async")
+    svg = os.path.join(WORK, "flame.svg")
+    run([SAMPO, "flame", out, "-o", svg])
+    assert "Fig2&gt;&gt;work" in open(svg).read() or "Fig2>>work" in open(svg).read()
+
+
 def test_bad_options():
     p = som("--prof=bogus", prog("Hot.som"), check=False)
     assert p.returncode == 2 and "expected async, coop or exact" in p.stderr, p.stderr
