@@ -35,6 +35,7 @@
  *   SAMPO_CHILDREN=0|1    exec'd children keep profiling into OUT.PID (default 1).
  *   SAMPO_VERBOSE=0|1     log trigger choice and every tuning change to stderr.
  *   SAMPO_DISABLE=1       load but do nothing.
+ *   SAMPO_EMPTY_HANDLER=1 benchmarks only: same triggers, handler does nothing.
  * The `sampo` tool finds the preload library next to itself (libsampo_preload.so) or via
  * SAMPO_PRELOAD=PATH.
  */
@@ -101,6 +102,7 @@ typedef struct SampoConfig {
     int perf_map;          /* write /tmp/perf-PID.map for registered JIT ranges */
     int wall_interpose;    /* wall mode: see SAMPO_WALL_INTERPOSE */
     int verbose;           /* log to stderr (never from the handler) */
+    int empty_handler;     /* benchmarks only: the handler returns at once (signal floor) */
     const char *out_path;  /* written by sampo_stop(); NULL = do not write; borrowed */
 } SampoConfig;
 

@@ -166,6 +166,7 @@ static int env_numbers(SampoConfig *c, char *err, size_t len)
     NUM("SAMPO_PERF_MAP", 0, 1, c->perf_map = (int)d)
     NUM("SAMPO_WALL_INTERPOSE", 0, 1, c->wall_interpose = (int)d)
     NUM("SAMPO_VERBOSE", 0, 9, c->verbose = (int)d)
+    NUM("SAMPO_EMPTY_HANDLER", 0, 1, c->empty_handler = (int)d)
 #undef NUM
     return SAMPO_OK;
 }

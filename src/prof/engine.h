@@ -31,6 +31,7 @@
 #define PROF_SIG SIGPROF
 #define PROF_MAX_DEPTH 255
 #define PROF_BATCH_WORDS 2048 /* 16 KiB; holds >= 2 records of PROF_MAX_DEPTH */
+#define PROF_JITTER_EVERY 8 /* samples per jittered re-arm of the trigger */
 #define PROF_BLOCK_DEPTH 64 /* frames cached on entry to an interposed blocking call */
 #define PROF_FLUSH_NS 1000000000ull /* a batch older than this is flushed at the next sample */
 
@@ -92,6 +93,7 @@ struct ProfThread {
     int has_timer;
     timer_t timer;
     uint32_t burst_n;
+    uint32_t jitter_n;
     int in_pause;
     uint64_t rng;
     /* counters written by the handler */

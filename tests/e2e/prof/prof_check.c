@@ -70,6 +70,16 @@ int main(int argc, char **argv)
             min_samples = strtoull(argv[++i], NULL, 10);
         } else if (!strcmp(a, "--thread-split")) {
             fail |= thread_split(p, tol);
+        } else if (!strcmp(a, "--flat")) {
+            /* self share per leaf function name: "pct<TAB>name" lines */
+            uint64_t *self = calloc(p->nframes + 1, sizeof *self);
+            for (uint32_t k = 0; k < p->nsamples; k++)
+                if (p->samples[k].depth) self[sp_sample_stack(p, &p->samples[k])[0]] += p->samples[k].weight;
+            for (uint32_t f = 0; f < p->nframes; f++)
+                if (self[f])
+                    printf("flat\t%.4f\t%s\n", 100.0 * (double)self[f] / (double)total,
+                           sp_str(p, p->frames[f].name));
+            free(self);
         } else if (!strcmp(a, "--dump") && i + 1 < argc) {
             uint32_t n = (uint32_t)atoi(argv[++i]);
             for (uint32_t k = 0; k < p->nsamples && k < n; k++) {
