@@ -16,7 +16,8 @@ missing is skipped and reported as such.
 Every implementation runs `<harness> <Benchmark> <outer> <inner>` and prints
 one line `<Benchmark>: iterations=1 runtime: <N>us` per outer iteration; the
 first --warmup iterations are dropped and the median (or --stat min) of the
-rest is reported in milliseconds per outer iteration.
+rest is reported in milliseconds per outer iteration (--stat cpu: process
+CPU time / outer iterations instead, for loaded machines).
 
 Examples:
   bench/awfy-compare/run.py --som build/release/tools/som/som \\
@@ -35,6 +36,7 @@ import json
 import math
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -106,6 +108,7 @@ def run_one(impl, opts, bench, inner):
     argv, cwd = cmd
     if opts.verbose:
         print('  $ %s%s' % (' '.join(argv), ' (in %s)' % cwd if cwd else ''), file=sys.stderr)
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         proc = subprocess.run(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               timeout=opts.timeout, check=False)
@@ -127,10 +130,15 @@ def run_one(impl, opts, bench, inner):
         why = (bad[0] if bad else errs[0] if errs
                else 'exit %d, %d timings' % (proc.returncode, len(times))).strip()
         return {'error': why[:70]}
-    return {'times': times}
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
+    return {'times': times, 'cpu_us_per_iter': cpu * 1e6 / len(times)}
 
 
-def summarize(times, opts):
+def summarize(res, opts):
+    if opts.stat == 'cpu':
+        return res['cpu_us_per_iter'] / 1000.0
+    times = res['times']
     kept = times[opts.warmup:] if len(times) > opts.warmup else times
     value = min(kept) if opts.stat == 'min' else statistics.median(kept)
     return value / 1000.0  # ms per outer iteration
@@ -167,7 +175,7 @@ def measure(opts):
             if res is None:
                 continue
             if 'times' in res:
-                res['ms'] = summarize(res['times'], opts)
+                res['ms'] = summarize(res, opts)
             row[impl] = res
             if opts.verbose:
                 print('  %-10s %-4s %s' % (bench, impl, res.get('ms', res.get('error'))),
@@ -222,6 +230,17 @@ def print_table(results, opts):
         for k, (a, b) in (('som/C++', ('som', 'cpp')), ('Lua/C++', ('lua', 'cpp'))):
             g = geomean([ms_of(results[x], a) / ms_of(results[x], b) for x in common])
             print('geomean %-8s %-7s over the %d benchmarks all three ran' % (k, fmt_x(g), len(common)))
+    if opts.stat != 'cpu':  # the same ratios from process CPU time, as a cross-check
+        def cpu_of(row, impl):
+            res = row.get(impl)
+            return res.get('cpu_us_per_iter') if res and 'times' in res else None
+        for k, (a, b) in (('som/C++', ('som', 'cpp')), ('Lua/C++', ('lua', 'cpp')),
+                          ('som/Lua', ('som', 'lua'))):
+            vals = [ratio(cpu_of(r, a), cpu_of(r, b)) for r in results.values()]
+            vals = [v for v in vals if v is not None]
+            if vals:
+                print('geomean %-8s %-7s over %d from process CPU time / iterations (cross-check)'
+                      % (k, fmt_x(geomean(vals)), len(vals)))
     for n in notes:
         print('note: ' + n)
     return ratios
@@ -257,7 +276,11 @@ def parse_args(argv):
     ap.add_argument('-n', type=int, default=6, help='outer iterations per run (default 6)')
     ap.add_argument('--warmup', type=int, default=2,
                     help='leading iterations to drop before taking the statistic (default 2)')
-    ap.add_argument('--stat', choices=['median', 'min'], default='median')
+    ap.add_argument('--stat', choices=['median', 'min', 'cpu'], default='median',
+                    help='median (default) or min of the kept wall-clock iterations as '
+                    'printed by each harness, or cpu = process user+sys CPU time divided by '
+                    'the number of outer iterations (includes start-up and warm-up; less '
+                    'sensitive to a loaded machine)')
     ap.add_argument('--only', help='comma-separated benchmark names (default: all 14)')
     ap.add_argument('--inner', action='append', help='Name=N inner iterations (repeatable)')
     ap.add_argument('--timeout', type=int, default=600, help='seconds per process')
@@ -304,8 +327,12 @@ def main(argv):
     print('som: %s%s' % (opts.som, ' (+ -cp ...:%s)' % opts.corelib if opts.corelib else ''))
     print('C++: %s' % (opts.cpp or '(skipped)'))
     print('Lua: %s' % ('%s in %s' % (opts.lua, opts.lua_dir) if opts.lua_dir else '(skipped)'))
-    print('outer iterations %d, first %d dropped, %s of the rest, ms per outer iteration'
-          % (opts.n, opts.warmup, opts.stat))
+    if opts.stat == 'cpu':
+        print('outer iterations %d; process CPU time / iterations, ms per outer iteration'
+              % opts.n)
+    else:
+        print('outer iterations %d, first %d dropped, %s of the rest, ms per outer iteration'
+              % (opts.n, opts.warmup, opts.stat))
     print('load average at start: %.2f %.2f %.2f\n' % load0)
     results = measure(opts)
     print_table(results, opts)
