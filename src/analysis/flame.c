@@ -77,7 +77,7 @@ static void flame_rect(Flame *f, uint32_t node, double x, unsigned depth) {
                   (unsigned long long)f->incl[node],
                   100.0 * (double)f->incl[node] / (double)f->total, x + 10, y, w, FLAME_ROW - 1, r,
                   g, b);
-    size_t fit = w > 12 ? (size_t)((w - 6) / 7) : 0; /* ~7 px per glyph at 12 px */
+    size_t fit = w > 12 ? (w > 1800 ? 255 : (size_t)((w - 6) / 7)) : 0; /* ~7 px per glyph */
     if (fit >= 3) {
         char text[256];
         size_t len = strlen(label);

@@ -59,14 +59,15 @@ static int hist_symbol_range(const SpProfile *p, const char *name, Seg *s) {
     for (uint32_t i = 0; i < p->nsymbols; i++)
         if (strcmp(sp_str(p, p->symbols[i].name), name) == 0) {
             s->lo = p->symbols[i].addr;
-            s->hi = s->lo + (p->symbols[i].size ? p->symbols[i].size : 1);
+            uint64_t sz = p->symbols[i].size ? p->symbols[i].size : 1;
+            s->hi = s->lo > UINT64_MAX - sz ? UINT64_MAX : s->lo + sz;
             return 0;
         }
     for (uint32_t f = 0; f < p->nframes; f++)
         if (p->frames[f].addr && p->frames[f].size &&
             strcmp(sp_frame_label(p, f, buf, sizeof buf), name) == 0) {
             s->lo = p->frames[f].addr;
-            s->hi = s->lo + p->frames[f].size;
+            s->hi = s->lo > UINT64_MAX - p->frames[f].size ? UINT64_MAX : s->lo + p->frames[f].size;
             return 0;
         }
     return -1;
@@ -77,19 +78,19 @@ static unsigned hist_auto_segments(const Pcw *v, size_t n, Seg *seg) {
     unsigned ns = 0;
     for (size_t i = 0; i < n; i++) {
         if (ns && (v[i].pc < seg[ns - 1].hi || v[i].pc - seg[ns - 1].hi < HIST_GAP)) {
-            seg[ns - 1].hi = v[i].pc + 1;
+            seg[ns - 1].hi = v[i].pc < UINT64_MAX ? v[i].pc + 1 : UINT64_MAX;
             continue;
         }
         if (ns == HIST_MAXSEG) { /* too many: extend the last one */
-            seg[ns - 1].hi = v[i].pc + 1;
+            seg[ns - 1].hi = v[i].pc < UINT64_MAX ? v[i].pc + 1 : UINT64_MAX;
             continue;
         }
-        seg[ns++] = (Seg){v[i].pc, v[i].pc + 1};
+        seg[ns++] = (Seg){v[i].pc, v[i].pc < UINT64_MAX ? v[i].pc + 1 : UINT64_MAX};
     }
     for (unsigned i = 0; i < ns; i++) { /* pad so edge bins are not clipped */
         uint64_t pad = (seg[i].hi - seg[i].lo) / 50 + 16;
         seg[i].lo = seg[i].lo > pad ? seg[i].lo - pad : 0;
-        seg[i].hi += pad;
+        seg[i].hi = seg[i].hi > UINT64_MAX - pad ? UINT64_MAX : seg[i].hi + pad;
     }
     return ns;
 }
@@ -124,7 +125,7 @@ static void hist_fill(Hist *h, const Pcw *v, size_t n) {
     for (size_t i = 0; i < n; i++)
         for (unsigned s = 0; s < h->nseg; s++) {
             const Seg *g = &h->seg[s];
-            if (v[i].pc < g->lo || v[i].pc >= g->hi) continue;
+            if (v[i].pc < g->lo || v[i].pc >= g->hi || g->hi <= g->lo) continue;
             unsigned k =
                 (unsigned)((double)(v[i].pc - g->lo) / (double)(g->hi - g->lo) * h->bins_per_seg);
             if (k >= h->bins_per_seg) k = h->bins_per_seg - 1;
@@ -224,12 +225,16 @@ static int hist_symbols(Hist *h) {
     h->nsyms = 0;
     for (uint32_t i = 0; i < p->nsymbols; i++) {
         const SpSymbol *s = &p->symbols[i];
-        h->syms[h->nsyms++] = (HSym){s->addr, s->addr + (s->size ? s->size : 1), s->name};
+        uint64_t sz = s->size ? s->size : 1;
+        h->syms[h->nsyms++] =
+            (HSym){s->addr, s->addr > UINT64_MAX - sz ? UINT64_MAX : s->addr + sz, s->name};
     }
     for (uint32_t f = 0; f < p->nframes; f++) {
         const SpFrame *fr = &p->frames[f];
         if (fr->addr && fr->size && fr->name && fr->kind != SP_FRAME_VM_METHOD)
-            h->syms[h->nsyms++] = (HSym){fr->addr, fr->addr + fr->size, fr->name};
+            h->syms[h->nsyms++] = (HSym){
+                fr->addr, fr->addr > UINT64_MAX - fr->size ? UINT64_MAX : fr->addr + fr->size,
+                fr->name};
     }
     qsort(h->syms, h->nsyms, sizeof *h->syms, cmp_hsym);
     return 0;

@@ -50,7 +50,7 @@ static uint64_t pprof_interval_ns(const SpProfile *p) {
     for (size_t i = 0; i < 4; i++) {
         const char *v = sp_meta_get(p, hz_keys[i]);
         double f = v ? strtod(v, NULL) : 0;
-        if (f > 0) return (uint64_t)(1e9 / f + 0.5);
+        if (f >= 1e-3 && f <= 1e9) return (uint64_t)(1e9 / f + 0.5); /* sane rates only */
     }
     return 1000000;
 }

@@ -137,7 +137,8 @@ static void tl_interval(Tl *t) {
             double b = (double)p->events[i].b;
             lo = b < lo ? b : lo, hi = b > hi ? b : hi;
         }
-    double llo = floor(log10(lo) - 0.3), lhi = ceil(log10(hi) + 0.3); /* keep the line off the edges */
+    double llo = floor(log10(lo) - 0.3),
+           lhi = ceil(log10(hi) + 0.3); /* keep the line off the edges */
     if (lhi <= llo) lhi = llo + 1;
 #define TL_Y(v) (t->py + t->ph * (1 - (log10(v) - llo) / (lhi - llo)))
     sp_buf_printf(t->out, "<polyline fill=\"none\" stroke=\"#c00\" stroke-width=\"2\" points=\"");
@@ -191,7 +192,7 @@ static void tl_frame(Tl *t) {
     sp_buf_printf(t->out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">0</text>\n", t->px - 4,
                   yb);
     for (int k = 0; k <= 4; k++) {
-        uint64_t tm = t->t0 + (uint64_t)((double)(t->t1 - t->t0) * k / 4);
+        uint64_t tm = t->t0 + (t->t1 - t->t0) / 4 * (uint64_t)k; /* integer: no overflow */
         sp_buf_printf(t->out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.3f s</text>\n",
                       t->px + t->pw * k / 4, yb + 16, (double)tm / 1e9);
     }
@@ -228,7 +229,7 @@ int sp_timeline_svg(const SpProfile *p, const SpTimelineOpts *o, SpBuf *out, cha
         uint64_t tm = p->events[i].time_ns;
         t.t0 = tm < t.t0 ? tm : t.t0, t.t1 = tm > t.t1 ? tm : t.t1;
     }
-    t.t1 += 1;
+    if (t.t1 < UINT64_MAX) t.t1 += 1;
     t.count = calloc((size_t)t.nb * TL_SERIES, sizeof *t.count);
     if (!t.count || tl_series(&t)) {
         free(t.count);
