@@ -167,6 +167,16 @@ PROF_NO_SAN static void capture_sample(ProfThread *t, void *uc)
     b->used += r->words;
     b->nsamples++;
     atomic_fetch_add_explicit(&t->taken, 1, memory_order_relaxed);
+    if (prof_g.cfg.mode == SAMPO_MODE_WALL) { /* for samples of this thread while it waits */
+        uint32_t s = atomic_load_explicit(&t->lseq, memory_order_relaxed);
+        atomic_store_explicit(&t->lseq, s + 1, memory_order_relaxed);
+        atomic_signal_fence(memory_order_release);
+        t->ln = nn < PROF_BLOCK_DEPTH ? nn : PROF_BLOCK_DEPTH;
+        for (uint32_t i = 0; i < t->ln; i++) t->lpcs[i] = pcs[i];
+        t->lnsw = nsw;
+        for (uint32_t i = 0; i < nsw; i++) t->lsw[i] = pcs[nn + i];
+        atomic_store_explicit(&t->lseq, s + 2, memory_order_release);
+    }
     if (flags & REC_WALK_ERR) atomic_fetch_add_explicit(&t->walk_err, 1, memory_order_relaxed);
     if (flags & REC_TRUNC) atomic_fetch_add_explicit(&t->truncated, 1, memory_order_relaxed);
     if (b->cap - b->used < prof_g.rec_max_words || now - b->first_ns > PROF_FLUSH_NS)
@@ -185,6 +195,7 @@ void prof_handler(int sig, siginfo_t *si, void *uc)
         goto out;
     }
     atomic_store(&t->in_handler, 1); /* seq_cst: pairs with the stop path's store of enabled */
+    atomic_store_explicit(&t->sig_pending, 0, memory_order_relaxed);
     if (atomic_load_explicit(&t->blocked, memory_order_relaxed))
         atomic_store_explicit(&t->hit_blocked, 1, memory_order_relaxed);
     if (atomic_load(&prof_g.enabled) && !atomic_load_explicit(&prof_g.paused, memory_order_relaxed)) {
@@ -282,7 +293,7 @@ void prof_block_exit(void)
     if (t) atomic_store_explicit(&t->blocked, 0, memory_order_relaxed);
 }
 
-void prof_capture_synth(ProfThread *t, uint64_t now)
+void prof_capture_synth(ProfThread *t, uint64_t now, int waiting)
 {
     ProfThread *s = prof_g.sampler_slot;
     ProfBatch *b = capture_room(s);
@@ -291,18 +302,32 @@ void prof_capture_synth(ProfThread *t, uint64_t now)
     uint64_t *pcs = (uint64_t *)(r + 1);
     uint32_t n, seq;
     int tries = 0;
+    _Atomic uint32_t *sq = waiting ? &t->lseq : &t->bseq;
+    const uint32_t *np = waiting ? &t->ln : &t->bn;
+    const uint64_t *src = waiting ? t->lpcs : t->bpcs;
     do {
-        seq = atomic_load_explicit(&t->bseq, memory_order_acquire);
-        n = t->bn < PROF_BLOCK_DEPTH ? t->bn : PROF_BLOCK_DEPTH;
-        memcpy(pcs, t->bpcs, n * sizeof *pcs);
+        seq = atomic_load_explicit(sq, memory_order_acquire);
+        n = *np < PROF_BLOCK_DEPTH ? *np : PROF_BLOCK_DEPTH;
+        memcpy(pcs, src, n * sizeof *pcs);
         atomic_thread_fence(memory_order_acquire);
-    } while (((seq & 1) || seq != atomic_load_explicit(&t->bseq, memory_order_relaxed)) &&
+    } while (((seq & 1) || seq != atomic_load_explicit(sq, memory_order_relaxed)) &&
              ++tries < 4);
-    if (!n) return;
+    if (!n) {
+        if (waiting) atomic_store(&t->sig_pending, 0); /* nothing cached: signal next tick */
+        return;
+    }
+    uint32_t nsw = 0;
+    if (waiting && n == t->ln) { /* copy the stack words too (seqlock re-checked below) */
+        nsw = t->lnsw < PROF_STACK_WORDS ? t->lnsw : PROF_STACK_WORDS;
+        memcpy(pcs + n, t->lsw, nsw * sizeof *pcs);
+        if (atomic_load_explicit(sq, memory_order_acquire) != seq) nsw = 0;
+    }
     uint8_t st = t->state_ptr ? *t->state_ptr : t->state;
-    *r = (ProfRec){.words = (uint32_t)(PROF_REC_WORDS + n), .tid = (uint32_t)t->tid,
+    if (waiting) st = st ? st : SAMPO_VM_NONE; /* runnable, waiting for a CPU */
+    else st = st ? st : SAMPO_VM_IDLE;
+    *r = (ProfRec){.words = (uint32_t)(PROF_REC_WORDS + n + nsw), .tid = (uint32_t)t->tid,
                    .time_ns = now, .pc = pcs[0], .n_native = (uint16_t)n,
-                   .state = st ? st : SAMPO_VM_IDLE, .flags = REC_SYNTH, .weight = 1};
+                   .state = st, .flags = REC_SYNTH, .nsw = (uint8_t)nsw, .weight = 1};
     if (!b->nsamples) b->first_ns = now;
     b->used += r->words;
     b->nsamples++;

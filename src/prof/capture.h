@@ -37,7 +37,9 @@ void prof_block_enter(void);
 void prof_block_exit(void);
 /* After EINTR in an interposed call: 1 if a profiler signal hit the thread while blocked. */
 int prof_block_interrupted(void);
-/* Sampler thread: writes a synthesized sample of blocked thread t into the sampler slot. */
-void prof_capture_synth(ProfThread *t, uint64_t now);
+/* Sampler thread: writes a synthesized sample of thread t into the sampler slot, from the
+ * stack cached on entry to a blocking call, or (waiting) from t's last signal sample when
+ * t has not yet run since the previous tick's signal. */
+void prof_capture_synth(ProfThread *t, uint64_t now, int waiting);
 
 #endif

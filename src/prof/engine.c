@@ -304,6 +304,7 @@ static int eng_start_locked(const SampoConfig *c)
         atomic_store(&t->walk_err, 0);
         atomic_store(&t->truncated, 0);
         atomic_store(&t->taken, 0);
+        atomic_store(&t->sig_pending, 0);
     }
     ProfThread *me = rc ? NULL : eng_register_locked(NULL);
     pthread_mutex_unlock(&g->reg);

@@ -104,6 +104,13 @@ struct ProfThread {
     _Atomic int hit_blocked; /* a profiler signal arrived while blocked */
     uint32_t bn;
     uint64_t bpcs[PROF_BLOCK_DEPTH];
+    /* wall mode: stack of the last signal sample (seqlock), and whether the sampler's last
+     * signal is still undelivered (thread runnable but not running) */
+    _Atomic uint32_t lseq;
+    uint32_t ln, lnsw;
+    uint64_t lpcs[PROF_BLOCK_DEPTH];
+    uint64_t lsw[8]; /* stack words of that sample (frameless-leaf repair) */
+    _Atomic int sig_pending;
     /* sampler thread state */
     uint64_t cpu_last;
     int64_t credit;

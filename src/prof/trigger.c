@@ -205,8 +205,12 @@ static void sampler_tick(uint64_t iv, uint64_t now)
         if (!atomic_load_explicit(&t->alive, memory_order_acquire) || t == prof_g.sampler_slot)
             continue;
         if (wall) {
-            if (prof_g.cfg.wall_interpose && atomic_load(&t->blocked)) prof_capture_synth(t, now);
-            else syscall(SYS_tgkill, pid, t->tid, PROF_SIG);
+            if (prof_g.cfg.wall_interpose && atomic_load(&t->blocked))
+                prof_capture_synth(t, now, 0);
+            else if (atomic_exchange(&t->sig_pending, 1)) /* still waiting for a CPU */
+                prof_capture_synth(t, now, 1);
+            else
+                syscall(SYS_tgkill, pid, t->tid, PROF_SIG);
             continue;
         }
         struct timespec ts;

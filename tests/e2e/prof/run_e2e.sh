@@ -24,10 +24,10 @@ recurse)
     "$CHECK" "$dir/p" --tol 4 --min-samples 600 --depth-min 200 leaf_loop=97 ;;
 sleeper_cpu)
     SAMPO_HZ=1000 run "$dir/p" sleeper 2
-    "$CHECK" "$dir/p" --tol 4 --min-samples 800 busy_main=91 sleepy_work=9 ;;
+    "$CHECK" "$dir/p" --tol 4 --min-samples 300 busy_main=91 sleepy_work=9 ;;
 sleeper_wall)
     SAMPO_HZ=500 SAMPO_MODE=wall run "$dir/p" sleeper 2
-    "$CHECK" "$dir/p" --min-samples 800 --meta mode=wall --meta trigger=thread \
+    "$CHECK" "$dir/p" --min-samples 500 --meta mode=wall --meta trigger=thread \
         busy_main=50 sleepy_main=50
     # the sleeper works ~9% of its time; wall samples of it while runnable-but-waiting on
     # these 2 cores count as waiting, so its work share lands between 0.5 and 8%
