@@ -1,0 +1,122 @@
+/*
+ * test_feedback.c - inline caches and type feedback (CallSite, object.h)
+ * after running a program: per-site receiver classes with hit counts, the
+ * megamorphic flag, miss counts, `argkinds` of arithmetic sites (recorded
+ * only when the inline fast path cannot handle the operands), invocation
+ * counters, and trivial methods that never get a frame.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmtest.h"
+
+static const char prog[] =
+    "Fb = (\n"
+    "  | f |\n"
+    "  f = ( ^f )\n"
+    "  probe: x = ( ^x class )\n"
+    "  mono: x = ( ^x abs )\n"
+    "  objs = ( | a | a := Array new: 6. a at: 1 put: 1. a at: 2 put: 2.5. a at: 3 put: 'str'.\n"
+    "    a at: 4 put: #sym. a at: 5 put: nil. a at: 6 put: true. ^a )\n"
+    "  add: a to: b = ( ^a + b )\n"
+    "  run = (\n"
+    "    1 to: 10 do: [:i | self mono: i - 5 ].\n"
+    "    self objs do: [:o | self probe: o ].\n"
+    "    #(1 2.5 'str') do: [:o | self probe: o ].\n"
+    "    1 to: 100 do: [:i | self add: i to: 1 ].\n"
+    "    self add: 1.5 to: 2. self add: (2 raisedTo: 80) to: 1. self add: 'a' to: 'b'.\n"
+    "    1 to: 7 do: [:i | self f ] ) )\n";
+
+static SomVM *run_kept(const char *dir, const char *src_main)
+{
+    char e[512];
+    SomVM *vm = som_vm_new(NULL, dir, e, sizeof e);
+    if (!vm) fail_msg("%s", e);
+    char *argv[] = {(char *)src_main};
+    int status = som_vm_run(vm, 1, argv);
+    if (status != 0) fail_msg("program failed with status %d", status);
+    return vm;
+}
+
+static SomMethod *method(SomVM *vm, const char *cls, const char *sel)
+{
+    Value c = 0;
+    assert_true(som_global_get(vm, som_symbol_cstr(vm, cls), &c));
+    SomMethod *m = som_lookup(vm, (SomClass *)c, som_symbol_cstr(vm, sel));
+    assert_non_null(m);
+    return m;
+}
+
+static CallSite *site(SomMethod *m, const char *sel)
+{
+    for (uint32_t i = 0; i < m->nsites; i++)
+        if (!strcmp(m->sites[i].selector->bytes, sel)) return &m->sites[i];
+    fail_msg("no site %s", sel);
+    return NULL;
+}
+
+static int entries(const CallSite *cs)
+{
+    int n = 0;
+    for (int i = 0; i < SOM_IC_SIZE; i++) n += cs->ic[i].cls != NULL;
+    return n;
+}
+
+static void test_inline_caches_and_feedback(void **state)
+{
+    (void)state;
+    char *dir = vt_tempdir();
+    vt_write_class(dir, "Fb", prog);
+    SomVM *vm = run_kept(dir, "Fb");
+
+    /* monomorphic: one class, every call a hit */
+    CallSite *abs = site(method(vm, "Fb", "mono:"), "abs");
+    assert_int_equal(entries(abs), 1);
+    assert_ptr_equal(abs->ic[0].cls, vm->integerClass);
+    assert_int_equal(abs->ic[0].hits, 10);
+    assert_int_equal(abs->misses, 1);
+    assert_false(abs->megamorphic);
+
+    /* six receiver classes at one site: four cached, then megamorphic */
+    CallSite *cls = site(method(vm, "Fb", "probe:"), "class");
+    assert_int_equal(entries(cls), SOM_IC_SIZE);
+    assert_true(cls->megamorphic);
+    assert_ptr_equal(cls->ic[0].cls, vm->integerClass);
+    assert_ptr_equal(cls->ic[1].cls, vm->doubleClass);
+    assert_ptr_equal(cls->ic[2].cls, vm->stringClass);
+    assert_ptr_equal(cls->ic[3].cls, vm->symbolClass);
+    assert_int_equal(cls->ic[0].hits, 2);
+    assert_int_equal(cls->ic[2].hits, 2);
+
+    /* arithmetic: int+int stays on the fast path and records nothing; the
+     * slow-path operand kinds are recorded as receiver*4+argument bits */
+    CallSite *plus = site(method(vm, "Fb", "add:to:"), "+");
+    uint32_t want = 1u << (TF_BIGINT * 4 + TF_INT) | 1u << (TF_OTHER * 4 + TF_OTHER);
+    if (plus->argkinds != want)
+        fail_msg("argkinds %#x, want %#x (double+int is a fast path too)", plus->argkinds, want);
+
+    /* invocation counters; the trivial getter never gets an activation */
+    assert_int_equal(method(vm, "Fb", "mono:")->invocations, 10);
+    assert_int_equal(method(vm, "Fb", "add:to:")->invocations, 103);
+    SomMethod *getter = method(vm, "Fb", "f");
+    assert_int_equal(getter->trivial, TRIV_GETTER);
+    assert_int_equal(getter->invocations, 0);
+    som_vm_free(vm);
+    vt_rmdir(dir);
+    free(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_inline_caches_and_feedback),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
