@@ -49,9 +49,9 @@ import time
 # verifiable one even if it is slower or faster than that.
 INNER = {
     'Bounce': 800,
-    'CD': 250,
+    'CD': 100,
     'DeltaBlue': 10000,
-    'Havlak': 1500,
+    'Havlak': 150,
     'Json': 40,
     'List': 1500,
     'Mandelbrot': 500,
@@ -102,6 +102,8 @@ def impl_command(impl, opts, bench, outer, inner):
 
 def run_one(impl, opts, bench, inner):
     """Runs one implementation; returns dict(times=[us...]) or dict(error=str)."""
+    if '%s:%s' % (impl, bench) in opts.skip:
+        return {'error': 'skipped (--skip %s:%s)' % (impl, bench)}
     cmd = impl_command(impl, opts, bench, opts.n, inner)
     if cmd is None:
         return None
@@ -283,6 +285,9 @@ def parse_args(argv):
                     'sensitive to a loaded machine)')
     ap.add_argument('--only', help='comma-separated benchmark names (default: all 14)')
     ap.add_argument('--inner', action='append', help='Name=N inner iterations (repeatable)')
+    ap.add_argument('--skip', action='append', default=[],
+                    help='IMPL:Benchmark to leave out, IMPL one of cpp, lua, som (repeatable), '
+                    'e.g. lua:Havlak, which takes ~25 s per iteration in Lua 5.4')
     ap.add_argument('--timeout', type=int, default=600, help='seconds per process')
     ap.add_argument('--json', help='also write the raw results to this file')
     ap.add_argument('-v', '--verbose', action='store_true')
