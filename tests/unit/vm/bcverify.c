@@ -17,10 +17,12 @@ static bool is_jump(int op)
 
 static bool is_lit_op(int op) { return op == BC_PUSH_CONST || op == BC_PUSH_GLOBAL || op == BC_PUSH_BLOCK; }
 
+/* Every other instruction with a 16-bit operand (sends, arithmetic and logic
+ * opcodes, including ones added later) carries a call-site index. */
 static bool is_site_op(int op)
 {
-    return op == BC_SEND || op == BC_SUPER_SEND || (op >= BC_ADD && op <= BC_NE) || op == BC_AND ||
-           op == BC_OR;
+    return som_bc_len[op] == 2 && !is_lit_op(op) && !is_jump(op) && op != BC_JUMP_BACK &&
+           op != BC_PUSH_CTX && op != BC_STORE_CTX;
 }
 
 const char *vt_verify_code(const SomMethod *m)
