@@ -367,6 +367,19 @@ static void test_number_edges(void **state)
     check_case(&c, &o);
 }
 
+/* The division/bit opcodes: truncated `/`, floored `%`, the one quotient that
+ * leaves the small range, negative operands, division by zero as an error. */
+static void test_integer_division_family(void **state)
+{
+    (void)state;
+    static const ProgCase c = {
+        "E2", "E2 = ( run = ( (-4611686018427387904 / -1) println. (7 % -2) println.\n"
+              "  (-7 / 2) println. (5 & -1) println. (-1 bitXor: 0) println. (-8 % 3) println.\n"
+              "  (8 % -3) println. (1 % 0) println ) )",
+        1, "4611686018427387904\n-1\n-3\n5\n-1\n1\n-1\n", "Division by zero."};
+    check_case(&c, NULL);
+}
+
 #if SOM_BUG_B8_FIXED
 /* Known failure B8 (/work/notes/vm-bugs.md): a non-boolean receiver of an
  * inlined conditional must get the real send, so its own ifTrue: runs. */
@@ -497,6 +510,7 @@ int main(void)
         cmocka_unit_test(test_run_with_arguments),
         cmocka_unit_test(test_inlined_to_do_semantics),
         cmocka_unit_test(test_number_edges),
+        cmocka_unit_test(test_integer_division_family),
         cmocka_unit_test(test_perform),
         cmocka_unit_test(test_mixed_program_under_gc_stress),
         cmocka_unit_test(test_perform_arity),
