@@ -150,6 +150,29 @@ static void test_som_code_cannot_tell(void **state)
     }
 }
 
+/* Results that cross between the two forms: boxed * boxed -> immediate,
+ * immediate * boxed -> boxed, -0.0 stays distinct in printing. */
+static void test_crossing_forms(void **state)
+{
+    (void)state;
+    static const char src[] =
+        "D3 = ( run = ( | tiny huge |\n"
+        "  tiny := 1 // (10 raisedTo: 300). huge := (10 raisedTo: 300) asDouble.\n"
+        "  tiny println. huge println. (tiny * huge) println. (0.0 * -1) println.\n"
+        "  ((0.0 * -1) = 0.0) println. (huge * 10) println. 1.5 asInteger println.\n"
+        "  (huge hashcode = (10 raisedTo: 300) asDouble hashcode) println.\n"
+        "  (huge < (10 raisedTo: 301)) println. ((10 raisedTo: 301) > huge) println ) )";
+    const char *want = "1e-300\n1e300\n1.0\n-0.0\ntrue\n1e301\n1\ntrue\ntrue\ntrue\n";
+    for (int stress = 0; stress < 2; stress++) {
+        SomOptions o = {0};
+        o.gc_stress = stress;
+        VtRun r = vt_run_source("D3", src, &o);
+        if (r.status != 0 || strcmp(r.out, want) != 0)
+            fail_msg("stress %d: status %d\n%s%s", stress, r.status, r.out, r.err);
+        vt_run_free(&r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -158,6 +181,7 @@ int main(void)
         cmocka_unit_test(test_random_roundtrips),
         cmocka_unit_test(test_helpers_treat_both_alike),
         cmocka_unit_test(test_som_code_cannot_tell),
+        cmocka_unit_test(test_crossing_forms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
