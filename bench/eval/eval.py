@@ -24,7 +24,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 OPTS = None
 # name -> inner iterations for one ~1 s run of the AWFY harness (release build)
 AWFY = {'Bounce': 3000, 'DeltaBlue': 60000, 'Json': 200, 'List': 1500, 'Mandelbrot': 300,
-        'NBody': 220000, 'Permute': 1000, 'Queens': 1200, 'Richards': 50, 'Sieve': 3500,
+        'NBody': 250000, 'Permute': 1000, 'Queens': 1200, 'Richards': 50, 'Sieve': 3500,
         'Storage': 1800, 'Towers': 1100, 'CD': 60}
 AWFY_DIRS = ['Core', 'CD', 'DeltaBlue', 'Json', 'NBody', 'Richards', 'Havlak']
 

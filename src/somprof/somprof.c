@@ -42,6 +42,11 @@ typedef struct ExactFrame {
     uint64_t t0, gc0, comp0;
 } ExactFrame;
 
+typedef struct SprKnown {
+    uintptr_t method;
+    const char *name; /* interned */
+} SprKnown;
+
 typedef struct VmProf {
     SomVM *vm;
     int no;
@@ -59,6 +64,8 @@ typedef struct VmProf {
     uint32_t scr_cap;
     CoopSample *samples;
     size_t nsamples, cap_samples;
+    clockid_t cpu_clock;  /* the VM thread's CPU clock, read by the marking thread */
+    uint64_t next_cpu_ns; /* flag the VM once its CPU time reaches this (marking thread) */
     /* exact */
     ExactFrame *stk;
     uint32_t sp, cap_stk;
@@ -89,6 +96,10 @@ static struct {
     uint64_t clock_ns; /* cost of one clock read, subtracted from each primitive's time */
     InterpLabel labels[256]; /* sorted by address */
     int nlabels;
+    bool late_names; /* tests: SOMPROF_LATE_NAMES=1 never tells libsampo the names, so every
+                        frame takes the fix-up path at finish (the race's worst case) */
+    struct SprKnown *known;  /* async: every method named by a detached VM (pointer, name) */
+    size_t nknown, capknown;
 } S = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 /* The exact mode's cheap clock: the TSC scaled to ns where there is one. */
@@ -206,7 +217,7 @@ static void spc_take_sample(VmProf *p, uint8_t state)
     int repeated = top >= 0 && vm->frames[top].visited == p->mark;
     for (int32_t i = top; i >= 0; i--) {
         SomFrame *f = &vm->frames[i];
-        p->scr_m[n] = spn_name(&p->names, f->method);
+        p->scr_m[n] = f->method;
         p->scr_p[n] = f->bci;
         p->scr_f[n++] = (uint32_t)i;
         if (f->visited == p->mark) {
@@ -278,11 +289,23 @@ static void *spc_marker(void *arg)
         uint64_t iv = atomic_load(&S.interval_ns);
         rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
         uint64_t d = iv - iv / 5 + rng % (iv / 5 * 2 + 1); /* +-20% jitter */
-        struct timespec ts = {(time_t)(d / 1000000000ull), (long)(d % 1000000000ull)};
+        /* the threshold is CPU time of each VM thread (a descheduled thread is not sampled,
+         * as with the engine's CPU-clock triggers); the marker looks twice per interval */
+        uint64_t nap = iv / 2 > 50000 ? iv / 2 : 50000;
+        struct timespec ts = {(time_t)(nap / 1000000000ull), (long)(nap % 1000000000ull)};
         nanosleep(&ts, NULL);
         if (atomic_load(&S.paused)) continue;
         pthread_mutex_lock(&S.mu);
-        for (int i = 0; i < S.nvms; i++) spc_mark(S.vms[i]->vm);
+        for (int i = 0; i < S.nvms; i++) {
+            VmProf *p = S.vms[i];
+            struct timespec c;
+            if (clock_gettime(p->cpu_clock, &c)) continue;
+            uint64_t cpu = (uint64_t)c.tv_sec * 1000000000ull + (uint64_t)c.tv_nsec;
+            if (cpu < p->next_cpu_ns) continue;
+            spc_mark(p->vm);
+            /* keep the schedule (the marker's own lateness is not added to the interval) */
+            p->next_cpu_ns = p->next_cpu_ns && p->next_cpu_ns + d > cpu ? p->next_cpu_ns + d : cpu + d;
+        }
         if (S.o.tune) spc_tune(&last_s, &last_r);
         pthread_mutex_unlock(&S.mu);
     }
@@ -308,7 +331,7 @@ static void spx_enter(SomVM *vm, SomMethod *callee, bool is_prim)
         uint32_t site = is_prim ? (top >= 0 ? vm->frames[top].bci : 0)
                                 : (top >= 1 ? vm->frames[top - 1].bci : 0);
         uint32_t parent = p->sp ? p->stk[p->sp - 1].node : SPC_ROOT;
-        node = spc_child(&p->tree, parent, spn_name(&p->names, callee), site);
+        node = spc_child(&p->tree, parent, callee, site);
         if (node != SPC_NONE && !atomic_load(&S.paused)) p->tree.n[node].count++;
     }
     ExactFrame *e = &p->stk[p->sp++];
@@ -444,6 +467,7 @@ int somprof_session_start(const SomProfOptions *o, char *err, size_t errlen)
     }
     S.o = *o;
     S.t0 = spx_now();
+    S.late_names = getenv("SOMPROF_LATE_NAMES") && !strcmp(getenv("SOMPROF_LATE_NAMES"), "1");
     S.clock_ns = o->exact_states || o->mode == SOMPROF_EXACT ? spx_clock_cost() : 0;
     atomic_store(&S.stop, 0);
     atomic_store(&S.paused, o->paused ? 1 : 0);
@@ -488,7 +512,7 @@ static int spr_attach_mode(VmProf *p, int thread_no)
     if (spc_init(&p->tree)) return -1;
     if (S.o.mode == SOMPROF_COOP) {
         p->frame_ctx = calloc(vm->max_frames, sizeof *p->frame_ctx);
-        if (!p->frame_ctx) return -1;
+        if (!p->frame_ctx || pthread_getcpuclockid(pthread_self(), &p->cpu_clock)) return -1;
         vm->safepoint_hook = spc_hook;
         pthread_mutex_lock(&S.mu);
         int full = S.nvms == SOMPROF_MAX_VMS;
@@ -508,7 +532,7 @@ int somprof_attach(SomVM *vm, int thread_no)
     p->vm = vm;
     p->no = thread_no;
     p->mark = 1;
-    if (spn_init(&p->names, S.o.mode == SOMPROF_ASYNC)) goto fail;
+    if (spn_init(&p->names, S.o.mode == SOMPROF_ASYNC && !S.late_names)) goto fail;
     vm->prof_data = p;
     vm->prof_control = sp_control;
     if (spr_attach_mode(p, thread_no)) goto fail;
@@ -543,13 +567,14 @@ static void spr_merge(VmProf *p)
     if (!m || !fid || !stack || thr == SP_NONE || tthr == SP_NONE) goto out;
     for (uint32_t i = 1; i < t->len; i++) {
         const SpcNode *x = &t->n[i];
-        m[i] = spc_child(&S.merged, m[x->parent], x->method, x->callsite);
+        const char *name = spn_name(&p->names, x->method);
+        m[i] = spc_child(&S.merged, m[x->parent], name, x->callsite);
         if (m[i] == SPC_NONE) goto out;
         S.merged.n[m[i]].count += x->count;
         S.merged.n[m[i]].total_ns += x->total_ns;
         S.merged.n[m[i]].child_ns += x->child_ns;
-        fid[i] = sp_frame_addv(S.prof, SP_FRAME_VM_METHOD, x->method, NULL, 0, 0, NULL, 0);
-        if (S.tprof) sp_frame_addv(S.tprof, SP_FRAME_VM_METHOD, x->method, NULL, 0, 0, NULL, 0);
+        fid[i] = sp_frame_addv(S.prof, SP_FRAME_VM_METHOD, name, NULL, 0, 0, NULL, 0);
+        if (S.tprof) sp_frame_addv(S.tprof, SP_FRAME_VM_METHOD, name, NULL, 0, 0, NULL, 0);
     }
     for (size_t k = 0; k < p->nsamples; k++) { /* cooperative samples */
         uint32_t d = spc_path(t, p->samples[k].ctx, stack, t->len);
@@ -571,6 +596,23 @@ out:
     free(stack);
 }
 
+/* Remembers the VM's method names for the fix-up at finish (S.mu held). */
+static void spr_keep_names(VmProf *p)
+{
+    const SpnTable *t = atomic_load(&p->names.cur);
+    for (uint32_t i = 0; t && i <= t->mask; i++) {
+        if (!t->e[i].method) continue;
+        if (S.nknown == S.capknown) {
+            size_t cap = S.capknown ? S.capknown * 2 : 1024;
+            SprKnown *k = realloc(S.known, cap * sizeof *k);
+            if (!k) return;
+            S.known = k;
+            S.capknown = cap;
+        }
+        S.known[S.nknown++] = (SprKnown){(uintptr_t)t->e[i].method, t->e[i].name};
+    }
+}
+
 void somprof_detach(SomVM *vm)
 {
     VmProf *p = vm->prof_data;
@@ -588,6 +630,7 @@ void somprof_detach(SomVM *vm)
     for (int i = 0; i < S.nvms; i++)
         if (S.vms[i] == p) S.vms[i] = S.vms[--S.nvms];
     if (S.o.mode != SOMPROF_ASYNC) spr_merge(p);
+    else spr_keep_names(p);
     if (S.o.exact_states || S.o.mode == SOMPROF_EXACT) {
         for (int s = 0; s < VMS_COUNT; s++) S.exact_state_ns[s] += p->state_ns[s];
         S.have_exact_states = true;
@@ -670,6 +713,44 @@ static void spr_label_symbols(SpProfile *p)
     }
 }
 
+static int spr_known_cmp(const void *a, const void *b)
+{
+    uintptr_t x = ((const SprKnown *)a)->method, y = ((const SprKnown *)b)->method;
+    return x < y ? -1 : x > y;
+}
+
+static void spr_remap_frame(SpProfile *p, uint32_t from, uint32_t to)
+{
+    for (uint32_t i = 0; i < p->nstack; i++)
+        if (p->stack_ids[i] == from) p->stack_ids[i] = to;
+    for (uint32_t i = 0; i < p->cc.nmethods; i++)
+        if (p->cc.methods[i].frame == from) p->cc.methods[i].frame = to;
+    for (uint32_t i = 0; i < p->cc.nedges; i++) {
+        if (p->cc.edges[i].caller == from) p->cc.edges[i].caller = to;
+        if (p->cc.edges[i].callee == from) p->cc.edges[i].callee = to;
+    }
+    for (uint32_t i = 0; i < p->cc.nnodes; i++)
+        if (p->cc.nodes[i].frame == from) p->cc.nodes[i].frame = to;
+}
+
+/* Frames the engine named "method@0x..." because their sample reached the manager before
+ * the VM thread named the method: give them their names (see vm-profiling.md). */
+static void spr_fix_names(SpProfile *p)
+{
+    if (!S.nknown) return;
+    qsort(S.known, S.nknown, sizeof *S.known, spr_known_cmp);
+    uint32_t n = p->nframes;
+    for (uint32_t i = 0; i < n; i++) {
+        const char *nm = sp_str(p, p->frames[i].name);
+        if (p->frames[i].kind != SP_FRAME_VM_METHOD || strncmp(nm, "method@0x", 9)) continue;
+        SprKnown key = {(uintptr_t)strtoull(nm + 9, NULL, 16), NULL};
+        const SprKnown *k = bsearch(&key, S.known, S.nknown, sizeof key, spr_known_cmp);
+        if (!k) continue;
+        uint32_t j = sp_frame_addv(p, SP_FRAME_VM_METHOD, k->name, NULL, 0, 0, NULL, 0);
+        if (j != SP_NONE && j != i) spr_remap_frame(p, i, j);
+    }
+}
+
 /* Builds or reads back the session's profile into *out (owned). */
 static int spr_collect(SpProfile **out, char *err, size_t errlen)
 {
@@ -710,7 +791,10 @@ int somprof_session_finish(char *err, size_t errlen)
     int rc = spr_collect(&p, err, errlen);
     if (rc) goto out;
     spr_meta(p);
-    if (S.o.mode == SOMPROF_ASYNC) spr_label_symbols(p);
+    if (S.o.mode == SOMPROF_ASYNC) {
+        spr_fix_names(p);
+        spr_label_symbols(p);
+    }
     if (S.o.exact_states || S.o.report) spr_states(p);
     if (!S.out_tmp && (rc = sp_profile_write(p, S.out, err, errlen))) goto out;
     if (!S.out_tmp && S.tprof && (rc = spr_write_time(p, err, errlen))) goto out;
@@ -723,6 +807,9 @@ out:
     sp_profile_free(S.tprof);
     S.prof = S.tprof = NULL;
     spc_fini(&S.merged);
+    free(S.known);
+    S.known = NULL;
+    S.nknown = S.capknown = 0;
     S.active = false;
     return rc;
 }
@@ -752,10 +839,11 @@ size_t somprof_hot_methods(SomVM *vm, bool by_total, SomProfHot *out, size_t n)
         uint64_t v = x->count;
         if (!v) continue;
         size_t j = 0;
-        while (j < k && (const void *)out[j].name != x->method) j++;
+        while (j < k && (const void *)out[j].method != x->method) j++;
         if (j == k) {
             if (k == n) continue;
-            out[k++] = (SomProfHot){NULL, x->method, 0, 0};
+            out[k++] = (SomProfHot){(SomMethod *)(uintptr_t)x->method,
+                                    spn_name(&p->names, x->method), 0, 0};
         }
         out[j].self += v;
         out[j].total += v;
@@ -773,7 +861,18 @@ size_t somprof_hot_methods(SomVM *vm, bool by_total, SomProfHot *out, size_t n)
 size_t somprof_site_targets(SomVM *vm, SomMethod *caller, uint32_t bci, SomMethod **out, size_t n)
 {
     VmProf *p = vm->prof_data;
-    if (!p || S.o.mode != SOMPROF_ASYNC) return 0;
+    if (!p) return 0;
+    if (S.o.mode != SOMPROF_ASYNC) { /* the VM's own tree: children at (caller, bci) */
+        size_t k = 0;
+        for (uint32_t i = 1; i < p->tree.len; i++) {
+            const SpcNode *x = &p->tree.n[i];
+            if (x->callsite != bci || p->tree.n[x->parent].method != caller) continue;
+            size_t j = 0;
+            while (j < k && out[j] != x->method) j++;
+            if (j == k && k < n) out[k++] = (SomMethod *)(uintptr_t)x->method;
+        }
+        return k;
+    }
     SampoCCMap *m = sampo_ccmap_snapshot(0);
     uint64_t *t = m ? calloc(n ? n : 1, sizeof *t) : NULL;
     size_t k = t ? sampo_ccmap_site_targets(m, (uint64_t)(uintptr_t)caller, bci, t, n) : 0;

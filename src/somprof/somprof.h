@@ -64,7 +64,7 @@ void somprof_detach(SomVM *vm);
 /* ---- C API for a compiler controller (on the VM's own thread) ----------------------- */
 
 typedef struct SomProfHot {
-    SomMethod *method;  /* async mode; NULL in the tree modes */
+    SomMethod *method;
     const char *name;   /* "Class>>selector" (borrowed, lives until exit) */
     uint64_t self, total;
 } SomProfHot;
