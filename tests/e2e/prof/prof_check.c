@@ -75,10 +75,15 @@ int main(int argc, char **argv)
             uint64_t *self = calloc(p->nframes + 1, sizeof *self);
             for (uint32_t k = 0; k < p->nsamples; k++)
                 if (p->samples[k].depth) self[sp_sample_stack(p, &p->samples[k])[0]] += p->samples[k].weight;
-            for (uint32_t f = 0; f < p->nframes; f++)
-                if (self[f])
-                    printf("flat\t%.4f\t%s\n", 100.0 * (double)self[f] / (double)total,
-                           sp_str(p, p->frames[f].name));
+            for (uint32_t f = 0; f < p->nframes; f++) {
+                if (!self[f]) continue;
+                const SpFrame *fr = &p->frames[f];
+                uint32_t mi = sp_mapping_find(p, fr->addr); /* object-relative address */
+                uint64_t rel = mi == SP_NONE ? 0
+                                             : fr->addr - p->mappings[mi].start + p->mappings[mi].offset;
+                printf("flat\t%.4f\t%s\t%s\t%llx\n", 100.0 * (double)self[f] / (double)total,
+                       sp_str(p, fr->name), sp_str(p, fr->module), (unsigned long long)rel);
+            }
             free(self);
         } else if (!strcmp(a, "--dump") && i + 1 < argc) {
             uint32_t n = (uint32_t)atoi(argv[++i]);
