@@ -314,6 +314,16 @@ static void *spc_marker(void *arg)
 
 /* ---- exact mode ------------------------------------------------------------------------ */
 
+/* The send a primitive was called from.  The interpreter records the position after the
+ * send for primitives (the send's own bci for activations), so take the last send before. */
+static uint32_t spx_prim_site(const SomMethod *m, uint32_t bci)
+{
+    uint32_t best = 0;
+    for (uint32_t k = 0; k < m->nsites; k++)
+        if (m->sites[k].bci < bci && m->sites[k].bci >= best) best = m->sites[k].bci;
+    return best;
+}
+
 static void spx_enter(SomVM *vm, SomMethod *callee, bool is_prim)
 {
     VmProf *p = vm->prof_data;
@@ -328,7 +338,9 @@ static void spx_enter(SomVM *vm, SomMethod *callee, bool is_prim)
     int32_t top = vm->top;
     uint32_t node = SPC_NONE;
     if (S.o.mode == SOMPROF_EXACT) {
-        uint32_t site = is_prim ? (top >= 0 ? vm->frames[top].bci : 0)
+        uint32_t site = is_prim ? (top >= 0 ? spx_prim_site(vm->frames[top].method,
+                                                             vm->frames[top].bci)
+                                            : 0)
                                 : (top >= 1 ? vm->frames[top - 1].bci : 0);
         uint32_t parent = p->sp ? p->stk[p->sp - 1].node : SPC_ROOT;
         node = spc_child(&p->tree, parent, callee, site);
