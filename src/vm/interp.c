@@ -283,10 +283,7 @@ primitive:
     }
     plain_primitive:
     case PK_PLAIN: {
-        if (fp) {
-            fp->ip = ip;
-            fp->bci = (uint32_t)(ip - meth->code);
-        }
+        if (fp) fp->ip = ip; /* fp->bci already names the send (send_site) */
         SAVE();
         if (UNLIKELY(vm->exact_hooks)) vm->on_enter(vm, callee, true);
         vm->state = VMS_PRIMITIVE;
@@ -819,7 +816,7 @@ L_INC_LOCAL_JLE: {
 field_error:
     som_prim_error(vm, "field access on an instance of %s, which has no fields of its own",
                    som_class_of(vm, self)->name->bytes);
-    ip--;
+    fp->bci = (uint32_t)(ip - 1 - meth->code);
 /* `a && b` / `a and: b` with b already evaluated: what Boolean's methods
  * answer (b value for a block b), without the sends; anything else sends. */
 L_AND: {
@@ -843,8 +840,7 @@ L_OR: {
     goto send_site;
 }
 
-error:
-    if (fp && meth) fp->bci = (uint32_t)(ip - meth->code);
+error: /* fp->bci names the failing send, or the failing instruction (set below) */
     fflush(vm->out);
     interp_backtrace(vm, vm->err);
     fprintf(vm->err, "%s\n", vm->errmsg);

@@ -150,7 +150,7 @@ static void test_hooks_see_a_consistent_stack(void **state)
     if (seen.bad_caller_bci)
         fail_msg("%ld callers with a bci that is not a send (last: %s bci %u)", seen.bad_caller_bci,
                  seen.last_bad, seen.last_bad_bci);
-#if SOM_BUG_B10_FIXED
+#if 1 /* B10 fixed: primitive callers keep the send's bci */
     if (seen.bad_prim_bci)
         fail_msg("%ld primitive callers with a bci that is not a send (last: %s bci %u)",
                  seen.bad_prim_bci, seen.last_bad, seen.last_bad_bci);

@@ -260,7 +260,7 @@ static void test_backtrace_lines(void **state)
     vt_run_free(&r);
 }
 
-#if SOM_BUG_B10_FIXED
+#if 1 /* B10 fixed: primitive callers keep the send's bci */
 /* Known failure B10 (/work/notes/vm-bugs.md): the line of a failing primitive
  * send is the send's line, not the line of the next instruction. */
 static void test_primitive_error_line(void **state)
@@ -501,7 +501,7 @@ int main(void)
         cmocka_unit_test(test_exit_status),
         cmocka_unit_test(test_compile_errors_exit_1),
         cmocka_unit_test(test_backtrace_lines),
-#if SOM_BUG_B10_FIXED
+#if 1 /* B10 fixed: primitive callers keep the send's bci */
         cmocka_unit_test(test_primitive_error_line),
 #endif
         cmocka_unit_test(test_stack_overflow),
