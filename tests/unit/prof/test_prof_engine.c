@@ -191,6 +191,53 @@ static void test_vm_chain_partial_samples(void **state)
     sampo_vm_set_frame_chain(NULL);
 }
 
+/* The callback frame supplier: the VM reports frames (youngest first) and visited marks
+ * itself; here a fixed chain X -> Y -> Z whose outer two frames count as visited after the
+ * first sample.  Every stored context of Z must still be X -> Y -> Z. */
+enum { X = 0x200, Y, Z };
+static atomic_int cb_calls;
+
+static int vm_callback(void *ctx, SampoFrameInfo *out, int max)
+{
+    (void)ctx;
+    if (max < 3) return 0;
+    int first = atomic_fetch_add_explicit(&cb_calls, 1, memory_order_relaxed) == 0;
+    out[0] = (SampoFrameInfo){Z, 5, 0, 0x3000};
+    out[1] = (SampoFrameInfo){Y, 6, first ? 0u : 1u, 0x2000};
+    if (!first) return 2; /* stopped at the visited frame Y */
+    out[2] = (SampoFrameInfo){X, 7, 0, 0x1000};
+    return 3;
+}
+
+static void test_vm_callback(void **state)
+{
+    (void)state;
+    SampoConfig c = cfg();
+    assert_int_equal(sampo_vm_set_frame_callback(vm_callback, NULL), 0);
+    assert_int_equal(sampo_start(&c), 0);
+    SampoStats st = {0};
+    for (time_t end = time(NULL) + 20; time(NULL) < end && st.samples < 100;) {
+        spin(2000000);
+        sampo_get_stats(&st);
+    }
+    assert_int_equal(sampo_stop(), 0);
+    sampo_vm_set_frame_callback(NULL, NULL);
+    sampo_get_stats(&st);
+    assert_true(st.samples >= 100);
+    if (UNDER_TSAN) return;
+    assert_int_equal(st.orphans, 0);
+    assert_true(st.partial >= st.samples - 1);
+    SampoCCMap *m = sampo_ccmap_snapshot(0);
+    SampoMethodStat ms;
+    assert_int_equal(sampo_ccmap_method(m, Z, &ms), 0);
+    assert_int_equal(ms.self, st.samples);
+    assert_int_equal(sampo_ccmap_method(m, X, &ms), 0);
+    assert_int_equal(ms.total, st.samples); /* credited through Y's recorded context */
+    uint32_t roots[4];
+    assert_int_equal(sampo_ccmap_roots(m, roots, 4), 1);
+    sampo_ccmap_free(m);
+}
+
 static void test_control_calls(void **state)
 {
     (void)state;
@@ -238,6 +285,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_vm_chain_partial_samples),
+        cmocka_unit_test(test_vm_callback),
         cmocka_unit_test(test_control_calls),
         cmocka_unit_test(test_jit_and_histogram),
     };

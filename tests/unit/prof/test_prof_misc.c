@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +92,26 @@ static void test_symbols_self_and_jit(void **state)
     prof_symbols_free(s);
 }
 
+/* A library loaded after the symbol tables were built is found on the next miss. */
+static void test_symbols_after_dlopen(void **state)
+{
+    (void)state;
+    ProfSymbols *s = prof_symbols_new();
+    void *h = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        prof_symbols_free(s);
+        skip();
+    }
+    void *fn = dlsym(h, "deflateInit2_");
+    assert_non_null(fn);
+    ProfSym sym;
+    assert_int_equal(prof_symbols_lookup(s, (uint64_t)(uintptr_t)fn, &sym), 1);
+    assert_string_equal(sym.name, "deflateInit2_");
+    assert_non_null(strstr(sym.module, "libz"));
+    prof_symbols_free(s);
+    dlclose(h);
+}
+
 /* Bad frame-pointer chains end the walk with a flag instead of a crash. */
 static void test_guarded_walk(void **state)
 {
@@ -156,7 +177,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pc_ring_pay_as_you_go), cmocka_unit_test(test_u64map),
-        cmocka_unit_test(test_symbols_self_and_jit),  cmocka_unit_test(test_guarded_walk),
+        cmocka_unit_test(test_symbols_self_and_jit),  cmocka_unit_test(test_symbols_after_dlopen),
+        cmocka_unit_test(test_guarded_walk),
         cmocka_unit_test(test_config_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
