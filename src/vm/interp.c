@@ -662,9 +662,12 @@ L_JUMP_BACK:
     }
     DISPATCH();
 
+/* Type feedback of the fast paths: the operand kinds the send site saw. */
+#define TF_BIT(ka, kb) (1u << ((ka) * 4 + (kb)))
+#define FEEDBACK(bits) (sites[k].argkinds |= (bits))
 #define ARITH_SLOW(a, b)                                                                           \
     do {                                                                                           \
-        sites[k].argkinds |= 1u << (tf_kind(a) * 4 + tf_kind(b));                                  \
+        FEEDBACK(TF_BIT(tf_kind(a), tf_kind(b)));                                                  \
         goto send_site;                                                                            \
     } while (0)
 
@@ -672,6 +675,7 @@ L_ADD: {
     k = W();
     Value a = sp[-2], b = sp[-1];
     if (LIKELY(a & b & 1)) {
+        FEEDBACK(TF_BIT(TF_INT, TF_INT));
         int64_t r = som_int(a) + som_int(b);
         if (LIKELY(som_fits_smallint(r))) {
             sp[-2] = som_mkint(r);
@@ -679,6 +683,7 @@ L_ADD: {
             DISPATCH();
         }
     } else if (num_is_double(a) && (num_is_double(b) || som_is_int(b))) {
+        FEEDBACK(TF_BIT(TF_DOUBLE, som_is_int(b) ? TF_INT : TF_DOUBLE));
         double r = num_double(a) + (som_is_int(b) ? (double)som_int(b) : num_double(b));
         SAVE();
         sp[-2] = num_new_double(vm, r);
@@ -691,6 +696,7 @@ L_SUB: {
     k = W();
     Value a = sp[-2], b = sp[-1];
     if (LIKELY(a & b & 1)) {
+        FEEDBACK(TF_BIT(TF_INT, TF_INT));
         int64_t r = som_int(a) - som_int(b);
         if (LIKELY(som_fits_smallint(r))) {
             sp[-2] = som_mkint(r);
@@ -698,6 +704,7 @@ L_SUB: {
             DISPATCH();
         }
     } else if (num_is_double(a) && (num_is_double(b) || som_is_int(b))) {
+        FEEDBACK(TF_BIT(TF_DOUBLE, som_is_int(b) ? TF_INT : TF_DOUBLE));
         double r = num_double(a) - (som_is_int(b) ? (double)som_int(b) : num_double(b));
         SAVE();
         sp[-2] = num_new_double(vm, r);
@@ -710,6 +717,7 @@ L_MUL: {
     k = W();
     Value a = sp[-2], b = sp[-1];
     if (LIKELY(a & b & 1)) {
+        FEEDBACK(TF_BIT(TF_INT, TF_INT));
         int64_t r;
         if (!__builtin_mul_overflow(som_int(a), som_int(b), &r) && som_fits_smallint(r)) {
             sp[-2] = som_mkint(r);
@@ -717,6 +725,7 @@ L_MUL: {
             DISPATCH();
         }
     } else if (num_is_double(a) && (num_is_double(b) || som_is_int(b))) {
+        FEEDBACK(TF_BIT(TF_DOUBLE, som_is_int(b) ? TF_INT : TF_DOUBLE));
         double r = num_double(a) * (som_is_int(b) ? (double)som_int(b) : num_double(b));
         SAVE();
         sp[-2] = num_new_double(vm, r);
@@ -731,11 +740,13 @@ L_MUL: {
         k = W();                                                                                   \
         Value a = sp[-2], b = sp[-1];                                                              \
         if (LIKELY(a & b & 1)) {                                                                   \
+            FEEDBACK(TF_BIT(TF_INT, TF_INT));                                                      \
             sp[-2] = BOOL(som_int(a) op som_int(b));                                               \
             sp--;                                                                                  \
             DISPATCH();                                                                            \
         }                                                                                          \
         if (num_is_double(a) && (num_is_double(b) || som_is_int(b))) {                             \
+            FEEDBACK(TF_BIT(TF_DOUBLE, som_is_int(b) ? TF_INT : TF_DOUBLE));                       \
             double db = som_is_int(b) ? (double)som_int(b) : num_double(b);                        \
             sp[-2] = BOOL(num_double(a) op db);                                                    \
             sp--;                                                                                  \
@@ -758,6 +769,7 @@ L_NE: {
     k = W();
     Value a = sp[-2], b = sp[-1];
     if (LIKELY(a & b & 1)) {
+        FEEDBACK(TF_BIT(TF_INT, TF_INT));
         sp[-2] = BOOL(a != b);
         sp--;
         DISPATCH();
@@ -771,6 +783,7 @@ L_NE: {
         k = W();                                                                                   \
         Value a = sp[-2], b = sp[-1];                                                              \
         if (LIKELY(a & b & 1)) {                                                                   \
+            FEEDBACK(TF_BIT(TF_INT, TF_INT));                                                      \
             int64_t x = som_int(a), y = som_int(b), r;                                             \
             if (expr_) {                                                                           \
                 sp[-2] = som_mkint(r);                                                             \
