@@ -664,7 +664,11 @@ L_JUMP_BACK:
 
 /* Type feedback of the fast paths: the operand kinds the send site saw. */
 #define TF_BIT(ka, kb) (1u << ((ka) * 4 + (kb)))
-#define FEEDBACK(bits) (sites[k].argkinds |= (bits))
+#define FEEDBACK(bits)                                                                             \
+    do {                                                                                           \
+        uint32_t *fb_ = &sites[k].argkinds;                                                      \
+        if (UNLIKELY(!(*fb_ & (bits)))) *fb_ |= (bits);                                          \
+    } while (0)
 #define ARITH_SLOW(a, b)                                                                           \
     do {                                                                                           \
         FEEDBACK(TF_BIT(tf_kind(a), tf_kind(b)));                                                  \
