@@ -5,6 +5,8 @@
 #   (b) TestSuite/BasicInterpreterTests table      (SPEC 13.2, via tests/conformance/BasicInterpreterDriver.som)
 #   (c) every Are-We-Fast-Yet benchmark            (SPEC 13.4: exit 0 and no ERROR: line)
 #   (d) IntegrationTests                           (SPEC 13.3, via tests/conformance/run_integration.py)
+#   (e) our own tests/som suite with each core library (cross-checks that our tests encode the
+#       standard library's behaviour, not our core-lib's)
 # The suites are not in this repository: they are read from $SOMREF (default /work/somref),
 # which must hold Smalltalk/, TestSuite/, Examples/AreWeFastYet/ and IntegrationTests/.
 # Without it the script says so and exits 0 (CI cannot download them).
@@ -16,12 +18,12 @@
 #              VMARGS (extra VM options, e.g. VMARGS=--gc-stress).
 # tests/conformance/known-failures.txt lists allowed failures as `[lib:]part/name reason`
 # (parts: testsuite/<Suite> or testsuite/full, basic/<Class>>><selector>, awfy/<Benchmark>,
-# integration/<test>). Files missing from $SOMREF are reported as missing, not as failures.
+# integration/<test>, somsuite/<dir>/<test>). Files missing from $SOMREF are reported as missing, not as failures.
 # Prints a summary table; exit status 0 iff nothing failed outside the known-failures list.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SOMREF=${SOMREF:-/work/somref}
-PARTS=${PARTS:-testsuite basic awfy integration}
+PARTS=${PARTS:-testsuite basic awfy integration somsuite}
 KNOWN="$ROOT/tests/conformance/known-failures.txt"
 
 SOM=${1:-}
@@ -158,6 +160,33 @@ part_integration() {
     summary=$(tail -n 1 "$log")
     if [ $rc -eq 0 ]; then row IntegrationTests "$lib" PASS "$summary"
     else row IntegrationTests "$lib" FAIL "$summary (log: $log)"; fi
+}
+
+part_somsuite() {
+    local lib=$1 log="$LOGS/somsuite-$1.log" kf="$LOGS/somsuite-known-$1.txt" lib_dir rc
+    lib_dir="$LOGS/corelib-$lib"
+    rm -rf "$lib_dir"
+    if [ "$lib" != ours ]; then # SOM_CORELIB takes one directory: merge the overlay into a copy
+        mkdir -p "$lib_dir"
+        cp "$SOMREF"/Smalltalk/*.som "$lib_dir"/
+        [ "$lib" = stdp ] && cp "$SOMREF"/patched/Smalltalk/*.som "$lib_dir"/
+    fi
+    # Known failures for this library, in run_tests.py's format (path reason).
+    awk -v lib="$lib" '
+        /^[ \t]*(#|$)/ { next }
+        { n = $1; if (index(n, ":") > 0 && index(n, ":") < index(n, "/")) {
+              split(n, p, ":"); if (p[1] != lib) next; n = substr(n, length(p[1]) + 2) }
+          if (substr(n, 1, 9) == "somsuite/") { $1 = substr(n, 10); print } }' "$KNOWN" >"$kf"
+    if [ "$lib" = ours ]; then
+        python3 "$ROOT/tests/som/run_tests.py" --som "$SOM" ${VMARGS:+"--vm-arg=$VMARGS"} \
+            --known-failures "$kf" >"$log" 2>&1
+    else
+        SOM_CORELIB="$lib_dir" python3 "$ROOT/tests/som/run_tests.py" --som "$SOM" \
+            ${VMARGS:+"--vm-arg=$VMARGS"} --known-failures "$kf" >"$log" 2>&1
+    fi
+    rc=$?
+    if [ $rc -eq 0 ]; then row "tests/som" "$lib" PASS "$(tail -n 1 "$log")"
+    else row "tests/som" "$lib" FAIL "$(tail -n 1 "$log") (log: $log)"; fi
 }
 
 echo "som:    $SOM"
