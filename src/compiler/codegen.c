@@ -646,7 +646,7 @@ static int arith_op(const char *sel)
 {
     static const struct { const char *sel; int op; } ops[] = {
         {"+", BC_ADD}, {"-", BC_SUB}, {"*", BC_MUL}, {"<", BC_LT}, {">", BC_GT},
-        {"<=", BC_LE}, {">=", BC_GE}, {"=", BC_EQ}, {"~=", BC_NE}, {"%", BC_MOD},
+        {"<=", BC_LE}, {">=", BC_GE}, {"=", BC_EQ}, {"~=", BC_NE}, {"%", BC_MOD}, {"//", BC_FDIV},
         {"/", BC_DIV}, {"&", BC_BAND}, {"bitXor:", BC_BXOR},
     };
     for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)

@@ -63,6 +63,7 @@
     X(EQ, 2)                                                              \
     X(NE, 2)             /* ~= */                                         \
     X(MOD, 2)            /* % (floored) */                                \
+    X(FDIV, 2)           /* // (always a Double) */                       \
     X(DIV, 2)            /* / (truncated) */                              \
     X(BAND, 2)           /* & */                                          \
     X(BXOR, 2)           /* bitXor: */                                    \

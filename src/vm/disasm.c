@@ -56,7 +56,7 @@ void disasm_method(SomVM *vm, const SomMethod *m, FILE *f)
         case BC_PUSH_CONST: print_value(vm, m->literals[w], f); break;
         case BC_PUSH_GLOBAL: fprintf(f, "%s", ((SomString *)m->literals[w])->bytes); break;
         case BC_SEND: case BC_SUPER_SEND: case BC_ADD: case BC_SUB: case BC_MUL: case BC_LT:
-        case BC_GT: case BC_LE: case BC_GE: case BC_EQ: case BC_NE: case BC_AND: case BC_OR: case BC_MOD: case BC_DIV: case BC_BAND: case BC_BXOR:
+        case BC_GT: case BC_LE: case BC_GE: case BC_EQ: case BC_NE: case BC_AND: case BC_OR: case BC_MOD: case BC_FDIV: case BC_DIV: case BC_BAND: case BC_BXOR:
             print_site(&m->sites[w], f);
             break;
         case BC_JUMP: case BC_JUMP_IF_NIL: case BC_JUMP_IF_NOT_NIL:

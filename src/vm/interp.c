@@ -114,6 +114,22 @@ static int selector_arity(const SomString *sel)
     return n;
 }
 
+/* Inlined double helpers for the arithmetic fast paths (num.h has the
+ * general versions; these must stay equivalent). */
+static inline __attribute__((always_inline)) double fast_double(Value v)
+{
+    if (som_is_imm_double(v)) return som_imm_double(v);
+    if (som_is_int(v)) return (double)som_int(v);
+    return ((SomDouble *)v)->d;
+}
+
+static inline __attribute__((always_inline)) Value fast_new_double(SomVM *vm, double d)
+{
+    Value imm;
+    if (LIKELY(som_try_imm_double(d, &imm))) return imm;
+    return num_new_double(vm, d);
+}
+
 static bool is_symbol(Value v) { return som_is_obj(v) && som_hdr(v)->kind == OBJ_SYMBOL; }
 static bool is_array(Value v) { return som_is_obj(v) && som_hdr(v)->kind == OBJ_ARRAY; }
 
@@ -688,9 +704,9 @@ L_ADD: {
         }
     } else if (num_is_double(a) && (num_is_double(b) || som_is_int(b))) {
         FEEDBACK(TF_BIT(TF_DOUBLE, som_is_int(b) ? TF_INT : TF_DOUBLE));
-        double r = num_double(a) + (som_is_int(b) ? (double)som_int(b) : num_double(b));
+        double r = fast_double(a) + fast_double(b);
         SAVE();
-        sp[-2] = num_new_double(vm, r);
+        sp[-2] = fast_new_double(vm, r);
         sp--;
         DISPATCH();
     }
@@ -709,9 +725,9 @@ L_SUB: {
         }
     } else if (num_is_double(a) && (num_is_double(b) || som_is_int(b))) {
         FEEDBACK(TF_BIT(TF_DOUBLE, som_is_int(b) ? TF_INT : TF_DOUBLE));
-        double r = num_double(a) - (som_is_int(b) ? (double)som_int(b) : num_double(b));
+        double r = fast_double(a) - fast_double(b);
         SAVE();
-        sp[-2] = num_new_double(vm, r);
+        sp[-2] = fast_new_double(vm, r);
         sp--;
         DISPATCH();
     }
@@ -730,9 +746,9 @@ L_MUL: {
         }
     } else if (num_is_double(a) && (num_is_double(b) || som_is_int(b))) {
         FEEDBACK(TF_BIT(TF_DOUBLE, som_is_int(b) ? TF_INT : TF_DOUBLE));
-        double r = num_double(a) * (som_is_int(b) ? (double)som_int(b) : num_double(b));
+        double r = fast_double(a) * fast_double(b);
         SAVE();
-        sp[-2] = num_new_double(vm, r);
+        sp[-2] = fast_new_double(vm, r);
         sp--;
         DISPATCH();
     }
@@ -751,8 +767,7 @@ L_MUL: {
         }                                                                                          \
         if (num_is_double(a) && (num_is_double(b) || som_is_int(b))) {                             \
             FEEDBACK(TF_BIT(TF_DOUBLE, som_is_int(b) ? TF_INT : TF_DOUBLE));                       \
-            double db = som_is_int(b) ? (double)som_int(b) : num_double(b);                        \
-            sp[-2] = BOOL(num_double(a) op db);                                                    \
+            sp[-2] = BOOL(fast_double(a) op fast_double(b));                                       \
             sp--;                                                                                  \
             DISPATCH();                                                                            \
         }                                                                                          \
@@ -797,6 +812,19 @@ L_NE: {
         }                                                                                          \
         ARITH_SLOW(a, b);                                                                          \
     } while (0)
+L_FDIV: { /* // of small integers and doubles: an IEEE division (x // 0 is inf or nan) */
+    k = W();
+    Value a = sp[-2], b = sp[-1];
+    if (LIKELY((som_is_int(a) || num_is_double(a)) && (som_is_int(b) || num_is_double(b)))) {
+        FEEDBACK(TF_BIT(som_is_int(a) ? TF_INT : TF_DOUBLE, som_is_int(b) ? TF_INT : TF_DOUBLE));
+        double r = fast_double(a) / fast_double(b);
+        SAVE();
+        sp[-2] = fast_new_double(vm, r);
+        sp--;
+        DISPATCH();
+    }
+    ARITH_SLOW(a, b);
+}
 L_MOD: /* floored: the result has the divisor's sign */
     INT_BINOP(y != 0 && ((r = x % y), (r != 0 && ((r ^ y) < 0)) ? (r += y) : r, 1));
 L_DIV: /* truncated; small / small fits unless it is MIN / -1, which cannot occur in 63 bits */
