@@ -119,12 +119,54 @@ typedef enum Inline {
     IN_NONE,
     IN_IF_TRUE, IN_IF_FALSE, IN_IF_TRUE_IF_FALSE, IN_IF_FALSE_IF_TRUE,
     IN_IF_NIL, IN_IF_NOT_NIL, IN_IF_NIL_IF_NOT_NIL, IN_IF_NOT_NIL_IF_NIL,
-    IN_AND, IN_OR, IN_WHILE_TRUE, IN_WHILE_FALSE, IN_TO_DO,
+    IN_AND, IN_OR, IN_WHILE_TRUE, IN_WHILE_FALSE, IN_TO_DO, IN_DOWN_TO_DO,
 } Inline;
 
 static bool lit_block(const Node *n, int nparams)
 {
     return n && n->kind == N_BLOCK && n->block->params.n == nparams;
+}
+
+static bool real_block_uses(const Node *n, const char *name, bool in_real);
+
+/* Does a real (non-inlined) block inside these statements use `name`? */
+static bool stmts_use(const NodeList *l, const char *name, bool in_real)
+{
+    for (int i = 0; i < l->n; i++)
+        if (real_block_uses(l->items[i], name, in_real)) return true;
+    return false;
+}
+
+static Inline inline_kind(const Node *s);
+
+/* Conservative (ignores shadowing): a closure created inside a loop body
+ * that reads or writes the loop variable needs a fresh variable per
+ * iteration, which only the real to:do: send gives it. */
+static bool real_block_uses(const Node *n, const char *name, bool in_real)
+{
+    if (!n) return false;
+    switch (n->kind) {
+    case N_VAR: return in_real && !strcmp(n->text, name);
+    case N_ASSIGN:
+        return (in_real && !strcmp(n->text, name)) || real_block_uses(n->a, name, in_real);
+    case N_RETURN: return real_block_uses(n->a, name, in_real);
+    case N_BLOCK: return stmts_use(&n->block->stmts, name, true);
+    case N_SEND: {
+        Inline k = inline_kind(n);
+        bool loop = k == IN_TO_DO || k == IN_DOWN_TO_DO;
+        if ((k == IN_WHILE_TRUE || k == IN_WHILE_FALSE) ? stmts_use(&n->a->block->stmts, name, in_real)
+                                                        : real_block_uses(n->a, name, in_real))
+            return true;
+        for (int i = 0; i < n->elems.n; i++) {
+            const Node *a = n->elems.items[i];
+            bool inl = k != IN_NONE && a->kind == N_BLOCK && (!loop || i == 1);
+            if (inl ? stmts_use(&a->block->stmts, name, in_real) : real_block_uses(a, name, in_real))
+                return true;
+        }
+        return false;
+    }
+    default: return false;
+    }
 }
 
 static Inline inline_kind(const Node *s)
@@ -148,7 +190,14 @@ static Inline inline_kind(const Node *s)
         if (!strcmp(sel, "ifNil:ifNotNil:")) return IN_IF_NIL_IF_NOT_NIL;
         if (!strcmp(sel, "ifNotNil:ifNil:")) return IN_IF_NOT_NIL_IF_NIL;
     }
-    if (s->elems.n == 2 && lit_block(a[1], 1) && !strcmp(sel, "to:do:")) return IN_TO_DO;
+    if (s->elems.n == 2 && lit_block(a[1], 1)) {
+        bool to = !strcmp(sel, "to:do:");
+        /* downTo:do: is not inlined by the standard compilers; same results (SPEC 11.1) */
+        bool down = !strcmp(sel, "downTo:do:");
+        const Body *b = a[1]->block;
+        if ((to || down) && !stmts_use(&b->stmts, b->params.names[0], false))
+            return to ? IN_TO_DO : IN_DOWN_TO_DO;
+    }
     return IN_NONE;
 }
 
@@ -246,7 +295,8 @@ static void resolve_node(Gen *g, Node *n, Scope *s, NameFrame *f)
         else resolve_node(g, n->a, s, f);
         for (int i = 0; i < n->elems.n; i++) {
             Node *arg = n->elems.items[i];
-            bool inl = k != IN_NONE && arg->kind == N_BLOCK && (k != IN_TO_DO || i == 1);
+            bool loop = k == IN_TO_DO || k == IN_DOWN_TO_DO;
+            bool inl = k != IN_NONE && arg->kind == N_BLOCK && (!loop || i == 1);
             if (inl) resolve_inlined(g, arg, s, f);
             else resolve_node(g, arg, s, f);
         }
@@ -620,6 +670,38 @@ static void to_do(Emit *e, Node *s)
     end_construct(e, k);
 }
 
+/* receiver downTo: limit do: [:i | ...] - counts down with real >= and -
+ * sends as fallback; answers the receiver. */
+static void down_to_do(Emit *e, Node *s)
+{
+    Scope *sc = e->scope;
+    int ctr = ++sc->nslots, lim = ++sc->nslots;
+    Node *blk = s->elems.items[1];
+    unsigned ge_site = site(e, ">=", 1, false);
+    unsigned sub_site = site(e, "-", 1, false);
+    expr(e, s->a);
+    op0(e, BC_DUP, 1);
+    op1(e, BC_STORE_LOCAL, (unsigned)ctr, -1);
+    expr(e, s->elems.items[0]);
+    op1(e, BC_STORE_LOCAL, (unsigned)lim, -1);
+    size_t head = e->len;
+    op1(e, BC_PUSH_LOCAL, (unsigned)ctr, 1);
+    op1(e, BC_PUSH_LOCAL, (unsigned)lim, 1);
+    opw(e, BC_GE, ge_site, -1);
+    unsigned k;
+    size_t exit = cond_jump(e, BC_JUMP_IF_FALSE, "ifTrue:", 1, &k);
+    op1(e, BC_PUSH_LOCAL, (unsigned)ctr, 1);
+    store_var(e, blk->block->param_vars[0]);
+    inlined_effect(e, blk);
+    op1(e, BC_PUSH_LOCAL, (unsigned)ctr, 1);
+    op1(e, BC_PUSH_INT, 1, 1);
+    opw(e, BC_SUB, sub_site, -1);
+    op1(e, BC_STORE_LOCAL, (unsigned)ctr, -1);
+    jump_back(e, head);
+    patch(e, exit);
+    end_construct(e, k);
+}
+
 static bool emit_inline(Emit *e, Node *s)
 {
     Node **a = s->elems.items;
@@ -638,6 +720,7 @@ static bool emit_inline(Emit *e, Node *s)
     case IN_WHILE_TRUE: while_loop(e, s, BC_JUMP_IF_FALSE); break;
     case IN_WHILE_FALSE: while_loop(e, s, BC_JUMP_IF_TRUE); break;
     case IN_TO_DO: to_do(e, s); break;
+    case IN_DOWN_TO_DO: down_to_do(e, s); break;
     }
     return true;
 }

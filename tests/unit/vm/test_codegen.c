@@ -127,7 +127,7 @@ static void test_arith_opcodes(void **state)
     SomMethod *m = compile("ops: x = ( ^((((((((x - x) * x) < x) > x) <= x) >= x) = x) ~= x) // x )");
     ASSERT_CODE(m, "PUSH_LOCAL 1; PUSH_LOCAL 1; SUB 0; PUSH_LOCAL 1; MUL 1; PUSH_LOCAL 1; LT 2; "
                    "PUSH_LOCAL 1; GT 3; PUSH_LOCAL 1; LE 4; PUSH_LOCAL 1; GE 5; PUSH_LOCAL 1; EQ 6; "
-                   "PUSH_LOCAL 1; NE 7; PUSH_LOCAL 1; SEND 8; RETURN_LOCAL; RETURN_SELF");
+                   "PUSH_LOCAL 1; NE 7; PUSH_LOCAL 1; FDIV 8; RETURN_LOCAL; RETURN_SELF");
     /* super sends never use the arithmetic fast path */
     m = compile("+ x = ( ^super + x )");
     ASSERT_CODE(m, "PUSH_SELF; PUSH_LOCAL 1; SUPER_SEND 0; RETURN_LOCAL; RETURN_SELF");
