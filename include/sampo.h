@@ -148,6 +148,7 @@ typedef struct SampoStats {
     uint64_t foreign;         /* signals that arrived on unregistered threads */
     uint64_t rate_changes;    /* self-tuning changes */
     uint64_t cost_ns;         /* per-sample cost used for the budget */
+    uint64_t manager_ns;      /* CPU time of the manager thread (valid after stop) */
     uint32_t threads;         /* threads ever registered */
 } SampoStats;
 

@@ -24,6 +24,7 @@ static struct {
     uint32_t cap;
     ProfU64Map pc_frame;    /* lookup address -> SpProfile frame id + 1 */
     ProfU64Map vm_frame;    /* VM method id -> SpProfile frame id + 1 */
+    ProfU64Map call_cache;  /* word -> call target + 2 (1: not a return address) */
     int retime_pending;
 } mg;
 
@@ -107,11 +108,11 @@ static uint32_t mgr_vm_frame(SpProfile *p, uint64_t method)
 
 /* Target of the call instruction that ends just before return address ret: 0 = none or
  * indirect, 1 = indirect call, else the direct target. */
-static uint64_t mgr_call_target(uint64_t ret)
+static uint64_t mgr_call_target_raw(uint64_t ret)
 {
     ProfSym s;
-    if (ret < 4096 || !prof_symbols_lookup(prof_g.symbols, ret - 1, &s) || s.jit ||
-        ret - 7 < s.start)
+    if (ret < 4096 || !prof_symbols_is_code(prof_g.symbols, ret - 1) ||
+        !prof_symbols_lookup(prof_g.symbols, ret - 1, &s) || s.jit || ret - 7 < s.start)
         return 0;
     const uint8_t *c = (const uint8_t *)(uintptr_t)ret;
     if (c[-5] == 0xe8) {
@@ -125,6 +126,17 @@ static uint64_t mgr_call_target(uint64_t ret)
     return 0;
 }
 
+/* Cached: stack words repeat from sample to sample. */
+static uint64_t mgr_call_target(uint64_t ret)
+{
+    uint64_t v;
+    if (prof_u64map_get(&mg.call_cache, ret, &v)) return v - 2;
+    v = mgr_call_target_raw(ret);
+    if (mg.call_cache.n > (1u << 20)) prof_u64map_clear(&mg.call_cache);
+    prof_u64map_put(&mg.call_cache, ret, v + 2);
+    return v;
+}
+
 /* Whether a call ending at ret can have entered the function starting at fn. */
 static int mgr_calls(uint64_t ret, uint64_t fn)
 {
@@ -132,7 +144,7 @@ static int mgr_calls(uint64_t ret, uint64_t fn)
     if (t == fn || t == 1) return t != 0;
     if (!t) return 0;
     ProfSym s; /* a direct call into a PLT stub (no symbol) may reach any function */
-    return !prof_symbols_lookup(prof_g.symbols, t, &s);
+    return prof_symbols_is_code(prof_g.symbols, t) && !prof_symbols_lookup(prof_g.symbols, t, &s);
 }
 
 /* The frame-pointer chain misses the caller of a leaf that set up no frame (or is still in
@@ -142,8 +154,10 @@ static uint32_t mgr_fix_leaf(const ProfRec *r, const uint64_t *pcs, uint64_t *ou
     uint32_t n = r->n_native;
     memcpy(out, pcs, n * sizeof *out);
     if (r->n_vm || r->nsw == 0) return n;
-    ProfSym s;
-    if (!prof_symbols_lookup(prof_g.symbols, pcs[0], &s) || s.jit) return n;
+    SpProfile *p = prof_g.profile;
+    uint32_t leaf = mgr_native_frame(p, pcs[0]);
+    if (leaf == SP_NONE || p->frames[leaf].kind != SP_FRAME_NATIVE) return n;
+    ProfSym s = {.start = p->frames[leaf].addr};
     if (n > 1 && mgr_call_target(pcs[1]) == s.start) return n;
     const uint64_t *w = pcs + n;
     for (uint32_t i = 0; i < r->nsw; i++) {
@@ -384,6 +398,9 @@ static void *mgr_main(void *arg)
         }
         prof_manager_drain(0);
     }
+    struct timespec cpu;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+    prof_g.st.manager_ns = (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec;
     return NULL;
 }
 
@@ -429,6 +446,7 @@ void prof_manager_data_fini(void)
     prof_pcring_fini(&prof_g.pcring);
     prof_u64map_fini(&mg.pc_frame);
     prof_u64map_fini(&mg.vm_frame);
+    prof_u64map_fini(&mg.call_cache);
     free(prof_g.events);
     prof_g.events = NULL;
     prof_g.nevents = prof_g.cap_events = 0;

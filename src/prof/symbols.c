@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct SymEnt {
@@ -37,6 +38,7 @@ struct ProfSymbols {
     uint32_t nobjs, capobjs;
     ProfObject *views;
     unsigned long long adds; /* dl_iterate_phdr add counter at the last scan */
+    uint64_t last_check_ns;  /* rescans are rate-limited: a miss is usually data, not code */
     JitEnt *jit;
     uint32_t njit, capjit;
 };
@@ -214,6 +216,16 @@ static SymObj *sym_find_obj(ProfSymbols *s, uint64_t addr)
     return NULL;
 }
 
+int prof_symbols_is_code(ProfSymbols *s, uint64_t addr)
+{
+    pthread_mutex_lock(&s->lock);
+    int r = sym_find_obj(s, addr) != NULL;
+    for (uint32_t i = 0; !r && i < s->njit; i++)
+        r = addr >= s->jit[i].start && addr < s->jit[i].start + s->jit[i].size;
+    pthread_mutex_unlock(&s->lock);
+    return r;
+}
+
 int prof_symbols_lookup(ProfSymbols *s, uint64_t addr, ProfSym *out)
 {
     pthread_mutex_lock(&s->lock);
@@ -221,8 +233,14 @@ int prof_symbols_lookup(ProfSymbols *s, uint64_t addr, ProfSym *out)
     if (found) goto out;
     SymObj *so = sym_find_obj(s, addr);
     if (!so) {
-        sym_rescan(s);
-        so = sym_find_obj(s, addr);
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+        if (now - s->last_check_ns > 50000000ull) { /* at most 20 rescans per second */
+            s->last_check_ns = now;
+            sym_rescan(s);
+            so = sym_find_obj(s, addr);
+        }
     }
     *out = (ProfSym){NULL, so ? so->o.path : NULL, addr, 0, 0};
     if (!so || !so->nsyms) goto out;

@@ -31,6 +31,8 @@ void prof_symbols_free(ProfSymbols *s);
 /* Finds the function containing addr.  Returns 1 if a symbol was found; 0 fills only the
  * module (if any) with start = addr. */
 int prof_symbols_lookup(ProfSymbols *s, uint64_t addr, ProfSym *out);
+/* Whether addr lies in a known executable object or JIT range (no rescan). */
+int prof_symbols_is_code(ProfSymbols *s, uint64_t addr);
 /* JIT ranges; perf_map: append to /tmp/perf-PID.map. */
 int prof_symbols_jit_add(ProfSymbols *s, uint64_t start, uint64_t size, const char *name,
                          int perf_map);

@@ -42,6 +42,7 @@ static void wr_meta(SpProfile *p)
     sp_meta_setu(p, "interval_initial_ns", g->interval0_ns);
     sp_meta_setu(p, "interval_ns", atomic_load(&g->interval_ns));
     sp_meta_setu(p, "cost_ns", st->cost_ns);
+    sp_meta_setu(p, "manager_cpu_ns", st->manager_ns);
     sp_meta_set(p, "tune", g->cfg.tune ? (g->cfg.tune_freeze ? "freeze" : "on") : "off");
     snprintf(buf, sizeof buf, "%g", g->cfg.jitter);
     sp_meta_set(p, "jitter", buf);
