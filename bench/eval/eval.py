@@ -108,6 +108,8 @@ def one_run(job):
     name, args, cfg, i = job
     label, mode, hz, extra = cfg
     out = path('prof', '%s.%s.%d.prof' % (name, label, i))
+    if OPTS.reuse and os.path.exists(out):
+        return job, 0, ''
     cpu, _, rc, err = run_som(prof_args(mode, hz, out, extra) + args)
     return job, rc, err if rc else ''
 
@@ -116,6 +118,7 @@ def accuracy(bs, res):
     os.makedirs(path('prof'), exist_ok=True)
     jobs = [(n, a, c, i) for n, a in bs for c in CONFIGS for i in range(OPTS.runs)]
     jobs += [(n, a, ('exact', 'exact', 0, []), 0) for n, a in bs]
+    jobs += [(n, a, ('exact-lean', 'exact', 0, ['--prof-lean']), 0) for n, a in bs]
     failed = set()
     with ThreadPoolExecutor(OPTS.jobs) as ex:
         for (n, _, c, i), rc, err in ex.map(one_run, jobs):
@@ -129,12 +132,13 @@ def accuracy(bs, res):
             continue
         acc[n] = {}
         ex = path('prof', '%s.exact.0.prof' % n)
+        exl = path('prof', '%s.exact-lean.0.prof' % n)
         for label, *_ in CONFIGS:
             files = [path('prof', '%s.%s.%d.prof' % (n, label, i)) for i in range(OPTS.runs)]
             pairs = [compare(a, b) for a, b in itertools.combinations(files, 2)]
             pairs = [p for p in pairs if p]
             vs_inv = [compare(f, ex) for f in files]
-            vs_time = [compare(f, ex + '.time') for f in files]
+            vs_time = [compare(f, exl + '.time') for f in files]
             meta = report_meta(files[0])
             acc[n][label] = {
                 'corr': statistics.mean(p[0] for p in pairs) if pairs else None,
@@ -270,7 +274,9 @@ def tables(res):
         L.append('| %s | ' % n + ' | '.join('%s / %s' % (fmt(a[c[0]]['corr']), fmt(a[c[0]]['overlap'], '%.1f'))
                                             for c in CONFIGS) + ' | %d |' % a['async-1k']['samples'])
     L += ['', '## 2. Accuracy against the exact mode (mean over runs)', '',
-          'inv = exact invocation counts; time = exact time-weighted profile (self microseconds).', '',
+          'inv = exact invocation counts (--prof=exact: every activation and primitive, trivial methods',
+          'activated); time = exact time-weighted profile of a --prof=exact --prof-lean run (self',
+          'microseconds; only the frames a sampler sees; per-call hook work subtracted).', '',
           '| benchmark | ' + ' | '.join('%s vs inv | %s vs time' % (c[0], c[0]) for c in CONFIGS) + ' |',
           '|---|' + '---|' * (2 * len(CONFIGS))]
     for n, a in acc.items():
@@ -344,6 +350,8 @@ def main():
     ap.add_argument('--only', help='comma-separated benchmark names')
     ap.add_argument('--skip', default='', help='comma-separated sections: accuracy,overhead,states,threads')
     ap.add_argument('--quick', action='store_true', help='3 runs, 1 rep, our benchmarks only')
+    ap.add_argument('--reuse', action='store_true',
+                    help='keep profiles already in OUT/prof and results of skipped sections')
     ap.add_argument('--out', default=os.path.join(ROOT, 'build', 'eval'))
     OPTS = ap.parse_args()
     if OPTS.quick:
@@ -353,6 +361,8 @@ def main():
     os.makedirs(OPTS.out, exist_ok=True)
     bs = benches()
     res = {}
+    if OPTS.reuse and os.path.exists(path('results.json')):
+        res = json.load(open(path('results.json')))
     os.makedirs(path('prof'), exist_ok=True)
     skip = OPTS.skip.split(',')
     for name, fn in (('accuracy', accuracy), ('overhead', overhead), ('states', states),

@@ -42,6 +42,8 @@ typedef struct SomProfOptions {
     const char *out;        /* profile file, or NULL */
     const char *dump;       /* JSON CC-Map dump, or NULL */
     bool paused;            /* start paused (System profilerStart starts it) */
+    bool lean;              /* exact mode: leave primitives uncounted and trivial methods
+                               inlined, so the timed run sees the frames a sampler sees */
 } SomProfOptions;
 
 /* Parses a mode name ("async", "coop", "exact"); answers false if unknown. */

@@ -39,6 +39,8 @@ static void usage(FILE *f)
             "  --prof-dump F  write the calling-context map as JSON to F\n"
             "  --prof-states  also measure the VM-state split exactly and print both splits\n"
             "  --prof-paused  start paused (System profilerStart begins sampling)\n"
+            "  --prof-lean    exact mode: count only frames a sampler sees (no primitives,\n"
+            "                 trivial methods inlined): the low-distortion time view\n"
             "  -h, --help     show this help\n"
             "  --version      show the version\n"
             "\n"
@@ -99,6 +101,7 @@ static int parse_prof(int argc, char **argv, int *i, SomProfOptions *p)
     else if (!strcmp(a, "--prof-states")) p->exact_states = true;
     else if (!strcmp(a, "--prof-paused")) p->paused = true;
     else if (!strcmp(a, "--prof-tune")) p->tune = true;
+    else if (!strcmp(a, "--prof-lean")) p->lean = true;
     else flag = false;
     if (flag) {
         if (p->mode == SOMPROF_OFF) p->mode = SOMPROF_ASYNC;
