@@ -315,13 +315,16 @@ static void *spc_marker(void *arg)
 
 /* ---- exact mode ------------------------------------------------------------------------ */
 
-/* The send a primitive was called from.  The interpreter records the position after the
- * send for primitives (the send's own bci for activations), so take the last send before. */
+/* The send a primitive was called from: the frame's bci when it names a send (current
+ * interpreter), else the last send before it (older interpreters recorded the position after
+ * the send for primitives). */
 static uint32_t spx_prim_site(const SomMethod *m, uint32_t bci)
 {
     uint32_t best = 0;
-    for (uint32_t k = 0; k < m->nsites; k++)
+    for (uint32_t k = 0; k < m->nsites; k++) {
+        if (m->sites[k].bci == bci) return bci;
         if (m->sites[k].bci < bci && m->sites[k].bci >= best) best = m->sites[k].bci;
+    }
     return best;
 }
 

@@ -80,6 +80,18 @@ def test_exact_fig2():
     assert 0.6 < sd < 0.9, "time-weighted d share %.2f, want ~0.75" % sd
 
 
+def test_exact_lean():
+    out = os.path.join(WORK, "fig2_lean.prof")
+    som("--prof=exact", "--prof-lean", "--prof-out", out, prog("Fig2.som"), "50")
+    st = collapsed(out)
+    base = PREFIX + ";Fig2>>run:"
+    assert st.get(base + ";Fig2>>a:;Fig2>>b:;Fig2>>c:;Fig2>>d") == 150
+    assert st.get(base + ";Fig2>>e:;Fig2>>b:;Fig2>>c:;Fig2>>f;Fig2>>work") == 50
+    assert not any(s.endswith("System>>printString:") for s in st), "lean mode counted a primitive"
+    full = collapsed(os.path.join(WORK, "fig2_exact.prof"))
+    assert any(s.endswith("System>>printString:") for s in full), "full exact mode lacks primitives"
+
+
 def test_exact_recursion_nlr():
     out, dump = os.path.join(WORK, "fib.prof"), os.path.join(WORK, "fib.json")
     p = som("--prof=exact", "--prof-out", out, "--prof-dump", dump, prog("Fib.som"))
