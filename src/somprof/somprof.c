@@ -34,6 +34,7 @@
 typedef struct CoopSample {
     uint32_t ctx;
     uint8_t state;
+    uint32_t weight; /* 1 + marks that found the previous flag still pending */
     uint64_t t_ns;
 } CoopSample;
 
@@ -66,6 +67,7 @@ typedef struct VmProf {
     size_t nsamples, cap_samples;
     clockid_t cpu_clock;  /* the VM thread's CPU clock, read by the marking thread */
     uint64_t next_cpu_ns; /* flag the VM once its CPU time reaches this (marking thread) */
+    uint32_t missed;      /* ticks that found the flag still set (marking thread adds) */
     /* exact */
     ExactFrame *stk;
     uint32_t sp, cap_stk;
@@ -93,7 +95,7 @@ static struct {
     bool out_tmp;
     uint64_t exact_state_ns[VMS_COUNT];
     bool have_exact_states;
-    uint64_t clock_ns; /* cost of one clock read, subtracted from each primitive's time */
+    uint64_t clock_ns; /* measurement cost subtracted from each primitive's time */
     uint64_t hook_ns;  /* exact mode: hook work per call outside the callee's timed interval */
     InterpLabel labels[256]; /* sorted by address */
     int nlabels;
@@ -209,7 +211,7 @@ static int spc_scratch(VmProf *p, uint32_t n)
 }
 
 /* Walks down to the first visited activation and adds the (partial) sample. */
-static void spc_take_sample(VmProf *p, uint8_t state)
+static void spc_take_sample(VmProf *p, uint8_t state, uint32_t weight)
 {
     SomVM *vm = p->vm;
     int32_t top = vm->top;
@@ -239,7 +241,7 @@ static void spc_take_sample(VmProf *p, uint8_t state)
         p->samples = s;
         p->cap_samples = cap;
     }
-    p->samples[p->nsamples++] = (CoopSample){leaf, state, spx_now() - S.t0};
+    p->samples[p->nsamples++] = (CoopSample){leaf, state, weight, spx_now() - S.t0};
     atomic_fetch_add(&S.coop_samples, 1);
     if (repeated) atomic_fetch_add(&S.coop_repeats, 1);
 }
@@ -248,7 +250,9 @@ static void spc_hook(SomVM *vm)
 {
     int v = __atomic_exchange_n(&vm->poll, 0, __ATOMIC_ACQ_REL);
     if (v <= 0 || atomic_load(&S.paused)) return;
-    spc_take_sample(vm->prof_data, (uint8_t)(v - 1));
+    VmProf *p = vm->prof_data;
+    uint32_t missed = __atomic_exchange_n(&p->missed, 0, __ATOMIC_ACQ_REL);
+    spc_take_sample(p, (uint8_t)(v - 1), 1 + missed);
 }
 
 /* Rotor's tuning rule on the cooperative samples: too many repeated tops -> sample less. */
@@ -274,11 +278,15 @@ static void spc_tune(uint64_t *last_s, uint64_t *last_r)
  * with plain (volatile) accesses, by design (frame.h): word-sized, individually atomic on
  * the targets we support, and a stale value only delays or mislabels one sample.  So this
  * cross-thread access is hidden from TSan instead of reported on every run. */
-__attribute__((no_sanitize("thread"))) static void spc_mark(SomVM *vm)
+__attribute__((no_sanitize("thread"))) static void spc_mark(VmProf *p)
 {
     int expected = 0;
-    __atomic_compare_exchange_n(&vm->poll, &expected, 1 + (int)vm->state, false, __ATOMIC_ACQ_REL,
-                                __ATOMIC_RELAXED);
+    SomVM *vm = p->vm;
+    /* a flag still pending means no safe point since the last tick (GC, a long primitive):
+     * the sample taken there will weigh one more tick, so long stretches keep their share */
+    if (!__atomic_compare_exchange_n(&vm->poll, &expected, 1 + (int)vm->state, false,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+        __atomic_fetch_add(&p->missed, 1, __ATOMIC_RELAXED);
 }
 
 /* The marking thread: flags every live VM; the VM samples itself at its next safe point. */
@@ -291,8 +299,9 @@ static void *spc_marker(void *arg)
         rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
         uint64_t d = iv - iv / 5 + rng % (iv / 5 * 2 + 1); /* +-20% jitter */
         /* the threshold is CPU time of each VM thread (a descheduled thread is not sampled,
-         * as with the engine's CPU-clock triggers); the marker looks twice per interval */
-        uint64_t nap = iv / 2 > 50000 ? iv / 2 : 50000;
+         * as with the engine's CPU-clock triggers); one look per interval, keeping the
+         * schedule, so the marker wakes at the sampling rate and no faster */
+        uint64_t nap = d;
         struct timespec ts = {(time_t)(nap / 1000000000ull), (long)(nap % 1000000000ull)};
         nanosleep(&ts, NULL);
         if (atomic_load(&S.paused)) continue;
@@ -303,7 +312,7 @@ static void *spc_marker(void *arg)
             if (clock_gettime(p->cpu_clock, &c)) continue;
             uint64_t cpu = (uint64_t)c.tv_sec * 1000000000ull + (uint64_t)c.tv_nsec;
             if (cpu < p->next_cpu_ns) continue;
-            spc_mark(p->vm);
+            spc_mark(p);
             /* keep the schedule (the marker's own lateness is not added to the interval) */
             p->next_cpu_ns = p->next_cpu_ns && p->next_cpu_ns + d > cpu ? p->next_cpu_ns + d : cpu + d;
         }
@@ -438,6 +447,36 @@ static uint64_t spx_hook_cost(void)
     return ns > S.clock_ns ? ns - S.clock_ns : 0;
 }
 
+/* What the exact state split charges to a primitive beyond the primitive itself (the hook
+ * return and call around it, the clock reads), timed on an empty stand-in primitive. */
+static uint64_t spx_prim_window(void)
+{
+    static SomVM fake;
+    static SomFrame frame;
+    static SomMethod m;
+    VmProf p = {0};
+    memset(&fake, 0, sizeof fake);
+    frame.method = &m;
+    fake.frames = &frame;
+    fake.prof_data = &p;
+    SomProfOptions saved = S.o;
+    S.o.mode = SOMPROF_ASYNC; /* state accounting only: no tree */
+    S.o.exact_states = true;
+    S.clock_ns = 0;
+    uint64_t best = UINT64_MAX;
+    for (int round = 0; round < 5; round++) {
+        p.prim_ns = 0;
+        for (int i = 0; i < 2000; i++) {
+            spx_enter(&fake, &m, true);
+            spx_exit(&fake, &m, true);
+        }
+        if (p.prim_ns / 2000 < best) best = p.prim_ns / 2000;
+    }
+    S.o = saved;
+    free(p.stk);
+    return best == UINT64_MAX ? 0 : best;
+}
+
 /* ---- System primitives ------------------------------------------------------------------ */
 
 static int sp_control(SomVM *vm, const char *op, int64_t arg)
@@ -520,6 +559,7 @@ int somprof_session_start(const SomProfOptions *o, char *err, size_t errlen)
     S.late_names = getenv("SOMPROF_LATE_NAMES") && !strcmp(getenv("SOMPROF_LATE_NAMES"), "1");
     S.clock_ns = o->exact_states || o->mode == SOMPROF_EXACT ? spx_clock_cost() : 0;
     S.hook_ns = o->mode == SOMPROF_EXACT ? spx_hook_cost() : 0;
+    if (o->exact_states || o->mode == SOMPROF_EXACT) S.clock_ns = spx_prim_window();
     atomic_store(&S.stop, 0);
     atomic_store(&S.paused, o->paused ? 1 : 0);
     S.out_tmp = !o->out;
@@ -662,7 +702,7 @@ static void spr_merge(VmProf *p)
     for (size_t k = 0; k < p->nsamples; k++) { /* cooperative samples */
         uint32_t d = spc_path(t, p->samples[k].ctx, stack, t->len);
         for (uint32_t j = 0; j < d; j++) stack[j] = fid[stack[j]];
-        sp_sample_add(S.prof, thr, p->samples[k].t_ns, stack, d, 0, 1,
+        sp_sample_add(S.prof, thr, p->samples[k].t_ns, stack, d, 0, p->samples[k].weight,
                       (SpVmState)p->samples[k].state);
     }
     for (uint32_t i = 1; S.o.mode == SOMPROF_EXACT && i < t->len; i++) { /* exact contexts */
@@ -755,6 +795,8 @@ static void spr_states(SpProfile *p)
     uint64_t total = 0;
     for (int s = 0; s < VMS_COUNT; s++) total += S.exact_state_ns[s];
     spr_print_states(stderr, "exact", S.exact_state_ns, total);
+    fprintf(stderr, "somprof: exact states: %llu ns subtracted per primitive call\n",
+            (unsigned long long)S.clock_ns);
     for (int s = 1; s < VMS_COUNT; s++) {
         char key[64];
         snprintf(key, sizeof key, "exact_state_%s_ns", spr_state_names[s]);
