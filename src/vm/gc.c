@@ -352,6 +352,15 @@ void gc_collect(SomVM *vm)
     h->stats.collections++;
     h->stats.ns_total += som_now_ns() - t0;
     vm->state = saved;
+    /* the stress mode also checks the heap now and then: a broken invariant
+     * is a VM bug, reported loudly rather than left to corrupt the run */
+    if (vm->opts.gc_stress && h->stats.collections % 256 == 0) {
+        size_t bad = gc_verify(vm);
+        if (bad) {
+            fprintf(stderr, "som: GC stress: heap verification found %zu bad references\n", bad);
+            abort();
+        }
+    }
 }
 
 static int valid_ref(SomVM *vm, Value v)
