@@ -647,7 +647,8 @@ fail:
 
 /* Adds one VM's tree and samples to the session (S.mu held). */
 /* The time-weighted exact view (FILE.time) as a sampler sees the program: primitives and
- * trivial methods have no frame when not instrumented, so their time goes to the nearest
+ * trivial methods have no frame when not instrumented (primitives the interpreter runs with
+ * frames, such as loops with blocks, keep theirs), so their time goes to the nearest
  * caller that has one; and each call's hook work, charged to the caller's self time by the
  * instrumentation, is taken off again (S.hook_ns per call, measured at start). */
 static void spr_time_view(VmProf *p, const uint32_t *fid, uint32_t *stack, uint32_t tthr)
@@ -661,7 +662,8 @@ static void spr_time_view(VmProf *p, const uint32_t *fid, uint32_t *stack, uint3
     for (uint32_t i = 1; i < t->len; i++) {
         const SpcNode *x = &t->n[i];
         const SomMethod *m = x->method;
-        vis[i] = m->kind != MK_PRIMITIVE && !m->trivial ? i : vis[x->parent];
+        bool frameless = (m->kind == MK_PRIMITIVE && m->prim_kind == PK_PLAIN) || m->trivial;
+        vis[i] = frameless ? vis[x->parent] : i;
         int64_t own = (int64_t)(x->total_ns - x->child_ns) - (int64_t)(S.hook_ns * kids[i]);
         if (vis[i]) self[vis[i]] += own > 0 ? own : 0;
     }
