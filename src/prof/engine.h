@@ -147,6 +147,7 @@ typedef struct ProfEngine {
     sem_t wake;
     pthread_t manager;
     _Atomic int manager_stop;
+    int manager_nice; /* priority the manager got (0 or -5) */
     pthread_t sampler;
     _Atomic int sampler_stop;
     int sampler_running;

@@ -37,9 +37,18 @@ static __attribute__((noinline)) void recurse(int d)
     else burn(5000);
 }
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* id >= 1000: short-lived thread (about 20 ms) */
 static void *worker(void *arg)
 {
     intptr_t id = (intptr_t)arg;
+    double end = id >= 1000 ? now_s() + 0.02 : 1e300;
     sampo_thread_register("stress");
     SampoVmFrame *volatile top = NULL;
     SampoVmFrame outer = {NULL, (uint64_t)(100 + id % 4), 1, 0};
@@ -47,7 +56,7 @@ static void *worker(void *arg)
         top = &outer;
         sampo_vm_set_frame_chain(&top);
     }
-    while (!atomic_load(&stop_flag)) {
+    while (!atomic_load(&stop_flag) && now_s() < end) {
         SampoVmFrame inner = {top, (uint64_t)(200 + id % 3), 0, 0};
         atomic_signal_fence(memory_order_seq_cst);
         if (id % 2) top = &inner;
@@ -67,12 +76,7 @@ static void *churn(void *arg)
     (void)arg;
     while (!atomic_load(&stop_flag)) {
         pthread_t t;
-        if (pthread_create(&t, NULL, worker, (void *)(intptr_t)63) == 0) {
-            struct timespec ts = {0, 20000000};
-            nanosleep(&ts, NULL);
-            (void)t;
-            pthread_detach(t);
-        }
+        if (pthread_create(&t, NULL, worker, (void *)(intptr_t)1001) == 0) pthread_join(t, NULL);
         struct timespec ts = {0, 5000000};
         nanosleep(&ts, NULL);
     }
