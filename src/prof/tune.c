@@ -23,7 +23,11 @@ void prof_tune_init(ProfTune *t, uint64_t interval_ns, uint64_t cost_ns, double 
     uint64_t b = prof_tune_budget_interval(cost_ns, budget);
     t->min_ns = b > floor_ns ? b : floor_ns;
     if (t->min_ns < 50000) t->min_ns = 50000; /* 20 kHz: beyond any trigger here */
-    t->max_ns = 100000000;                   /* 10 Hz */
+    /* at most 8x the starting interval (and 10 Hz): for native code the repetition test
+     * (same function, same frame pointer) also fires for a loop that calls the same function
+     * again and again, which would otherwise drive the rate down to the cap */
+    uint64_t start = interval_ns > t->min_ns ? interval_ns : t->min_ns;
+    t->max_ns = start * 8 < 100000000 ? start * 8 : 100000000;
     if (t->min_ns > t->max_ns) t->max_ns = t->min_ns;
     if (interval_ns < t->min_ns) interval_ns = t->min_ns;
     if (interval_ns > t->max_ns) interval_ns = t->max_ns;
