@@ -68,7 +68,9 @@ PROF_NO_SAN uint32_t prof_walk_native(uintptr_t pc, uintptr_t sp, uintptr_t fp, 
     }
     while (fp) {
         if (fp < sp || fp > hi - 16 || (fp & 7)) {
-            *flags |= REC_WALK_ERR;
+            /* code without frame pointers (glibc's start-up, libraries) leaves a stale value
+             * in the outermost saved fp: past two frames this is the end of the chain */
+            if (n < 3) *flags |= REC_WALK_ERR;
             break;
         }
         if (n >= max) {
@@ -79,8 +81,8 @@ PROF_NO_SAN uint32_t prof_walk_native(uintptr_t pc, uintptr_t sp, uintptr_t fp, 
         uintptr_t ret = ((const uintptr_t *)fp)[1];
         if (ret < 4096) break; /* outermost frame */
         out[n++] = ret;
-        if (next && next <= fp) {
-            *flags |= REC_WALK_ERR;
+        if (next && next <= fp) { /* not growing: garbage, or the end (see above) */
+            if (n < 3) *flags |= REC_WALK_ERR;
             break;
         }
         fp = next;

@@ -55,7 +55,7 @@ triggers)
     SAMPO_TRIGGER=timer SAMPO_HZ=250 run "$dir/t" split 3
     "$CHECK" "$dir/t" --tol 7 --min-samples 400 --meta trigger=timer f50=50 f30=30 f20=20
     SAMPO_TRIGGER=thread SAMPO_HZ=1000 run "$dir/s" split 2
-    "$CHECK" "$dir/s" --min-samples 800 --meta trigger=thread f50=50 f30=30 f20=20
+    "$CHECK" "$dir/s" --min-samples 400 --meta trigger=thread f50=50 f30=30 f20=20
     SAMPO_TRIGGER=perf-sw SAMPO_HZ=1000 SAMPO_BURST=10:10 run "$dir/b" split 2
     "$CHECK" "$dir/b" --tol 7 --min-samples 300 --meta burst=10:10 f50=50 f30=30 f20=20 ;;
 jit_perf_map)

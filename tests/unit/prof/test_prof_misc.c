@@ -119,19 +119,29 @@ static void test_guarded_walk(void **state)
     uint64_t stack[64] = {0}, out[16];
     uintptr_t lo = (uintptr_t)stack, hi = (uintptr_t)(stack + 64);
     uint8_t flags = 0;
-    /* frame at stack[4] -> stack[8] -> outside the bounds */
+    /* frame at stack[4] -> stack[8] -> outside the bounds: the end of the chain */
     stack[4] = (uintptr_t)&stack[8], stack[5] = 0x401000;
     stack[8] = 0xdead0000, stack[9] = 0x402000;
     uint32_t n = prof_walk_native(0x400000, lo, (uintptr_t)&stack[4], lo, hi, out, 16, &flags);
     assert_int_equal(n, 3);
     assert_int_equal(out[1], 0x401000);
+    assert_int_equal(out[2], 0x402000);
+    assert_false(flags & REC_WALK_ERR);
+    /* a bad first frame pointer is an error */
+    flags = 0;
+    assert_int_equal(prof_walk_native(1, lo, 0xdead0000, lo, hi, out, 16, &flags), 1);
     assert_true(flags & REC_WALK_ERR);
-    /* a loop (next <= fp) stops */
+    /* a loop (next <= fp) stops; right at the first frame it is an error */
     flags = 0;
     stack[8] = (uintptr_t)&stack[4];
     n = prof_walk_native(0x400000, lo, (uintptr_t)&stack[4], lo, hi, out, 16, &flags);
     assert_int_equal(n, 3);
+    flags = 0;
+    stack[4] = (uintptr_t)&stack[4];
+    n = prof_walk_native(0x400000, lo, (uintptr_t)&stack[4], lo, hi, out, 16, &flags);
+    assert_int_equal(n, 2);
     assert_true(flags & REC_WALK_ERR);
+    stack[4] = (uintptr_t)&stack[8];
     /* misaligned fp, sp outside the stack */
     flags = 0;
     assert_int_equal(prof_walk_native(1, lo, (uintptr_t)&stack[4] + 3, lo, hi, out, 16, &flags), 1);
