@@ -381,6 +381,32 @@ static void make_names(SomVM *vm)
     }
 }
 
+/* Every metaclass's field list starts with Class's instance fields (older
+ * core libraries declare `superClass name ...` there). Learn them from
+ * Class.som before any class is built, so the lists computed while loading
+ * (and the class-side field indices compiled from them) are right. */
+static bool prepare_class_fields(SomVM *vm, char *errbuf, size_t errlen)
+{
+    char path[4096];
+    char *src = find_source(vm, "Class", path, sizeof path);
+    if (!src) {
+        snprintf(errbuf, errlen, "class Class not found on the class path");
+        return false;
+    }
+    Arena arena = {0};
+    ClassDef def;
+    bool ok = parse_class(&arena, path, src, &def, errbuf, errlen);
+    if (ok) {
+        vm->classClass->field_names = names_array(vm, vm->objectClass->field_names, &def.inst_fields);
+        vm->classClass->ninstfields = (uint32_t)vm->classClass->field_names->len;
+        vm->objectClass->h.cls->field_names = vm->classClass->field_names;
+        vm->objectClass->h.cls->ninstfields = vm->classClass->ninstfields;
+    }
+    arena_free(&arena);
+    free(src);
+    return ok;
+}
+
 bool class_bootstrap(SomVM *vm, char *errbuf, size_t errlen)
 {
     vm->heap.inhibit++;
@@ -388,7 +414,7 @@ bool class_bootstrap(SomVM *vm, char *errbuf, size_t errlen)
     vm->nil = SOM_V(som_instance_new(vm, vm->nilClass));
     /* symbols and arrays need nil and the String/Symbol/Array shells */
     make_names(vm);
-    bool ok = true;
+    bool ok = prepare_class_fields(vm, errbuf, errlen);
     /* Class and Metaclass first: every metaclass's field list starts with
      * theirs (older core libraries give Class fields) */
     static const size_t order_first[] = {1, 2};
