@@ -632,13 +632,17 @@ static void while_loop(Emit *e, Node *s, int jop)
     end_construct(e, k);
 }
 
-static void to_do(Emit *e, Node *s)
+/* receiver to:do: / downTo:do: limit with a literal [:i | ...]: counts with
+ * real <=/>= and +/- sends as fallbacks for non-integers; answers the receiver.
+ * Counting up, the common small-integer step is one INC_LOCAL_JLE followed by
+ * the generic step of exactly SOM_TODO_TAIL bytes. */
+static void counted_loop(Emit *e, Node *s, bool up)
 {
     Scope *sc = e->scope;
     int ctr = ++sc->nslots, lim = ++sc->nslots;
     Node *blk = s->elems.items[1];
-    unsigned le_site = site(e, "<=", 1, false);
-    unsigned add_site = site(e, "+", 1, false);
+    unsigned cmp_site = site(e, up ? "<=" : ">=", 1, false);
+    unsigned step_site = site(e, up ? "+" : "-", 1, false);
     expr(e, s->a);
     op0(e, BC_DUP, 1);
     op1(e, BC_STORE_LOCAL, (unsigned)ctr, -1);
@@ -647,57 +651,26 @@ static void to_do(Emit *e, Node *s)
     size_t head = e->len;
     op1(e, BC_PUSH_LOCAL, (unsigned)ctr, 1);
     op1(e, BC_PUSH_LOCAL, (unsigned)lim, 1);
-    opw(e, BC_LE, le_site, -1);
+    opw(e, up ? BC_LE : BC_GE, cmp_site, -1);
     unsigned k;
     size_t exit = cond_jump(e, BC_JUMP_IF_FALSE, "ifTrue:", 1, &k);
     size_t body = e->len;
     op1(e, BC_PUSH_LOCAL, (unsigned)ctr, 1);
     store_var(e, blk->block->param_vars[0]);
     inlined_effect(e, blk);
-    /* fast step, then the generic step of exactly SOM_TODO_TAIL bytes */
-    byte(e, BC_INC_LOCAL_JLE);
-    byte(e, ctr);
-    byte(e, lim);
-    word(e, (unsigned)(e->len + 2 - body));
+    if (up) {
+        byte(e, BC_INC_LOCAL_JLE);
+        byte(e, ctr);
+        byte(e, lim);
+        word(e, (unsigned)(e->len + 2 - body));
+    }
     size_t tail = e->len;
     op1(e, BC_PUSH_LOCAL, (unsigned)ctr, 1);
     op1(e, BC_PUSH_INT, 1, 1);
-    opw(e, BC_ADD, add_site, -1);
+    opw(e, up ? BC_ADD : BC_SUB, step_site, -1);
     op1(e, BC_STORE_LOCAL, (unsigned)ctr, -1);
     jump_back(e, head);
-    if (e->len - tail != SOM_TODO_TAIL) gfail(e->g, s->line, s->col, "internal: to:do: tail");
-    patch(e, exit);
-    end_construct(e, k);
-}
-
-/* receiver downTo: limit do: [:i | ...] - counts down with real >= and -
- * sends as fallback; answers the receiver. */
-static void down_to_do(Emit *e, Node *s)
-{
-    Scope *sc = e->scope;
-    int ctr = ++sc->nslots, lim = ++sc->nslots;
-    Node *blk = s->elems.items[1];
-    unsigned ge_site = site(e, ">=", 1, false);
-    unsigned sub_site = site(e, "-", 1, false);
-    expr(e, s->a);
-    op0(e, BC_DUP, 1);
-    op1(e, BC_STORE_LOCAL, (unsigned)ctr, -1);
-    expr(e, s->elems.items[0]);
-    op1(e, BC_STORE_LOCAL, (unsigned)lim, -1);
-    size_t head = e->len;
-    op1(e, BC_PUSH_LOCAL, (unsigned)ctr, 1);
-    op1(e, BC_PUSH_LOCAL, (unsigned)lim, 1);
-    opw(e, BC_GE, ge_site, -1);
-    unsigned k;
-    size_t exit = cond_jump(e, BC_JUMP_IF_FALSE, "ifTrue:", 1, &k);
-    op1(e, BC_PUSH_LOCAL, (unsigned)ctr, 1);
-    store_var(e, blk->block->param_vars[0]);
-    inlined_effect(e, blk);
-    op1(e, BC_PUSH_LOCAL, (unsigned)ctr, 1);
-    op1(e, BC_PUSH_INT, 1, 1);
-    opw(e, BC_SUB, sub_site, -1);
-    op1(e, BC_STORE_LOCAL, (unsigned)ctr, -1);
-    jump_back(e, head);
+    if (up && e->len - tail != SOM_TODO_TAIL) gfail(e->g, s->line, s->col, "internal: to:do: tail");
     patch(e, exit);
     end_construct(e, k);
 }
@@ -719,8 +692,8 @@ static bool emit_inline(Emit *e, Node *s)
     case IN_OR: if_else(e, s, BC_JUMP_IF_TRUE, a[0], NULL, BC_PUSH_TRUE); break;
     case IN_WHILE_TRUE: while_loop(e, s, BC_JUMP_IF_FALSE); break;
     case IN_WHILE_FALSE: while_loop(e, s, BC_JUMP_IF_TRUE); break;
-    case IN_TO_DO: to_do(e, s); break;
-    case IN_DOWN_TO_DO: down_to_do(e, s); break;
+    case IN_TO_DO: counted_loop(e, s, true); break;
+    case IN_DOWN_TO_DO: counted_loop(e, s, false); break;
     }
     return true;
 }
