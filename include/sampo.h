@@ -51,12 +51,12 @@ extern "C" {
 
 typedef enum SampoStatus {
     SAMPO_OK = 0,
-    SAMPO_EINVAL = -1,    /* bad argument */
-    SAMPO_ESTATE = -2,    /* wrong state (e.g. start while running) */
-    SAMPO_ENOMEM = -3,    /* allocation failed */
+    SAMPO_EINVAL = -1, /* bad argument */
+    SAMPO_ESTATE = -2, /* wrong state (e.g. start while running) */
+    SAMPO_ENOMEM = -3, /* allocation failed */
     SAMPO_ENOTRIGGER = -4 /* no trigger in the fallback chain could be armed */,
-    SAMPO_EIO = -5,       /* writing the profile failed */
-    SAMPO_ENOTFOUND = -6  /* no such thread / node / range */
+    SAMPO_EIO = -5,      /* writing the profile failed */
+    SAMPO_ENOTFOUND = -6 /* no such thread / node / range */
 } SampoStatus;
 
 typedef enum SampoMode { SAMPO_MODE_CPU = 0, SAMPO_MODE_WALL = 1 } SampoMode;
@@ -83,27 +83,27 @@ typedef enum SampoVmState {
 } SampoVmState;
 
 typedef struct SampoConfig {
-    uint32_t hz;           /* per-thread rate; 0 = budget / measured per-sample cost */
-    SampoMode mode;        /* CPU or wall-clock */
-    SampoTrigger trigger;  /* AUTO = fallback chain */
-    int tune;              /* self-tuning interval on/off */
-    int tune_freeze;       /* freeze the interval once it stayed unchanged 3 windows */
-    double tune_low;       /* lower repetition threshold (0.01) */
-    double tune_high;      /* upper repetition threshold (0.15) */
-    uint32_t tune_window;  /* samples per tuning decision (1000) */
-    double budget;         /* overhead budget fraction (0.01) */
-    uint32_t burst;        /* samples per burst; 0 = no bursts */
-    uint32_t burst_gap;    /* intervals to pause after each burst */
-    double jitter;         /* interval jitter fraction, 0..0.5 */
-    uint32_t max_depth;    /* frames per sample, <= 255 */
-    uint32_t buffer_kib;   /* total sample buffer memory (bounded; overflow is counted) */
-    uint32_t pc_ring;      /* raw PC ring entries (Cog histogram); 0 = off */
-    uint64_t cost_ns;      /* assumed per-sample cost; 0 = measure at start */
-    int perf_map;          /* write /tmp/perf-PID.map for registered JIT ranges */
-    int wall_interpose;    /* wall mode: see SAMPO_WALL_INTERPOSE */
-    int verbose;           /* log to stderr (never from the handler) */
-    int empty_handler;     /* benchmarks only: the handler returns at once (signal floor) */
-    const char *out_path;  /* written by sampo_stop(); NULL = do not write; borrowed */
+    uint32_t hz;          /* per-thread rate; 0 = budget / measured per-sample cost */
+    SampoMode mode;       /* CPU or wall-clock */
+    SampoTrigger trigger; /* AUTO = fallback chain */
+    int tune;             /* self-tuning interval on/off */
+    int tune_freeze;      /* freeze the interval once it stayed unchanged 3 windows */
+    double tune_low;      /* lower repetition threshold (0.01) */
+    double tune_high;     /* upper repetition threshold (0.15) */
+    uint32_t tune_window; /* samples per tuning decision (1000) */
+    double budget;        /* overhead budget fraction (0.01) */
+    uint32_t burst;       /* samples per burst; 0 = no bursts */
+    uint32_t burst_gap;   /* intervals to pause after each burst */
+    double jitter;        /* interval jitter fraction, 0..0.5 */
+    uint32_t max_depth;   /* frames per sample, <= 255 */
+    uint32_t buffer_kib;  /* total sample buffer memory (bounded; overflow is counted) */
+    uint32_t pc_ring;     /* raw PC ring entries (Cog histogram); 0 = off */
+    uint64_t cost_ns;     /* assumed per-sample cost; 0 = measure at start */
+    int perf_map;         /* write /tmp/perf-PID.map for registered JIT ranges */
+    int wall_interpose;   /* wall mode: see SAMPO_WALL_INTERPOSE */
+    int verbose;          /* log to stderr (never from the handler) */
+    int empty_handler;    /* benchmarks only: the handler returns at once (signal floor) */
+    const char *out_path; /* written by sampo_stop(); NULL = do not write; borrowed */
 } SampoConfig;
 
 /* Fills c with the defaults listed above.  [any-thread] */
@@ -135,21 +135,21 @@ int sampo_write(const char *path);
 int sampo_running(void);
 
 typedef struct SampoStats {
-    SampoTrigger trigger;     /* the trigger actually in use */
-    uint64_t interval_ns;     /* current sampling interval */
-    uint64_t samples;         /* samples processed by the manager */
-    uint64_t captured;        /* samples taken by handlers (= samples after stop, plus
-                                 start-up calibration samples when the cost was measured) */
-    uint64_t dropped;         /* samples lost to full buffers (counted, never blocking) */
-    uint64_t walk_errors;     /* stack walks cut by a bad frame pointer */
-    uint64_t truncated;       /* stack walks cut by max_depth */
-    uint64_t partial;         /* samples stopped at a visited VM frame */
-    uint64_t orphans;         /* partial samples whose visited frame had no context */
-    uint64_t foreign;         /* signals that arrived on unregistered threads */
-    uint64_t rate_changes;    /* self-tuning changes */
-    uint64_t cost_ns;         /* per-sample cost used for the budget */
-    uint64_t manager_ns;      /* CPU time of the manager thread (valid after stop) */
-    uint32_t threads;         /* threads ever registered */
+    SampoTrigger trigger;  /* the trigger actually in use */
+    uint64_t interval_ns;  /* current sampling interval */
+    uint64_t samples;      /* samples processed by the manager */
+    uint64_t captured;     /* samples taken by handlers (= samples after stop, plus
+                              start-up calibration samples when the cost was measured) */
+    uint64_t dropped;      /* samples lost to full buffers (counted, never blocking) */
+    uint64_t walk_errors;  /* stack walks cut by a bad frame pointer */
+    uint64_t truncated;    /* stack walks cut by max_depth */
+    uint64_t partial;      /* samples stopped at a visited VM frame */
+    uint64_t orphans;      /* partial samples whose visited frame had no context */
+    uint64_t foreign;      /* signals that arrived on unregistered threads */
+    uint64_t rate_changes; /* self-tuning changes */
+    uint64_t cost_ns;      /* per-sample cost used for the budget */
+    uint64_t manager_ns;   /* CPU time of the manager thread (valid after stop) */
+    uint32_t threads;      /* threads ever registered */
 } SampoStats;
 
 /* Copies the counters.  [any-thread] */
@@ -286,8 +286,8 @@ size_t sampo_ccmap_hot_edges(const SampoCCMap *m, SampoEdgeStat *out, size_t n);
 size_t sampo_ccmap_edge_contexts(const SampoCCMap *m, uint64_t caller, uint64_t pos,
                                  uint64_t callee, uint32_t *out, size_t n);
 /* Distinct targets seen at call site caller@pos (1 = monomorphic so far); writes up to n. */
-size_t sampo_ccmap_site_targets(const SampoCCMap *m, uint64_t caller, uint64_t pos,
-                                uint64_t *out, size_t n);
+size_t sampo_ccmap_site_targets(const SampoCCMap *m, uint64_t caller, uint64_t pos, uint64_t *out,
+                                size_t n);
 /* Context node details; SAMPO_ENOTFOUND for a bad id. */
 int sampo_ccmap_ctx_info(const SampoCCMap *m, uint32_t ctx, SampoCtxInfo *out);
 /* Children contexts (callees in this context), up to n. */

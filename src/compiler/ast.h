@@ -17,16 +17,16 @@ char *arena_strndup(Arena *a, const char *s, size_t n);
 void arena_free(Arena *a);
 
 typedef enum NodeKind {
-    N_INT,      /* text: decimal digits; neg */
-    N_DOUBLE,   /* dval */
-    N_STRING,   /* text, len (decoded) */
-    N_SYMBOL,   /* text, len */
-    N_ARRAY,    /* literal array: elems */
-    N_VAR,      /* text: name */
-    N_ASSIGN,   /* text: name, a: value */
-    N_SEND,     /* a: receiver, text: selector, elems: args, is_super */
-    N_BLOCK,    /* block: params, locals, body */
-    N_RETURN,   /* a: value (^ expr) */
+    N_INT,    /* text: decimal digits; neg */
+    N_DOUBLE, /* dval */
+    N_STRING, /* text, len (decoded) */
+    N_SYMBOL, /* text, len */
+    N_ARRAY,  /* literal array: elems */
+    N_VAR,    /* text: name */
+    N_ASSIGN, /* text: name, a: value */
+    N_SEND,   /* a: receiver, text: selector, elems: args, is_super */
+    N_BLOCK,  /* block: params, locals, body */
+    N_RETURN, /* a: value (^ expr) */
 } NodeKind;
 
 typedef struct Var Var;
@@ -59,13 +59,13 @@ struct Node {
     int line, col;
     const char *text;
     size_t len;
-    bool neg;         /* N_INT / N_DOUBLE literal written with '-' */
-    bool is_super;    /* N_SEND whose receiver is `super` */
+    bool neg;      /* N_INT / N_DOUBLE literal written with '-' */
+    bool is_super; /* N_SEND whose receiver is `super` */
     double dval;
     Node *a;
     NodeList elems;
     Body *block;
-    Var *var;         /* N_VAR / N_ASSIGN: resolved variable (NULL = global / pseudo) */
+    Var *var;            /* N_VAR / N_ASSIGN: resolved variable (NULL = global / pseudo) */
     struct Scope *scope; /* N_BLOCK compiled as a real block: its activation scope */
 };
 
@@ -83,7 +83,7 @@ typedef struct MethodDefList {
 
 typedef struct ClassDef {
     const char *name;
-    const char *super_name;   /* NULL: Object; "nil": no superclass */
+    const char *super_name; /* NULL: Object; "nil": no superclass */
     NameList inst_fields;
     NameList class_fields;
     MethodDefList inst_methods;

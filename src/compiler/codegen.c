@@ -28,11 +28,11 @@ typedef struct Scope Scope;
 
 struct Var {
     const char *name;
-    Scope *scope;      /* real activation that owns the variable */
+    Scope *scope; /* real activation that owns the variable */
     bool captured;
-    int arg_index;     /* 1..nargs for arguments, 0 otherwise */
-    int slot;          /* stack slot when not captured */
-    int ctx_index;     /* context slot when captured */
+    int arg_index; /* 1..nargs for arguments, 0 otherwise */
+    int slot;      /* stack slot when not captured */
+    int ctx_index; /* context slot when captured */
 };
 
 struct Scope {
@@ -41,7 +41,7 @@ struct Scope {
     Var **vars;
     int nvars, capv;
     int nargs;
-    int nslots;        /* stack slots used (args + locals + temporaries), excluding slot 0 */
+    int nslots; /* stack slots used (args + locals + temporaries), excluding slot 0 */
     int nctx;
     bool has_ctx;
     bool has_nlr_inside; /* method: a nested real block does ^ */
@@ -60,12 +60,11 @@ typedef struct Gen {
     size_t errlen;
     bool failed;
     Scope *method_scope;
-    Scope **scopes;    /* every real scope of the method, for slot assignment */
+    Scope **scopes; /* every real scope of the method, for slot assignment */
     int nscopes, capscopes;
 } Gen;
 
-static void gfail(Gen *g, int line, int col, const char *fmt, ...)
-{
+static void gfail(Gen *g, int line, int col, const char *fmt, ...) {
     if (g->failed) return;
     g->failed = true;
     char msg[512];
@@ -76,8 +75,7 @@ static void gfail(Gen *g, int line, int col, const char *fmt, ...)
     snprintf(g->err, g->errlen, "%s:%d:%d: %s", g->env->file, line, col, msg);
 }
 
-static Var *new_var(Gen *g, Scope *s, const char *name)
-{
+static Var *new_var(Gen *g, Scope *s, const char *name) {
     Var *v = arena_alloc(g->arena, sizeof *v);
     v->name = name;
     v->scope = s;
@@ -92,23 +90,20 @@ static Var *new_var(Gen *g, Scope *s, const char *name)
     return v;
 }
 
-static Var *lookup(NameFrame *f, const char *name)
-{
+static Var *lookup(NameFrame *f, const char *name) {
     for (; f; f = f->outer)
         for (int i = f->n; i-- > 0;)
             if (strcmp(f->vars[i]->name, name) == 0) return f->vars[i];
     return NULL;
 }
 
-static int field_index(const CompileEnv *env, const char *name)
-{
+static int field_index(const CompileEnv *env, const char *name) {
     for (int i = env->nfields; i-- > 0;)
         if (strcmp(env->fields[i], name) == 0) return i;
     return -1;
 }
 
-static bool is_pseudo(const char *n)
-{
+static bool is_pseudo(const char *n) {
     return !strcmp(n, "self") || !strcmp(n, "super") || !strcmp(n, "nil") || !strcmp(n, "true") ||
            !strcmp(n, "false");
 }
@@ -117,21 +112,30 @@ static bool is_pseudo(const char *n)
 
 typedef enum Inline {
     IN_NONE,
-    IN_IF_TRUE, IN_IF_FALSE, IN_IF_TRUE_IF_FALSE, IN_IF_FALSE_IF_TRUE,
-    IN_IF_NIL, IN_IF_NOT_NIL, IN_IF_NIL_IF_NOT_NIL, IN_IF_NOT_NIL_IF_NIL,
-    IN_AND, IN_OR, IN_WHILE_TRUE, IN_WHILE_FALSE, IN_TO_DO, IN_DOWN_TO_DO,
+    IN_IF_TRUE,
+    IN_IF_FALSE,
+    IN_IF_TRUE_IF_FALSE,
+    IN_IF_FALSE_IF_TRUE,
+    IN_IF_NIL,
+    IN_IF_NOT_NIL,
+    IN_IF_NIL_IF_NOT_NIL,
+    IN_IF_NOT_NIL_IF_NIL,
+    IN_AND,
+    IN_OR,
+    IN_WHILE_TRUE,
+    IN_WHILE_FALSE,
+    IN_TO_DO,
+    IN_DOWN_TO_DO,
 } Inline;
 
-static bool lit_block(const Node *n, int nparams)
-{
+static bool lit_block(const Node *n, int nparams) {
     return n && n->kind == N_BLOCK && n->block->params.n == nparams;
 }
 
 static bool real_block_uses(const Node *n, const char *name, bool in_real);
 
 /* Does a real (non-inlined) block inside these statements use `name`? */
-static bool stmts_use(const NodeList *l, const char *name, bool in_real)
-{
+static bool stmts_use(const NodeList *l, const char *name, bool in_real) {
     for (int i = 0; i < l->n; i++)
         if (real_block_uses(l->items[i], name, in_real)) return true;
     return false;
@@ -142,35 +146,39 @@ static Inline inline_kind(const Node *s);
 /* Conservative (ignores shadowing): a closure created inside a loop body
  * that reads or writes the loop variable needs a fresh variable per
  * iteration, which only the real to:do: send gives it. */
-static bool real_block_uses(const Node *n, const char *name, bool in_real)
-{
+static bool real_block_uses(const Node *n, const char *name, bool in_real) {
     if (!n) return false;
     switch (n->kind) {
-    case N_VAR: return in_real && !strcmp(n->text, name);
+    case N_VAR:
+        return in_real && !strcmp(n->text, name);
     case N_ASSIGN:
         return (in_real && !strcmp(n->text, name)) || real_block_uses(n->a, name, in_real);
-    case N_RETURN: return real_block_uses(n->a, name, in_real);
-    case N_BLOCK: return stmts_use(&n->block->stmts, name, true);
+    case N_RETURN:
+        return real_block_uses(n->a, name, in_real);
+    case N_BLOCK:
+        return stmts_use(&n->block->stmts, name, true);
     case N_SEND: {
         Inline k = inline_kind(n);
         bool loop = k == IN_TO_DO || k == IN_DOWN_TO_DO;
-        if ((k == IN_WHILE_TRUE || k == IN_WHILE_FALSE) ? stmts_use(&n->a->block->stmts, name, in_real)
-                                                        : real_block_uses(n->a, name, in_real))
+        if ((k == IN_WHILE_TRUE || k == IN_WHILE_FALSE)
+                ? stmts_use(&n->a->block->stmts, name, in_real)
+                : real_block_uses(n->a, name, in_real))
             return true;
         for (int i = 0; i < n->elems.n; i++) {
             const Node *a = n->elems.items[i];
             bool inl = k != IN_NONE && a->kind == N_BLOCK && (!loop || i == 1);
-            if (inl ? stmts_use(&a->block->stmts, name, in_real) : real_block_uses(a, name, in_real))
+            if (inl ? stmts_use(&a->block->stmts, name, in_real)
+                    : real_block_uses(a, name, in_real))
                 return true;
         }
         return false;
     }
-    default: return false;
+    default:
+        return false;
     }
 }
 
-static Inline inline_kind(const Node *s)
-{
+static Inline inline_kind(const Node *s) {
     if (s->kind != N_SEND || s->is_super) return IN_NONE;
     const char *sel = s->text;
     Node *const *a = s->elems.items;
@@ -205,8 +213,7 @@ static Inline inline_kind(const Node *s)
 
 static void resolve_node(Gen *g, Node *n, Scope *s, NameFrame *f);
 
-static NameFrame *declare(Gen *g, Body *b, Scope *s, NameFrame *outer, bool args_are_args)
-{
+static NameFrame *declare(Gen *g, Body *b, Scope *s, NameFrame *outer, bool args_are_args) {
     NameFrame *f = arena_alloc(g->arena, sizeof *f);
     f->outer = outer;
     f->n = b->params.n + b->locals.n;
@@ -231,13 +238,12 @@ static NameFrame *declare(Gen *g, Body *b, Scope *s, NameFrame *outer, bool args
     return f;
 }
 
-static void resolve_stmts(Gen *g, Body *b, Scope *s, NameFrame *f)
-{
-    for (int i = 0; i < b->stmts.n && !g->failed; i++) resolve_node(g, b->stmts.items[i], s, f);
+static void resolve_stmts(Gen *g, Body *b, Scope *s, NameFrame *f) {
+    for (int i = 0; i < b->stmts.n && !g->failed; i++)
+        resolve_node(g, b->stmts.items[i], s, f);
 }
 
-static Scope *resolve_real(Gen *g, Body *b, Scope *outer, bool is_block, NameFrame *of)
-{
+static Scope *resolve_real(Gen *g, Body *b, Scope *outer, bool is_block, NameFrame *of) {
     Scope *s = arena_alloc(g->arena, sizeof *s);
     s->outer = outer;
     s->is_block = is_block;
@@ -255,20 +261,17 @@ static Scope *resolve_real(Gen *g, Body *b, Scope *outer, bool is_block, NameFra
     return s;
 }
 
-static void resolve_inlined(Gen *g, Node *blk, Scope *s, NameFrame *f)
-{
+static void resolve_inlined(Gen *g, Node *blk, Scope *s, NameFrame *f) {
     NameFrame *nf = declare(g, blk->block, s, f, false);
     resolve_stmts(g, blk->block, s, nf);
 }
 
-static void use_var(Node *n, Var *v, Scope *s)
-{
+static void use_var(Node *n, Var *v, Scope *s) {
     n->var = v;
     if (v->scope != s) v->captured = true;
 }
 
-static void resolve_node(Gen *g, Node *n, Scope *s, NameFrame *f)
-{
+static void resolve_node(Gen *g, Node *n, Scope *s, NameFrame *f) {
     if (!n || g->failed) return;
     switch (n->kind) {
     case N_VAR: {
@@ -291,14 +294,18 @@ static void resolve_node(Gen *g, Node *n, Scope *s, NameFrame *f)
     }
     case N_SEND: {
         Inline k = inline_kind(n);
-        if (k == IN_WHILE_TRUE || k == IN_WHILE_FALSE) resolve_inlined(g, n->a, s, f);
-        else resolve_node(g, n->a, s, f);
+        if (k == IN_WHILE_TRUE || k == IN_WHILE_FALSE)
+            resolve_inlined(g, n->a, s, f);
+        else
+            resolve_node(g, n->a, s, f);
         for (int i = 0; i < n->elems.n; i++) {
             Node *arg = n->elems.items[i];
             bool loop = k == IN_TO_DO || k == IN_DOWN_TO_DO;
             bool inl = k != IN_NONE && arg->kind == N_BLOCK && (!loop || i == 1);
-            if (inl) resolve_inlined(g, arg, s, f);
-            else resolve_node(g, arg, s, f);
+            if (inl)
+                resolve_inlined(g, arg, s, f);
+            else
+                resolve_node(g, arg, s, f);
         }
         break;
     }
@@ -314,14 +321,15 @@ static void resolve_node(Gen *g, Node *n, Scope *s, NameFrame *f)
     }
 }
 
-static void assign_slots(Scope *s)
-{
+static void assign_slots(Scope *s) {
     int next = s->nargs + 1;
     for (int i = 0; i < s->nvars; i++) {
         Var *v = s->vars[i];
         if (v->captured) v->ctx_index = s->nctx++;
-        if (v->arg_index) v->slot = v->arg_index;
-        else if (!v->captured) v->slot = next++;
+        if (v->arg_index)
+            v->slot = v->arg_index;
+        else if (!v->captured)
+            v->slot = next++;
     }
     s->nslots = next - 1;
     s->has_ctx = s->nctx > 0 || (!s->is_block && s->has_nlr_inside);
@@ -345,12 +353,14 @@ typedef struct Emit {
     /* conditionals compiled for effect: their fallback send's answer must be
      * dropped, so its call site resumes at a POP; JUMP_BACK placed after the
      * method's code (site, construct end) */
-    struct { unsigned site; size_t end; } *tramp;
+    struct {
+        unsigned site;
+        size_t end;
+    } * tramp;
     uint32_t ntramp, captramp;
 } Emit;
 
-static void *grow_arr(void *p, uint32_t n, uint32_t *cap, size_t elem)
-{
+static void *grow_arr(void *p, uint32_t n, uint32_t *cap, size_t elem) {
     if (n < *cap) return p;
     *cap = *cap ? *cap * 2 : 16;
     void *np = realloc(p, *cap * elem);
@@ -358,8 +368,7 @@ static void *grow_arr(void *p, uint32_t n, uint32_t *cap, size_t elem)
     return np;
 }
 
-static void byte(Emit *e, unsigned b)
-{
+static void byte(Emit *e, unsigned b) {
     if (e->len == e->cap) {
         e->cap = e->cap ? e->cap * 2 : 64;
         e->code = realloc(e->code, e->cap);
@@ -368,20 +377,17 @@ static void byte(Emit *e, unsigned b)
     e->code[e->len++] = (uint8_t)b;
 }
 
-static void word(Emit *e, unsigned w)
-{
+static void word(Emit *e, unsigned w) {
     byte(e, w & 0xff);
     byte(e, (w >> 8) & 0xff);
 }
 
-static void stack(Emit *e, int delta)
-{
+static void stack(Emit *e, int delta) {
     e->depth += delta;
     if (e->depth > e->maxdepth) e->maxdepth = e->depth;
 }
 
-static void line(Emit *e, int ln)
-{
+static void line(Emit *e, int ln) {
     if (ln == e->last_line) return;
     e->last_line = ln;
     e->lines = grow_arr(e->lines, e->nlines, &e->caplines, sizeof *e->lines);
@@ -389,8 +395,7 @@ static void line(Emit *e, int ln)
     e->lines[e->nlines++].line = (uint32_t)ln;
 }
 
-static unsigned literal(Emit *e, Value v)
-{
+static unsigned literal(Emit *e, Value v) {
     for (uint32_t i = 0; i < e->nlits; i++)
         if (e->lits[i] == v) return i;
     e->lits = grow_arr(e->lits, e->nlits, &e->caplits, sizeof *e->lits);
@@ -399,29 +404,25 @@ static unsigned literal(Emit *e, Value v)
     return e->nlits++;
 }
 
-static void op0(Emit *e, int op, int delta)
-{
+static void op0(Emit *e, int op, int delta) {
     byte(e, op);
     stack(e, delta);
 }
 
-static void op1(Emit *e, int op, unsigned a, int delta)
-{
+static void op1(Emit *e, int op, unsigned a, int delta) {
     if (a > 255) gfail(e->g, e->last_line, 1, "too many variables or fields (limit 255)");
     byte(e, op);
     byte(e, a);
     stack(e, delta);
 }
 
-static void opw(Emit *e, int op, unsigned w, int delta)
-{
+static void opw(Emit *e, int op, unsigned w, int delta) {
     byte(e, op);
     word(e, w);
     stack(e, delta);
 }
 
-static size_t jump(Emit *e, int op, int delta)
-{
+static size_t jump(Emit *e, int op, int delta) {
     opw(e, op, 0, delta);
     return e->len - 2;
 }
@@ -430,8 +431,7 @@ static unsigned site(Emit *e, const char *sel, int nargs, bool super);
 
 /* A conditional jump of an inlined construct; *site_out receives its call
  * site, whose bci must be set to the end of the construct (end_construct). */
-static size_t cond_jump(Emit *e, int op, const char *sel, int nargs, unsigned *site_out)
-{
+static size_t cond_jump(Emit *e, int op, const char *sel, int nargs, unsigned *site_out) {
     *site_out = site(e, sel, nargs, false);
     byte(e, op);
     word(e, 0);
@@ -440,11 +440,12 @@ static size_t cond_jump(Emit *e, int op, const char *sel, int nargs, unsigned *s
     return e->len - 4;
 }
 
-static void end_construct(Emit *e, unsigned k) { e->sites[k].bci = (uint32_t)e->len; }
+static void end_construct(Emit *e, unsigned k) {
+    e->sites[k].bci = (uint32_t)e->len;
+}
 
 /* The construct for call site k ends here and leaves no value. */
-static void end_construct_effect(Emit *e, unsigned k)
-{
+static void end_construct_effect(Emit *e, unsigned k) {
     e->tramp = grow_arr(e->tramp, e->ntramp, &e->captramp, sizeof *e->tramp);
     e->tramp[e->ntramp].site = k;
     e->tramp[e->ntramp++].end = e->len;
@@ -452,8 +453,7 @@ static void end_construct_effect(Emit *e, unsigned k)
 
 /* Patches the jump whose offset operand is at `at` to land here; the offset
  * counts from the end of the instruction (cond_jump's carries 2 more bytes). */
-static void patch(Emit *e, size_t at)
-{
+static void patch(Emit *e, size_t at) {
     size_t end = at + 2;
     if (e->code[at - 1] == BC_JUMP_IF_FALSE || e->code[at - 1] == BC_JUMP_IF_TRUE) end += 2;
     size_t off = e->len - end;
@@ -462,15 +462,13 @@ static void patch(Emit *e, size_t at)
     e->code[at + 1] = (off >> 8) & 0xff;
 }
 
-static void jump_back(Emit *e, size_t target)
-{
+static void jump_back(Emit *e, size_t target) {
     size_t off = e->len + 3 - target;
     if (off > 65535) gfail(e->g, e->last_line, 1, "method too large (loop out of range)");
     opw(e, BC_JUMP_BACK, (unsigned)off, 0);
 }
 
-static unsigned site(Emit *e, const char *sel, int nargs, bool super)
-{
+static unsigned site(Emit *e, const char *sel, int nargs, bool super) {
     SomVM *vm = e->g->env->vm;
     e->sites = grow_arr(e->sites, e->nsites, &e->capsites, sizeof *e->sites);
     CallSite *cs = &e->sites[e->nsites];
@@ -492,16 +490,14 @@ static void return_stmt(Emit *e, Node *r);
 static SomMethod *emit_real(Gen *g, Body *b, Scope *s, const char *sig, int def_line);
 
 /* hops from the current activation's context register to var's context */
-static int ctx_depth(Emit *e, Var *v)
-{
+static int ctx_depth(Emit *e, Var *v) {
     int hops = 0;
     for (Scope *s = e->scope; s != v->scope; s = s->outer)
         if (s->has_ctx) hops++;
     return hops;
 }
 
-static void load_var(Emit *e, Var *v)
-{
+static void load_var(Emit *e, Var *v) {
     if (v->captured) {
         byte(e, BC_PUSH_CTX);
         byte(e, ctx_depth(e, v));
@@ -512,8 +508,7 @@ static void load_var(Emit *e, Var *v)
     }
 }
 
-static void store_var(Emit *e, Var *v)
-{
+static void store_var(Emit *e, Var *v) {
     if (v->captured) {
         if (v->ctx_index > 255) gfail(e->g, e->last_line, 1, "too many captured variables");
         byte(e, BC_STORE_CTX);
@@ -525,8 +520,7 @@ static void store_var(Emit *e, Var *v)
     }
 }
 
-static void load_name(Emit *e, Node *n)
-{
+static void load_name(Emit *e, Node *n) {
     const CompileEnv *env = e->g->env;
     const char *nm = n->text;
     if (n->var) return load_var(e, n->var);
@@ -539,40 +533,43 @@ static void load_name(Emit *e, Node *n)
     opw(e, BC_PUSH_GLOBAL, literal(e, SOM_V(som_symbol_cstr(env->vm, nm))), 1);
 }
 
-static void store_name(Emit *e, Node *n)
-{
+static void store_name(Emit *e, Node *n) {
     if (n->var) return store_var(e, n->var);
     int fi = field_index(e->g->env, n->text);
-    op1(e, e->g->env->class_side ? BC_STORE_CFIELD : BC_STORE_FIELD, (unsigned)(fi < 0 ? 0 : fi), -1);
+    op1(e, e->g->env->class_side ? BC_STORE_CFIELD : BC_STORE_FIELD, (unsigned)(fi < 0 ? 0 : fi),
+        -1);
 }
 
-static Value literal_value(Emit *e, Node *n)
-{
+static Value literal_value(Emit *e, Node *n) {
     SomVM *vm = e->g->env->vm;
     switch (n->kind) {
-    case N_INT: return num_parse_integer(vm, n->text, n->len, n->neg);
-    case N_DOUBLE: return num_new_double(vm, n->dval);
-    case N_STRING: return SOM_V(som_string_new(vm, n->text, n->len));
-    case N_SYMBOL: return SOM_V(som_symbol(vm, n->text, n->len));
+    case N_INT:
+        return num_parse_integer(vm, n->text, n->len, n->neg);
+    case N_DOUBLE:
+        return num_new_double(vm, n->dval);
+    case N_STRING:
+        return SOM_V(som_string_new(vm, n->text, n->len));
+    case N_SYMBOL:
+        return SOM_V(som_symbol(vm, n->text, n->len));
     case N_ARRAY: {
         SomArray *a = som_array_new(vm, (size_t)n->elems.n);
-        for (int i = 0; i < n->elems.n; i++) a->items[i] = literal_value(e, n->elems.items[i]);
+        for (int i = 0; i < n->elems.n; i++)
+            a->items[i] = literal_value(e, n->elems.items[i]);
         return SOM_V(a);
     }
-    default: return vm->nil;
+    default:
+        return vm->nil;
     }
 }
 
-static void return_stmt(Emit *e, Node *r)
-{
+static void return_stmt(Emit *e, Node *r) {
     expr(e, r->a);
     line(e, r->line);
     op0(e, e->scope->is_block ? BC_RETURN_NLR : BC_RETURN_LOCAL, 0);
 }
 
 /* Body of an inlined block: leaves its value on the stack. */
-static void inlined_body(Emit *e, Node *blk)
-{
+static void inlined_body(Emit *e, Node *blk) {
     Body *b = blk->block;
     for (int i = 0; i < b->locals.n; i++) { /* fresh locals on every entry */
         op0(e, BC_PUSH_NIL, 1);
@@ -585,14 +582,15 @@ static void inlined_body(Emit *e, Node *blk)
             return_stmt(e, st); /* its value stands for the block's: one value */
             return;
         }
-        if (i + 1 < b->stmts.n) effect(e, st);
-        else expr(e, st);
+        if (i + 1 < b->stmts.n)
+            effect(e, st);
+        else
+            expr(e, st);
     }
 }
 
 /* cond; JUMP_IF_x L1; then; JUMP L2; L1: else; L2: */
-static void if_else(Emit *e, Node *s, int jop, Node *then_blk, Node *else_blk, int else_op)
-{
+static void if_else(Emit *e, Node *s, int jop, Node *then_blk, Node *else_blk, int else_op) {
     Node *recv = s->a;
     expr(e, recv);
     unsigned k = 0;
@@ -602,15 +600,16 @@ static void if_else(Emit *e, Node *s, int jop, Node *then_blk, Node *else_blk, i
     size_t l2 = jump(e, BC_JUMP, 0);
     stack(e, -1);
     patch(e, l1);
-    if (else_blk) inlined_body(e, else_blk);
-    else op0(e, else_op, 1);
+    if (else_blk)
+        inlined_body(e, else_blk);
+    else
+        op0(e, else_op, 1);
     patch(e, l2);
     if (boolean) end_construct(e, k);
 }
 
 /* ifNil: / ifNotNil: keep the receiver as the value when the block is not run */
-static void if_nil_keep(Emit *e, Node *recv, int jop, Node *blk)
-{
+static void if_nil_keep(Emit *e, Node *recv, int jop, Node *blk) {
     expr(e, recv);
     op0(e, BC_DUP, 1);
     size_t l1 = jump(e, jop, -1);
@@ -619,8 +618,7 @@ static void if_nil_keep(Emit *e, Node *recv, int jop, Node *blk)
     patch(e, l1);
 }
 
-static void while_loop(Emit *e, Node *s, int jop)
-{
+static void while_loop(Emit *e, Node *s, int jop) {
     size_t head = e->len;
     unsigned k;
     inlined_body(e, s->a);
@@ -636,8 +634,7 @@ static void while_loop(Emit *e, Node *s, int jop)
  * real <=/>= and +/- sends as fallbacks for non-integers; answers the receiver.
  * Counting up, the common small-integer step is one INC_LOCAL_JLE followed by
  * the generic step of exactly SOM_TODO_TAIL bytes. */
-static void counted_loop(Emit *e, Node *s, bool up)
-{
+static void counted_loop(Emit *e, Node *s, bool up) {
     Scope *sc = e->scope;
     int ctr = ++sc->nslots, lim = ++sc->nslots;
     Node *blk = s->elems.items[1];
@@ -675,65 +672,97 @@ static void counted_loop(Emit *e, Node *s, bool up)
     end_construct(e, k);
 }
 
-static bool emit_inline(Emit *e, Node *s)
-{
+static bool emit_inline(Emit *e, Node *s) {
     Node **a = s->elems.items;
     switch (inline_kind(s)) {
-    case IN_NONE: return false;
-    case IN_IF_TRUE: if_else(e, s, BC_JUMP_IF_FALSE, a[0], NULL, BC_PUSH_NIL); break;
-    case IN_IF_FALSE: if_else(e, s, BC_JUMP_IF_TRUE, a[0], NULL, BC_PUSH_NIL); break;
-    case IN_IF_TRUE_IF_FALSE: if_else(e, s, BC_JUMP_IF_FALSE, a[0], a[1], 0); break;
-    case IN_IF_FALSE_IF_TRUE: if_else(e, s, BC_JUMP_IF_TRUE, a[0], a[1], 0); break;
-    case IN_IF_NIL: if_nil_keep(e, s->a, BC_JUMP_IF_NOT_NIL, a[0]); break;
-    case IN_IF_NOT_NIL: if_nil_keep(e, s->a, BC_JUMP_IF_NIL, a[0]); break;
-    case IN_IF_NIL_IF_NOT_NIL: if_else(e, s, BC_JUMP_IF_NOT_NIL, a[0], a[1], 0); break;
-    case IN_IF_NOT_NIL_IF_NIL: if_else(e, s, BC_JUMP_IF_NIL, a[0], a[1], 0); break;
-    case IN_AND: if_else(e, s, BC_JUMP_IF_FALSE, a[0], NULL, BC_PUSH_FALSE); break;
-    case IN_OR: if_else(e, s, BC_JUMP_IF_TRUE, a[0], NULL, BC_PUSH_TRUE); break;
-    case IN_WHILE_TRUE: while_loop(e, s, BC_JUMP_IF_FALSE); break;
-    case IN_WHILE_FALSE: while_loop(e, s, BC_JUMP_IF_TRUE); break;
-    case IN_TO_DO: counted_loop(e, s, true); break;
-    case IN_DOWN_TO_DO: counted_loop(e, s, false); break;
+    case IN_NONE:
+        return false;
+    case IN_IF_TRUE:
+        if_else(e, s, BC_JUMP_IF_FALSE, a[0], NULL, BC_PUSH_NIL);
+        break;
+    case IN_IF_FALSE:
+        if_else(e, s, BC_JUMP_IF_TRUE, a[0], NULL, BC_PUSH_NIL);
+        break;
+    case IN_IF_TRUE_IF_FALSE:
+        if_else(e, s, BC_JUMP_IF_FALSE, a[0], a[1], 0);
+        break;
+    case IN_IF_FALSE_IF_TRUE:
+        if_else(e, s, BC_JUMP_IF_TRUE, a[0], a[1], 0);
+        break;
+    case IN_IF_NIL:
+        if_nil_keep(e, s->a, BC_JUMP_IF_NOT_NIL, a[0]);
+        break;
+    case IN_IF_NOT_NIL:
+        if_nil_keep(e, s->a, BC_JUMP_IF_NIL, a[0]);
+        break;
+    case IN_IF_NIL_IF_NOT_NIL:
+        if_else(e, s, BC_JUMP_IF_NOT_NIL, a[0], a[1], 0);
+        break;
+    case IN_IF_NOT_NIL_IF_NIL:
+        if_else(e, s, BC_JUMP_IF_NIL, a[0], a[1], 0);
+        break;
+    case IN_AND:
+        if_else(e, s, BC_JUMP_IF_FALSE, a[0], NULL, BC_PUSH_FALSE);
+        break;
+    case IN_OR:
+        if_else(e, s, BC_JUMP_IF_TRUE, a[0], NULL, BC_PUSH_TRUE);
+        break;
+    case IN_WHILE_TRUE:
+        while_loop(e, s, BC_JUMP_IF_FALSE);
+        break;
+    case IN_WHILE_FALSE:
+        while_loop(e, s, BC_JUMP_IF_TRUE);
+        break;
+    case IN_TO_DO:
+        counted_loop(e, s, true);
+        break;
+    case IN_DOWN_TO_DO:
+        counted_loop(e, s, false);
+        break;
     }
     return true;
 }
 
-static int arith_op(const char *sel)
-{
-    static const struct { const char *sel; int op; } ops[] = {
-        {"+", BC_ADD}, {"-", BC_SUB}, {"*", BC_MUL}, {"<", BC_LT}, {">", BC_GT},
-        {"<=", BC_LE}, {">=", BC_GE}, {"=", BC_EQ}, {"~=", BC_NE}, {"%", BC_MOD}, {"//", BC_FDIV},
-        {"/", BC_DIV}, {"&", BC_BAND}, {"bitXor:", BC_BXOR},
+static int arith_op(const char *sel) {
+    static const struct {
+        const char *sel;
+        int op;
+    } ops[] = {
+        {"+", BC_ADD},   {"-", BC_SUB}, {"*", BC_MUL},  {"<", BC_LT},         {">", BC_GT},
+        {"<=", BC_LE},   {">=", BC_GE}, {"=", BC_EQ},   {"~=", BC_NE},        {"%", BC_MOD},
+        {"//", BC_FDIV}, {"/", BC_DIV}, {"&", BC_BAND}, {"bitXor:", BC_BXOR},
     };
     for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
         if (!strcmp(ops[i].sel, sel)) return ops[i].op;
     return -1;
 }
 
-static void send(Emit *e, Node *s)
-{
+static void send(Emit *e, Node *s) {
     if (emit_inline(e, s)) return;
-    if (s->is_super) op0(e, BC_PUSH_SELF, 1);
-    else expr(e, s->a);
-    for (int i = 0; i < s->elems.n; i++) expr(e, s->elems.items[i]);
+    if (s->is_super)
+        op0(e, BC_PUSH_SELF, 1);
+    else
+        expr(e, s->a);
+    for (int i = 0; i < s->elems.n; i++)
+        expr(e, s->elems.items[i]);
     line(e, s->line);
     unsigned k = site(e, s->text, s->elems.n, s->is_super);
     int aop = s->is_super ? -1 : arith_op(s->text);
     if (!s->is_super && (!strcmp(s->text, "&&") || !strcmp(s->text, "and:"))) aop = BC_AND;
     if (!s->is_super && (!strcmp(s->text, "||") || !strcmp(s->text, "or:"))) aop = BC_OR;
-    if (aop >= 0 && s->elems.n == 1) opw(e, aop, k, -1);
-    else opw(e, s->is_super ? BC_SUPER_SEND : BC_SEND, k, -s->elems.n);
+    if (aop >= 0 && s->elems.n == 1)
+        opw(e, aop, k, -1);
+    else
+        opw(e, s->is_super ? BC_SUPER_SEND : BC_SEND, k, -s->elems.n);
 }
 
 /* a := b := x as a statement: x, DUP for each inner target, store each. */
-static void effect_assign(Emit *e, Node *n)
-{
+static void effect_assign(Emit *e, Node *n) {
     expr(e, n->a);
     store_name(e, n);
 }
 
-static void expr(Emit *e, Node *n)
-{
+static void expr(Emit *e, Node *n) {
     if (e->g->failed) return;
     switch (n->kind) {
     case N_INT:
@@ -745,14 +774,20 @@ static void expr(Emit *e, Node *n)
     case N_DOUBLE:
     case N_STRING:
     case N_SYMBOL:
-    case N_ARRAY: opw(e, BC_PUSH_CONST, literal(e, literal_value(e, n)), 1); break;
-    case N_VAR: load_name(e, n); break;
+    case N_ARRAY:
+        opw(e, BC_PUSH_CONST, literal(e, literal_value(e, n)), 1);
+        break;
+    case N_VAR:
+        load_name(e, n);
+        break;
     case N_ASSIGN:
         expr(e, n->a);
         op0(e, BC_DUP, 1);
         store_name(e, n);
         break;
-    case N_SEND: send(e, n); break;
+    case N_SEND:
+        send(e, n);
+        break;
     case N_BLOCK: {
         SomMethod *bm = emit_real(e->g, n->block, n->scope, "value", n->line);
         if (bm) {
@@ -768,8 +803,7 @@ static void expr(Emit *e, Node *n)
 }
 
 /* Statements of an inlined block whose value is not needed. */
-static void inlined_effect(Emit *e, Node *blk)
-{
+static void inlined_effect(Emit *e, Node *blk) {
     Body *b = blk->block;
     for (int i = 0; i < b->locals.n; i++) { /* fresh locals on every entry */
         op0(e, BC_PUSH_NIL, 1);
@@ -787,8 +821,7 @@ static void inlined_effect(Emit *e, Node *blk)
 }
 
 /* ifTrue:/ifFalse:/ifNil:... as a statement: no value is made. */
-static void if_effect(Emit *e, Node *s, int jop, Node *then_blk, Node *else_blk)
-{
+static void if_effect(Emit *e, Node *s, int jop, Node *then_blk, Node *else_blk) {
     expr(e, s->a);
     unsigned k = 0;
     bool boolean = jop == BC_JUMP_IF_FALSE || jop == BC_JUMP_IF_TRUE;
@@ -805,8 +838,7 @@ static void if_effect(Emit *e, Node *s, int jop, Node *then_blk, Node *else_blk)
     if (boolean) end_construct_effect(e, k);
 }
 
-static void while_effect(Emit *e, Node *s, int jop)
-{
+static void while_effect(Emit *e, Node *s, int jop) {
     size_t head = e->len;
     unsigned k;
     inlined_body(e, s->a);
@@ -819,8 +851,7 @@ static void while_effect(Emit *e, Node *s, int jop)
 
 /* An expression whose value is dropped: assignments store without DUP/POP,
  * conditionals and loops make no value. */
-static void effect(Emit *e, Node *n)
-{
+static void effect(Emit *e, Node *n) {
     if (n->kind == N_ASSIGN) {
         effect_assign(e, n);
         return;
@@ -828,25 +859,35 @@ static void effect(Emit *e, Node *n)
     if (n->kind == N_SEND) {
         Node **a = n->elems.items;
         switch (inline_kind(n)) {
-        case IN_IF_TRUE: return if_effect(e, n, BC_JUMP_IF_FALSE, a[0], NULL);
-        case IN_IF_FALSE: return if_effect(e, n, BC_JUMP_IF_TRUE, a[0], NULL);
-        case IN_IF_TRUE_IF_FALSE: return if_effect(e, n, BC_JUMP_IF_FALSE, a[0], a[1]);
-        case IN_IF_FALSE_IF_TRUE: return if_effect(e, n, BC_JUMP_IF_TRUE, a[0], a[1]);
-        case IN_IF_NIL: return if_effect(e, n, BC_JUMP_IF_NOT_NIL, a[0], NULL);
-        case IN_IF_NOT_NIL: return if_effect(e, n, BC_JUMP_IF_NIL, a[0], NULL);
-        case IN_IF_NIL_IF_NOT_NIL: return if_effect(e, n, BC_JUMP_IF_NOT_NIL, a[0], a[1]);
-        case IN_IF_NOT_NIL_IF_NIL: return if_effect(e, n, BC_JUMP_IF_NIL, a[0], a[1]);
-        case IN_WHILE_TRUE: return while_effect(e, n, BC_JUMP_IF_FALSE);
-        case IN_WHILE_FALSE: return while_effect(e, n, BC_JUMP_IF_TRUE);
-        default: break;
+        case IN_IF_TRUE:
+            return if_effect(e, n, BC_JUMP_IF_FALSE, a[0], NULL);
+        case IN_IF_FALSE:
+            return if_effect(e, n, BC_JUMP_IF_TRUE, a[0], NULL);
+        case IN_IF_TRUE_IF_FALSE:
+            return if_effect(e, n, BC_JUMP_IF_FALSE, a[0], a[1]);
+        case IN_IF_FALSE_IF_TRUE:
+            return if_effect(e, n, BC_JUMP_IF_TRUE, a[0], a[1]);
+        case IN_IF_NIL:
+            return if_effect(e, n, BC_JUMP_IF_NOT_NIL, a[0], NULL);
+        case IN_IF_NOT_NIL:
+            return if_effect(e, n, BC_JUMP_IF_NIL, a[0], NULL);
+        case IN_IF_NIL_IF_NOT_NIL:
+            return if_effect(e, n, BC_JUMP_IF_NOT_NIL, a[0], a[1]);
+        case IN_IF_NOT_NIL_IF_NIL:
+            return if_effect(e, n, BC_JUMP_IF_NIL, a[0], a[1]);
+        case IN_WHILE_TRUE:
+            return while_effect(e, n, BC_JUMP_IF_FALSE);
+        case IN_WHILE_FALSE:
+            return while_effect(e, n, BC_JUMP_IF_TRUE);
+        default:
+            break;
         }
     }
     expr(e, n);
     op0(e, BC_POP, -1);
 }
 
-static void emit_trampolines(Emit *e)
-{
+static void emit_trampolines(Emit *e) {
     for (uint32_t i = 0; i < e->ntramp; i++) {
         e->sites[e->tramp[i].site].bci = (uint32_t)e->len;
         stack(e, 1);
@@ -857,8 +898,7 @@ static void emit_trampolines(Emit *e)
     e->tramp = NULL;
 }
 
-static SomMethod *finish(Emit *e, Body *b, const char *sig, int def_line)
-{
+static SomMethod *finish(Emit *e, Body *b, const char *sig, int def_line) {
     SomVM *vm = e->g->env->vm;
     Scope *s = e->scope;
     SomMethod *m = gc_alloc(vm, sizeof *m, OBJ_METHOD, vm->methodClass);
@@ -882,8 +922,7 @@ static SomMethod *finish(Emit *e, Body *b, const char *sig, int def_line)
     return m;
 }
 
-static SomMethod *emit_real(Gen *g, Body *b, Scope *s, const char *sig, int def_line)
-{
+static SomMethod *emit_real(Gen *g, Body *b, Scope *s, const char *sig, int def_line) {
     Emit e = {0};
     e.g = g;
     e.scope = s;
@@ -937,8 +976,7 @@ static SomMethod *emit_real(Gen *g, Body *b, Scope *s, const char *sig, int def_
 }
 
 /* Blocks nested in blocks get their home fixed up from the outermost method. */
-static void set_home(SomMethod *m, SomMethod *home)
-{
+static void set_home(SomMethod *m, SomMethod *home) {
     for (uint32_t i = 0; i < m->nliterals; i++)
         if (som_is_obj(m->literals[i]) && som_hdr(m->literals[i])->kind == OBJ_METHOD) {
             SomMethod *bm = (SomMethod *)m->literals[i];
@@ -952,8 +990,7 @@ static void set_home(SomMethod *m, SomMethod *home)
 /* ---- trivial methods ------------------------------------------------- */
 
 /* Index of v among m's literals, appending it if needed. */
-static uint16_t method_literal(SomMethod *m, Value v)
-{
+static uint16_t method_literal(SomMethod *m, Value v) {
     for (uint32_t i = 0; i < m->nliterals; i++)
         if (m->literals[i] == v) return (uint16_t)i;
     Value *nl = realloc(m->literals, (m->nliterals + 1) * sizeof *nl);
@@ -964,8 +1001,7 @@ static uint16_t method_literal(SomMethod *m, Value v)
 }
 
 /* The constant a `^ <expr>` body answers, if it is one (0 if not). */
-static Value constant_of(const CompileEnv *env, const SomMethod *m, const Node *v)
-{
+static Value constant_of(const CompileEnv *env, const SomMethod *m, const Node *v) {
     SomVM *vm = env->vm;
     if (v->kind == N_VAR && !v->var) {
         if (!strcmp(v->text, "nil")) return vm->nil;
@@ -981,8 +1017,7 @@ static Value constant_of(const CompileEnv *env, const SomMethod *m, const Node *
     return 0;
 }
 
-static void detect_trivial(const CompileEnv *env, MethodDef *def, SomMethod *m)
-{
+static void detect_trivial(const CompileEnv *env, MethodDef *def, SomMethod *m) {
     Body *b = &def->body;
     if (b->stmts.n == 0) {
         m->trivial = TRIV_SELF;
@@ -1005,7 +1040,8 @@ static void detect_trivial(const CompileEnv *env, MethodDef *def, SomMethod *m)
         return;
     }
     bool ret_self = b->stmts.n == 2 && b->stmts.items[1]->kind == N_RETURN &&
-                    b->stmts.items[1]->a->kind == N_VAR && !strcmp(b->stmts.items[1]->a->text, "self");
+                    b->stmts.items[1]->a->kind == N_VAR &&
+                    !strcmp(b->stmts.items[1]->a->text, "self");
     if ((b->stmts.n == 1 || ret_self) && st->kind == N_ASSIGN && !st->var && !env->class_side &&
         m->nargs == 1 && st->a->kind == N_VAR && st->a->var && st->a->var->arg_index == 1 &&
         !st->a->var->captured && field_index(env, st->text) >= 0) {
@@ -1014,8 +1050,7 @@ static void detect_trivial(const CompileEnv *env, MethodDef *def, SomMethod *m)
     }
 }
 
-SomMethod *codegen_method(const CompileEnv *env, MethodDef *def, char *err, size_t errlen)
-{
+SomMethod *codegen_method(const CompileEnv *env, MethodDef *def, char *err, size_t errlen) {
     Arena arena = {0};
     Gen g = {0};
     g.env = env;
@@ -1030,7 +1065,8 @@ SomMethod *codegen_method(const CompileEnv *env, MethodDef *def, char *err, size
     SomMethod *m = NULL;
     if (!g.failed) {
         assign_slots(ms);
-        for (int i = 0; i < g.nscopes; i++) assign_slots(g.scopes[i]);
+        for (int i = 0; i < g.nscopes; i++)
+            assign_slots(g.scopes[i]);
         m = emit_real(&g, &def->body, ms, def->selector, def->line);
         if (m) {
             set_home(m, m);

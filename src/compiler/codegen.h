@@ -22,7 +22,7 @@ typedef struct SomMethod SomMethod;
 
 typedef struct CompileEnv {
     SomVM *vm;
-    SomClass *holder;        /* class (or metaclass) that will hold the method */
+    SomClass *holder;          /* class (or metaclass) that will hold the method */
     const char *const *fields; /* field names visible on this side, all of them */
     int nfields;
     bool class_side;

@@ -6,24 +6,23 @@
 #include <ctype.h>
 #include <string.h>
 
-void lex_init(Lexer *lx, const char *src)
-{
+void lex_init(Lexer *lx, const char *src) {
     lx->src = lx->p = lx->line_start = src;
     lx->line = 1;
     lx->after_pound = 0;
 }
 
-static int is_op_char(int c) { return c && strchr("~&|*/\\+=><,@%-", c) != NULL; }
+static int is_op_char(int c) {
+    return c && strchr("~&|*/\\+=><,@%-", c) != NULL;
+}
 
-static void newline(Lexer *lx, const char *at)
-{
+static void newline(Lexer *lx, const char *at) {
     lx->line++;
     lx->line_start = at + 1;
 }
 
 /* Skips whitespace and comments; answers an error message or NULL. */
-static const char *skip_blank(Lexer *lx)
-{
+static const char *skip_blank(Lexer *lx) {
     for (;;) {
         char c = *lx->p;
         if (c == '\n') {
@@ -45,19 +44,19 @@ static const char *skip_blank(Lexer *lx)
     }
 }
 
-static Token make(Lexer *lx, TokKind k, const char *start, int line, int col)
-{
+static Token make(Lexer *lx, TokKind k, const char *start, int line, int col) {
     Token t = {k, start, (size_t)(lx->p - start), line, col};
     return t;
 }
 
-static Token lex_ident(Lexer *lx, const char *s, int line, int col)
-{
-    while (isalnum((unsigned char)*lx->p) || *lx->p == '_') lx->p++;
+static Token lex_ident(Lexer *lx, const char *s, int line, int col) {
+    while (isalnum((unsigned char)*lx->p) || *lx->p == '_')
+        lx->p++;
     if (*lx->p == ':' && lx->p[1] != '=') {
         lx->p++;
         if (lx->after_pound && isalpha((unsigned char)*lx->p)) {
-            while (isalnum((unsigned char)*lx->p) || *lx->p == '_' || *lx->p == ':') lx->p++;
+            while (isalnum((unsigned char)*lx->p) || *lx->p == '_' || *lx->p == ':')
+                lx->p++;
             return make(lx, T_KEYSEQ, s, line, col);
         }
         return make(lx, T_KEYWORD, s, line, col);
@@ -65,19 +64,19 @@ static Token lex_ident(Lexer *lx, const char *s, int line, int col)
     return make(lx, T_IDENT, s, line, col);
 }
 
-static Token lex_number(Lexer *lx, const char *s, int line, int col)
-{
-    while (isdigit((unsigned char)*lx->p)) lx->p++;
+static Token lex_number(Lexer *lx, const char *s, int line, int col) {
+    while (isdigit((unsigned char)*lx->p))
+        lx->p++;
     if (*lx->p == '.' && isdigit((unsigned char)lx->p[1])) {
         lx->p++;
-        while (isdigit((unsigned char)*lx->p)) lx->p++;
+        while (isdigit((unsigned char)*lx->p))
+            lx->p++;
         return make(lx, T_DOUBLE, s, line, col);
     }
     return make(lx, T_INTEGER, s, line, col);
 }
 
-static Token lex_string(Lexer *lx, int line, int col)
-{
+static Token lex_string(Lexer *lx, int line, int col) {
     const char *s = ++lx->p;
     while (*lx->p && *lx->p != '\'') {
         if (*lx->p == '\\' && lx->p[1]) {
@@ -97,8 +96,7 @@ static Token lex_string(Lexer *lx, int line, int col)
     return t;
 }
 
-Token lex_next(Lexer *lx)
-{
+Token lex_next(Lexer *lx) {
     const char *err = skip_blank(lx);
     const char *s = lx->p;
     int line = lx->line, col = (int)(s - lx->line_start) + 1;
@@ -120,27 +118,38 @@ Token lex_next(Lexer *lx)
     if (c == '\'') return lex_string(lx, line, col);
     lx->p++;
     switch (c) {
-    case '#': lx->after_pound = 1; return make(lx, T_POUND, s, line, col);
-    case '(': return make(lx, T_LPAREN, s, line, col);
-    case ')': return make(lx, T_RPAREN, s, line, col);
-    case '[': return make(lx, T_LBRACKET, s, line, col);
-    case ']': return make(lx, T_RBRACKET, s, line, col);
-    case '^': return make(lx, T_CARET, s, line, col);
-    case '.': return make(lx, T_PERIOD, s, line, col);
+    case '#':
+        lx->after_pound = 1;
+        return make(lx, T_POUND, s, line, col);
+    case '(':
+        return make(lx, T_LPAREN, s, line, col);
+    case ')':
+        return make(lx, T_RPAREN, s, line, col);
+    case '[':
+        return make(lx, T_LBRACKET, s, line, col);
+    case ']':
+        return make(lx, T_RBRACKET, s, line, col);
+    case '^':
+        return make(lx, T_CARET, s, line, col);
+    case '.':
+        return make(lx, T_PERIOD, s, line, col);
     case ':':
         if (*lx->p == '=') {
             lx->p++;
             return make(lx, T_ASSIGN, s, line, col);
         }
         return make(lx, T_COLON, s, line, col);
-    default: break;
+    default:
+        break;
     }
     if (is_op_char(c)) {
         if (c == '-' && strncmp(s, "----", 4) == 0) {
-            while (*lx->p == '-') lx->p++;
+            while (*lx->p == '-')
+                lx->p++;
             return make(lx, T_SEPARATOR, s, line, col);
         }
-        while (is_op_char(*lx->p)) lx->p++;
+        while (is_op_char(*lx->p))
+            lx->p++;
         Token t = make(lx, T_OPERATOR, s, line, col);
         if (t.len == 1 && c == '|') t.kind = T_BAR;
         if (t.len == 1 && c == '=') t.kind = T_EQUAL;
@@ -150,18 +159,34 @@ Token lex_next(Lexer *lx)
     return t;
 }
 
-const char *lex_kind_name(TokKind k)
-{
+const char *lex_kind_name(TokKind k) {
     static const char *names[] = {
-        "end of file", "identifier", "keyword", "keyword sequence", "integer", "double",
-        "string", "operator", "separator", "'#'", "'('", "')'", "'['", "']'", "'^'", "'.'",
-        "':'", "':='", "'|'", "'='", "invalid character",
+        "end of file",
+        "identifier",
+        "keyword",
+        "keyword sequence",
+        "integer",
+        "double",
+        "string",
+        "operator",
+        "separator",
+        "'#'",
+        "'('",
+        "')'",
+        "'['",
+        "']'",
+        "'^'",
+        "'.'",
+        "':'",
+        "':='",
+        "'|'",
+        "'='",
+        "invalid character",
     };
     return names[k];
 }
 
-long lex_decode_string(const Token *tok, char *out, size_t *bad_at)
-{
+long lex_decode_string(const Token *tok, char *out, size_t *bad_at) {
     size_t n = 0;
     for (size_t i = 0; i < tok->len; i++) {
         char c = tok->text[i];
@@ -171,14 +196,30 @@ long lex_decode_string(const Token *tok, char *out, size_t *bad_at)
         }
         char e = tok->text[++i];
         switch (e) {
-        case 't': out[n++] = '\t'; break;
-        case 'b': out[n++] = '\b'; break;
-        case 'n': out[n++] = '\n'; break;
-        case 'r': out[n++] = '\r'; break;
-        case 'f': out[n++] = '\f'; break;
-        case '0': out[n++] = '\0'; break;
-        case '\'': out[n++] = '\''; break;
-        case '\\': out[n++] = '\\'; break;
+        case 't':
+            out[n++] = '\t';
+            break;
+        case 'b':
+            out[n++] = '\b';
+            break;
+        case 'n':
+            out[n++] = '\n';
+            break;
+        case 'r':
+            out[n++] = '\r';
+            break;
+        case 'f':
+            out[n++] = '\f';
+            break;
+        case '0':
+            out[n++] = '\0';
+            break;
+        case '\'':
+            out[n++] = '\'';
+            break;
+        case '\\':
+            out[n++] = '\\';
+            break;
         default:
             *bad_at = i - 1;
             return -1;

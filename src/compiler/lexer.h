@@ -12,19 +12,26 @@
 
 typedef enum TokKind {
     T_EOF,
-    T_IDENT,      /* foo, primitive */
-    T_KEYWORD,    /* at: */
-    T_KEYSEQ,     /* at:put: (only right after #) */
-    T_INTEGER,    /* 123 */
-    T_DOUBLE,     /* 1.5 */
-    T_STRING,     /* 'abc' (text excludes quotes, escapes undecoded) */
-    T_OPERATOR,   /* + - ** ~= ... */
-    T_SEPARATOR,  /* ---- */
-    T_POUND,      /* # */
-    T_LPAREN, T_RPAREN, T_LBRACKET, T_RBRACKET,
-    T_CARET, T_PERIOD, T_COLON, T_ASSIGN, T_BAR,
-    T_EQUAL,      /* = alone (also a binary operator) */
-    T_ERROR,      /* bad character or unterminated construct; text = message */
+    T_IDENT,     /* foo, primitive */
+    T_KEYWORD,   /* at: */
+    T_KEYSEQ,    /* at:put: (only right after #) */
+    T_INTEGER,   /* 123 */
+    T_DOUBLE,    /* 1.5 */
+    T_STRING,    /* 'abc' (text excludes quotes, escapes undecoded) */
+    T_OPERATOR,  /* + - ** ~= ... */
+    T_SEPARATOR, /* ---- */
+    T_POUND,     /* # */
+    T_LPAREN,
+    T_RPAREN,
+    T_LBRACKET,
+    T_RBRACKET,
+    T_CARET,
+    T_PERIOD,
+    T_COLON,
+    T_ASSIGN,
+    T_BAR,
+    T_EQUAL, /* = alone (also a binary operator) */
+    T_ERROR, /* bad character or unterminated construct; text = message */
 } TokKind;
 
 typedef struct Token {
@@ -38,7 +45,7 @@ typedef struct Lexer {
     const char *src, *p;
     int line;
     const char *line_start;
-    int after_pound;   /* the previous token was '#': allow keyword sequences */
+    int after_pound; /* the previous token was '#': allow keyword sequences */
 } Lexer;
 
 void lex_init(Lexer *lx, const char *src);

@@ -24,8 +24,7 @@ typedef struct ArenaBlock {
     _Alignas(16) char data[];
 } ArenaBlock;
 
-void *arena_alloc(Arena *a, size_t n)
-{
+void *arena_alloc(Arena *a, size_t n) {
     n = (n + 15) & ~(size_t)15;
     ArenaBlock *b = a->blocks;
     if (!b || b->used + n > b->cap) {
@@ -43,16 +42,14 @@ void *arena_alloc(Arena *a, size_t n)
     return p;
 }
 
-char *arena_strndup(Arena *a, const char *s, size_t n)
-{
+char *arena_strndup(Arena *a, const char *s, size_t n) {
     char *d = arena_alloc(a, n + 1);
     memcpy(d, s, n);
     d[n] = 0;
     return d;
 }
 
-void arena_free(Arena *a)
-{
+void arena_free(Arena *a) {
     for (ArenaBlock *b = a->blocks, *n; b; b = n) {
         n = b->next;
         free(b);
@@ -60,8 +57,7 @@ void arena_free(Arena *a)
     a->blocks = NULL;
 }
 
-static void *grow(Arena *a, void *items, int n, int *cap, size_t elem)
-{
+static void *grow(Arena *a, void *items, int n, int *cap, size_t elem) {
     if (n < *cap) return items;
     int ncap = *cap ? *cap * 2 : 4;
     void *ni = arena_alloc(a, (size_t)ncap * elem);
@@ -70,14 +66,12 @@ static void *grow(Arena *a, void *items, int n, int *cap, size_t elem)
     return ni;
 }
 
-void nodelist_push(Arena *a, NodeList *l, Node *n)
-{
+void nodelist_push(Arena *a, NodeList *l, Node *n) {
     l->items = grow(a, l->items, l->n, &l->cap, sizeof *l->items);
     l->items[l->n++] = n;
 }
 
-void namelist_push(Arena *a, NameList *l, const char *name, int line)
-{
+void namelist_push(Arena *a, NameList *l, const char *name, int line) {
     int cap = l->cap;
     l->names = grow(a, l->names, l->n, &cap, sizeof *l->names);
     int cap2 = l->cap;
@@ -87,8 +81,7 @@ void namelist_push(Arena *a, NameList *l, const char *name, int line)
     l->lines[l->n++] = line;
 }
 
-static void mdl_push(Arena *a, MethodDefList *l, MethodDef *m)
-{
+static void mdl_push(Arena *a, MethodDefList *l, MethodDef *m) {
     l->items = grow(a, l->items, l->n, &l->cap, sizeof *l->items);
     l->items[l->n++] = m;
 }
@@ -107,8 +100,7 @@ typedef struct Parser {
     int depth;
 } Parser;
 
-static void advance(Parser *p)
-{
+static void advance(Parser *p) {
     if (p->has_peek) {
         p->cur = p->peek;
         p->has_peek = false;
@@ -117,8 +109,7 @@ static void advance(Parser *p)
     }
 }
 
-static Token *peek(Parser *p)
-{
+static Token *peek(Parser *p) {
     if (!p->has_peek) {
         p->peek = lex_next(&p->lx);
         p->has_peek = true;
@@ -126,8 +117,7 @@ static Token *peek(Parser *p)
     return &p->peek;
 }
 
-static void describe(const Token *t, char *buf, size_t n)
-{
+static void describe(const Token *t, char *buf, size_t n) {
     if (t->kind == T_EOF) {
         snprintf(buf, n, "end of file");
     } else if (t->kind == T_ERROR && t->len > 1) {
@@ -139,8 +129,7 @@ static void describe(const Token *t, char *buf, size_t n)
     }
 }
 
-static void fail_at(Parser *p, const Token *t, const char *fmt, ...)
-{
+static void fail_at(Parser *p, const Token *t, const char *fmt, ...) {
     if (p->failed) return;
     p->failed = true;
     char what[256];
@@ -151,41 +140,37 @@ static void fail_at(Parser *p, const Token *t, const char *fmt, ...)
     snprintf(p->err, p->errlen, "%s:%d:%d: %s", p->file, t->line, t->col, what);
 }
 
-static void expected(Parser *p, const char *what)
-{
+static void expected(Parser *p, const char *what) {
     char got[128];
     describe(&p->cur, got, sizeof got);
     fail_at(p, &p->cur, "expected %s, got %s", what, got);
 }
 
-static bool accept(Parser *p, TokKind k)
-{
+static bool accept(Parser *p, TokKind k) {
     if (p->cur.kind != k) return false;
     advance(p);
     return true;
 }
 
-static bool expect(Parser *p, TokKind k, const char *what)
-{
+static bool expect(Parser *p, TokKind k, const char *what) {
     if (accept(p, k)) return true;
     expected(p, what);
     return false;
 }
 
-static bool is_binop(const Token *t)
-{
+static bool is_binop(const Token *t) {
     return t->kind == T_OPERATOR || t->kind == T_BAR || t->kind == T_EQUAL;
 }
 
-static bool is_op(const Token *t, const char *s)
-{
+static bool is_op(const Token *t, const char *s) {
     return is_binop(t) && t->len == strlen(s) && memcmp(t->text, s, t->len) == 0;
 }
 
-static char *tok_str(Parser *p, const Token *t) { return arena_strndup(p->arena, t->text, t->len); }
+static char *tok_str(Parser *p, const Token *t) {
+    return arena_strndup(p->arena, t->text, t->len);
+}
 
-static Node *node(Parser *p, NodeKind k, const Token *at)
-{
+static Node *node(Parser *p, NodeKind k, const Token *at) {
     Node *n = arena_alloc(p->arena, sizeof *n);
     n->kind = k;
     n->line = at->line;
@@ -199,8 +184,7 @@ static Node *expression(Parser *p);
 static Node *primary(Parser *p);
 static void body_contents(Parser *p, Body *b, TokKind end, const char *end_name);
 
-static bool enter(Parser *p)
-{
+static bool enter(Parser *p) {
     if (++p->depth > PARSE_MAX_DEPTH) {
         fail_at(p, &p->cur, "expression nested too deeply");
         return false;
@@ -208,8 +192,7 @@ static bool enter(Parser *p)
     return true;
 }
 
-static Node *number(Parser *p, bool neg, const Token *at)
-{
+static Node *number(Parser *p, bool neg, const Token *at) {
     Node *n;
     if (p->cur.kind == T_INTEGER) {
         n = node(p, N_INT, at);
@@ -226,8 +209,7 @@ static Node *number(Parser *p, bool neg, const Token *at)
     return n;
 }
 
-static Node *string_lit(Parser *p, NodeKind kind)
-{
+static Node *string_lit(Parser *p, NodeKind kind) {
     Token t = p->cur;
     char *buf = arena_alloc(p->arena, t.len + 1);
     size_t bad = 0;
@@ -235,7 +217,8 @@ static Node *string_lit(Parser *p, NodeKind kind)
     if (n < 0) {
         Token at = t;
         at.col += (int)bad + 1; /* approximate: column of the backslash */
-        fail_at(p, &at, "expected a valid escape sequence (\\t \\b \\n \\r \\f \\0 \\' \\\\), got '\\%c'",
+        fail_at(p, &at,
+                "expected a valid escape sequence (\\t \\b \\n \\r \\f \\0 \\' \\\\), got '\\%c'",
                 t.text[bad + 1]);
         return NULL;
     }
@@ -249,8 +232,7 @@ static Node *string_lit(Parser *p, NodeKind kind)
 static Node *literal_array(Parser *p, const Token *at);
 
 /* After '#': a symbol or a literal array. */
-static Node *pound_literal(Parser *p)
-{
+static Node *pound_literal(Parser *p) {
     Token at = p->cur;
     advance(p); /* '#' */
     Token t = p->cur;
@@ -267,8 +249,7 @@ static Node *pound_literal(Parser *p)
     return NULL;
 }
 
-static Node *array_element(Parser *p)
-{
+static Node *array_element(Parser *p) {
     Token t = p->cur;
     if (t.kind == T_INTEGER || t.kind == T_DOUBLE) return number(p, false, &t);
     if (is_op(&t, "-") && (peek(p)->kind == T_INTEGER || peek(p)->kind == T_DOUBLE)) {
@@ -282,8 +263,7 @@ static Node *array_element(Parser *p)
     return NULL;
 }
 
-static Node *literal_array(Parser *p, const Token *at)
-{
+static Node *literal_array(Parser *p, const Token *at) {
     if (!enter(p)) return NULL;
     advance(p); /* '(' */
     Node *n = node(p, N_ARRAY, at);
@@ -300,8 +280,7 @@ static Node *literal_array(Parser *p, const Token *at)
     return p->failed ? NULL : n;
 }
 
-static Node *block(Parser *p)
-{
+static Node *block(Parser *p) {
     Token at = p->cur;
     if (!enter(p)) return NULL;
     advance(p); /* '[' */
@@ -336,8 +315,7 @@ static Node *block(Parser *p)
     return p->failed ? NULL : n;
 }
 
-static Node *primary(Parser *p)
-{
+static Node *primary(Parser *p) {
     Token t = p->cur;
     switch (t.kind) {
     case T_IDENT: {
@@ -354,12 +332,17 @@ static Node *primary(Parser *p)
         p->depth--;
         return n;
     }
-    case T_LBRACKET: return block(p);
+    case T_LBRACKET:
+        return block(p);
     case T_INTEGER:
-    case T_DOUBLE: return number(p, false, &t);
-    case T_STRING: return string_lit(p, N_STRING);
-    case T_POUND: return pound_literal(p);
-    default: break;
+    case T_DOUBLE:
+        return number(p, false, &t);
+    case T_STRING:
+        return string_lit(p, N_STRING);
+    case T_POUND:
+        return pound_literal(p);
+    default:
+        break;
     }
     if (is_op(&t, "-") && (peek(p)->kind == T_INTEGER || peek(p)->kind == T_DOUBLE)) {
         advance(p);
@@ -369,8 +352,7 @@ static Node *primary(Parser *p)
     return NULL;
 }
 
-static Node *send(Parser *p, Node *recv, const Token *at, char *sel)
-{
+static Node *send(Parser *p, Node *recv, const Token *at, char *sel) {
     Node *n = node(p, N_SEND, at);
     n->a = recv;
     n->text = sel;
@@ -381,8 +363,7 @@ static Node *send(Parser *p, Node *recv, const Token *at, char *sel)
     return n;
 }
 
-static Node *unary_sends(Parser *p, Node *recv)
-{
+static Node *unary_sends(Parser *p, Node *recv) {
     while (!p->failed && p->cur.kind == T_IDENT) {
         Token t = p->cur;
         recv = send(p, recv, &t, tok_str(p, &t));
@@ -391,14 +372,12 @@ static Node *unary_sends(Parser *p, Node *recv)
     return recv;
 }
 
-static Node *binary_operand(Parser *p)
-{
+static Node *binary_operand(Parser *p) {
     Node *n = primary(p);
     return p->failed ? NULL : unary_sends(p, n);
 }
 
-static Node *binary_sends(Parser *p, Node *recv)
-{
+static Node *binary_sends(Parser *p, Node *recv) {
     while (!p->failed && is_binop(&p->cur)) {
         Token t = p->cur;
         char *sel = tok_str(p, &t);
@@ -411,8 +390,7 @@ static Node *binary_sends(Parser *p, Node *recv)
     return recv;
 }
 
-static Node *keyword_send(Parser *p, Node *recv)
-{
+static Node *keyword_send(Parser *p, Node *recv) {
     Token at = p->cur;
     char sel[1024];
     size_t len = 0;
@@ -435,8 +413,7 @@ static Node *keyword_send(Parser *p, Node *recv)
     return n;
 }
 
-static Node *evaluation(Parser *p)
-{
+static Node *evaluation(Parser *p) {
     Node *n = primary(p);
     if (p->failed) return NULL;
     n = unary_sends(p, n);
@@ -445,8 +422,7 @@ static Node *evaluation(Parser *p)
     return p->failed ? NULL : n;
 }
 
-static Node *expression(Parser *p)
-{
+static Node *expression(Parser *p) {
     if (!enter(p)) return NULL;
     Node *n;
     if (p->cur.kind == T_IDENT && peek(p)->kind == T_ASSIGN) {
@@ -465,13 +441,13 @@ static Node *expression(Parser *p)
 
 /* ---- bodies ------------------------------------------------------------- */
 
-static void name_list(Parser *p, NameList *l, const char *what)
-{
+static void name_list(Parser *p, NameList *l, const char *what) {
     /* current token is the opening '|' */
     advance(p);
     while (p->cur.kind == T_IDENT) {
         for (int i = 0; i < l->n; i++)
-            if (strlen(l->names[i]) == p->cur.len && memcmp(l->names[i], p->cur.text, p->cur.len) == 0) {
+            if (strlen(l->names[i]) == p->cur.len &&
+                memcmp(l->names[i], p->cur.text, p->cur.len) == 0) {
                 fail_at(p, &p->cur, "duplicate %s name '%.*s'", what, (int)p->cur.len, p->cur.text);
                 return;
             }
@@ -481,8 +457,7 @@ static void name_list(Parser *p, NameList *l, const char *what)
     expect(p, T_BAR, what[0] == 'f' ? "a field name or '|'" : "a local variable name or '|'");
 }
 
-static void statements(Parser *p, Body *b, TokKind end, const char *end_name)
-{
+static void statements(Parser *p, Body *b, TokKind end, const char *end_name) {
     while (!p->failed && p->cur.kind != end) {
         if (p->cur.kind == T_CARET) {
             Token t = p->cur;
@@ -511,17 +486,17 @@ static void statements(Parser *p, Body *b, TokKind end, const char *end_name)
     }
 }
 
-static void body_contents(Parser *p, Body *b, TokKind end, const char *end_name)
-{
-    if (p->cur.kind == T_BAR) name_list(p, &b->locals, "local");
-    else if (is_op(&p->cur, "||")) advance(p);
+static void body_contents(Parser *p, Body *b, TokKind end, const char *end_name) {
+    if (p->cur.kind == T_BAR)
+        name_list(p, &b->locals, "local");
+    else if (is_op(&p->cur, "||"))
+        advance(p);
     if (p->failed) return;
     statements(p, b, end, end_name);
     if (!p->failed) expect(p, end, end_name);
 }
 
-static bool pattern(Parser *p, MethodDef *m)
-{
+static bool pattern(Parser *p, MethodDef *m) {
     Body *b = &m->body;
     Token t = p->cur;
     m->line = t.line;
@@ -572,8 +547,7 @@ static bool pattern(Parser *p, MethodDef *m)
     return true;
 }
 
-static MethodDef *method(Parser *p)
-{
+static MethodDef *method(Parser *p) {
     MethodDef *m = arena_alloc(p->arena, sizeof *m);
     if (!pattern(p, m)) return NULL;
     if (!expect(p, T_EQUAL, "'=' after the method pattern")) return NULL;
@@ -589,10 +563,11 @@ static MethodDef *method(Parser *p)
     return p->failed ? NULL : m;
 }
 
-static void side(Parser *p, NameList *fields, MethodDefList *methods)
-{
-    if (p->cur.kind == T_BAR) name_list(p, fields, "field");
-    else if (is_op(&p->cur, "||")) advance(p);
+static void side(Parser *p, NameList *fields, MethodDefList *methods) {
+    if (p->cur.kind == T_BAR)
+        name_list(p, fields, "field");
+    else if (is_op(&p->cur, "||"))
+        advance(p);
     while (!p->failed && p->cur.kind != T_RPAREN && p->cur.kind != T_SEPARATOR) {
         if (p->cur.kind == T_EOF) {
             expected(p, "')' to close the class definition");
@@ -604,8 +579,7 @@ static void side(Parser *p, NameList *fields, MethodDefList *methods)
 }
 
 bool parse_class(Arena *arena, const char *file, const char *src, ClassDef *out, char *err,
-                 size_t errlen)
-{
+                 size_t errlen) {
     Parser p = {0};
     p.arena = arena;
     p.file = file;

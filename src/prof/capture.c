@@ -23,8 +23,7 @@ __thread ProfThread *prof_tls __attribute__((tls_model("initial-exec")));
 
 /* ---- batches ------------------------------------------------------------------------ */
 
-void prof_full_push(ProfBatch *b)
-{
+void prof_full_push(ProfBatch *b) {
     ProfBatch *head = atomic_load_explicit(&prof_g.full, memory_order_relaxed);
     do {
         b->next = head;
@@ -33,8 +32,7 @@ void prof_full_push(ProfBatch *b)
     sem_post(&prof_g.wake);
 }
 
-void prof_flush(ProfThread *t)
-{
+void prof_flush(ProfThread *t) {
     if (t->cur && t->cur->nsamples) {
         prof_full_push(t->cur);
         t->cur = NULL;
@@ -43,8 +41,7 @@ void prof_flush(ProfThread *t)
 }
 
 /* Current batch with room for the largest record, or NULL (sample dropped). */
-static ProfBatch *capture_room(ProfThread *t)
-{
+static ProfBatch *capture_room(ProfThread *t) {
     if (!t->cur) t->cur = prof_ring_pop(&t->free);
     ProfBatch *b = t->cur;
     if (b && b->cap - b->used < prof_g.rec_max_words) {
@@ -57,9 +54,8 @@ static ProfBatch *capture_room(ProfThread *t)
 
 /* ---- stack walks ------------------------------------------------------------------------ */
 
-PROF_NO_SAN uint32_t prof_walk_native(uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t lo, uintptr_t hi,
-                          uint64_t *out, uint32_t max, uint8_t *flags)
-{
+PROF_NO_SAN uint32_t prof_walk_native(uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t lo,
+                                      uintptr_t hi, uint64_t *out, uint32_t max, uint8_t *flags) {
     uint32_t n = 0;
     out[n++] = pc;
     if (sp < lo || sp >= hi) {
@@ -90,8 +86,8 @@ PROF_NO_SAN uint32_t prof_walk_native(uintptr_t pc, uintptr_t sp, uintptr_t fp, 
     return n;
 }
 
-PROF_NO_SAN static uint32_t walk_chain(ProfThread *t, SampoFrameInfo *out, uint32_t max, uint8_t *flags)
-{
+PROF_NO_SAN static uint32_t walk_chain(ProfThread *t, SampoFrameInfo *out, uint32_t max,
+                                       uint8_t *flags) {
     uint32_t mark = atomic_load_explicit(&prof_g.mark, memory_order_relaxed);
     SampoVmFrame *f = *t->vm_top;
     uint32_t n = 0;
@@ -101,13 +97,14 @@ PROF_NO_SAN static uint32_t walk_chain(ProfThread *t, SampoFrameInfo *out, uint3
         if (seen) break;
         f->flags = mark;
     }
-    if (n && out[n - 1].visited) *flags |= REC_PARTIAL;
-    else if (f) *flags |= REC_TRUNC;
+    if (n && out[n - 1].visited)
+        *flags |= REC_PARTIAL;
+    else if (f)
+        *flags |= REC_TRUNC;
     return n;
 }
 
-static uint32_t walk_vm(ProfThread *t, SampoFrameInfo *out, uint32_t max, uint8_t *flags)
-{
+static uint32_t walk_vm(ProfThread *t, SampoFrameInfo *out, uint32_t max, uint8_t *flags) {
     uint32_t n = 0;
     if (t->cb) {
         int k = t->cb(t->cb_ctx, out, (int)max);
@@ -122,8 +119,7 @@ static uint32_t walk_vm(ProfThread *t, SampoFrameInfo *out, uint32_t max, uint8_
 
 /* ---- the handler ---------------------------------------------------------------------- */
 
-static void capture_regs(void *ucv, uintptr_t *pc, uintptr_t *sp, uintptr_t *fp)
-{
+static void capture_regs(void *ucv, uintptr_t *pc, uintptr_t *sp, uintptr_t *fp) {
     ucontext_t *uc = ucv;
 #if defined(__x86_64__)
     *pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
@@ -140,8 +136,7 @@ static void capture_regs(void *ucv, uintptr_t *pc, uintptr_t *sp, uintptr_t *fp)
 }
 
 /* Takes one sample of the interrupted context into t's batch. */
-PROF_NO_SAN static void capture_sample(ProfThread *t, void *uc)
-{
+PROF_NO_SAN static void capture_sample(ProfThread *t, void *uc) {
     ProfBatch *b = capture_room(t);
     if (!b) return;
     uintptr_t pc, sp, fp;
@@ -155,16 +150,23 @@ PROF_NO_SAN static void capture_sample(ProfThread *t, void *uc)
     if (sp >= t->stack_lo && sp < t->stack_hi && !(sp & 7)) {
         nsw = (uint32_t)((t->stack_hi - sp) / 8);
         if (nsw > PROF_STACK_WORDS) nsw = PROF_STACK_WORDS;
-        for (uint32_t i = 0; i < nsw; i++) pcs[nn + i] = ((const uint64_t *)sp)[i];
+        for (uint32_t i = 0; i < nsw; i++)
+            pcs[nn + i] = ((const uint64_t *)sp)[i];
     }
     SampoFrameInfo *vf = (SampoFrameInfo *)(pcs + nn + nsw);
     uint32_t nv = walk_vm(t, vf, max, &flags);
     uint64_t now = prof_now_ns();
     *r = (ProfRec){.words = (uint32_t)(PROF_REC_WORDS + nn + nsw + nv * PROF_VMF_WORDS),
-                   .tid = (uint32_t)t->tid, .time_ns = now, .pc = pc, .fp = fp,
-                   .n_native = (uint16_t)nn, .n_vm = (uint16_t)nv,
-                   .state = t->state_ptr ? *t->state_ptr : t->state, .flags = flags,
-                   .nsw = (uint8_t)nsw, .weight = 1};
+                   .tid = (uint32_t)t->tid,
+                   .time_ns = now,
+                   .pc = pc,
+                   .fp = fp,
+                   .n_native = (uint16_t)nn,
+                   .n_vm = (uint16_t)nv,
+                   .state = t->state_ptr ? *t->state_ptr : t->state,
+                   .flags = flags,
+                   .nsw = (uint8_t)nsw,
+                   .weight = 1};
     if (!b->nsamples) b->first_ns = now;
     b->used += r->words;
     b->nsamples++;
@@ -174,19 +176,19 @@ PROF_NO_SAN static void capture_sample(ProfThread *t, void *uc)
         atomic_store_explicit(&t->lseq, s + 1, memory_order_relaxed);
         atomic_signal_fence(memory_order_release);
         t->ln = nn < PROF_BLOCK_DEPTH ? nn : PROF_BLOCK_DEPTH;
-        for (uint32_t i = 0; i < t->ln; i++) t->lpcs[i] = pcs[i];
+        for (uint32_t i = 0; i < t->ln; i++)
+            t->lpcs[i] = pcs[i];
         t->lnsw = nsw;
-        for (uint32_t i = 0; i < nsw; i++) t->lsw[i] = pcs[nn + i];
+        for (uint32_t i = 0; i < nsw; i++)
+            t->lsw[i] = pcs[nn + i];
         atomic_store_explicit(&t->lseq, s + 2, memory_order_release);
     }
     if (flags & REC_WALK_ERR) atomic_fetch_add_explicit(&t->walk_err, 1, memory_order_relaxed);
     if (flags & REC_TRUNC) atomic_fetch_add_explicit(&t->truncated, 1, memory_order_relaxed);
-    if (b->cap - b->used < prof_g.rec_max_words || now - b->first_ns > PROF_FLUSH_NS)
-        prof_flush(t);
+    if (b->cap - b->used < prof_g.rec_max_words || now - b->first_ns > PROF_FLUSH_NS) prof_flush(t);
 }
 
-void prof_handler(int sig, siginfo_t *si, void *uc)
-{
+void prof_handler(int sig, siginfo_t *si, void *uc) {
     (void)sig;
     (void)si;
     if (prof_g.cfg.empty_handler) return; /* benchmark floor */
@@ -200,7 +202,8 @@ void prof_handler(int sig, siginfo_t *si, void *uc)
     atomic_store_explicit(&t->sig_pending, 0, memory_order_relaxed);
     if (atomic_load_explicit(&t->blocked, memory_order_relaxed))
         atomic_store_explicit(&t->hit_blocked, 1, memory_order_relaxed);
-    if (atomic_load(&prof_g.enabled) && !atomic_load_explicit(&prof_g.paused, memory_order_relaxed)) {
+    if (atomic_load(&prof_g.enabled) &&
+        !atomic_load_explicit(&prof_g.paused, memory_order_relaxed)) {
         capture_sample(t, uc);
         prof_trigger_after_sample(t);
     }
@@ -209,8 +212,7 @@ out:
     errno = saved;
 }
 
-int prof_capture_install(void)
-{
+int prof_capture_install(void) {
     if (prof_g.handler_installed) return 0;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -222,16 +224,14 @@ int prof_capture_install(void)
     return 0;
 }
 
-void prof_capture_uninstall(void)
-{
+void prof_capture_uninstall(void) {
     /* Keep our handler installed: a late signal that is still pending when we stop must not
      * hit SIG_DFL (which would kill the process).  The handler is gated by g.enabled. */
 }
 
 /* ---- thread slots ------------------------------------------------------------------- */
 
-static void capture_stack_bounds(ProfThread *t)
-{
+static void capture_stack_bounds(ProfThread *t) {
     pthread_attr_t a;
     void *addr = NULL;
     size_t size = 0;
@@ -243,8 +243,7 @@ static void capture_stack_bounds(ProfThread *t)
     t->stack_hi = (uintptr_t)addr + size;
 }
 
-ProfThread *prof_thread_alloc(const char *name)
-{
+ProfThread *prof_thread_alloc(const char *name) {
     ProfThread *t = calloc(1, sizeof *t);
     if (!t) return NULL;
     if (prof_ring_init(&t->free, 8)) {
@@ -256,15 +255,16 @@ ProfThread *prof_thread_alloc(const char *name)
     t->rng = (uint64_t)t->tid * 0x9e3779b97f4a7c15ull ^ prof_now_ns();
     atomic_init(&t->alive, 1);
     capture_stack_bounds(t);
-    if (name) snprintf(t->name, sizeof t->name, "%s", name);
-    else if (pthread_getname_np(pthread_self(), t->name, sizeof t->name)) t->name[0] = 0;
+    if (name)
+        snprintf(t->name, sizeof t->name, "%s", name);
+    else if (pthread_getname_np(pthread_self(), t->name, sizeof t->name))
+        t->name[0] = 0;
     return t;
 }
 
 /* ---- wall mode: blocking calls ------------------------------------------------------------ */
 
-void prof_block_enter(void)
-{
+void prof_block_enter(void) {
     ProfThread *t = prof_tls;
     if (!t || prof_g.cfg.mode != SAMPO_MODE_WALL || !prof_g.cfg.wall_interpose ||
         !atomic_load(&prof_g.enabled))
@@ -281,22 +281,19 @@ void prof_block_enter(void)
     atomic_store_explicit(&t->blocked, 1, memory_order_seq_cst);
 }
 
-int prof_block_interrupted(void)
-{
+int prof_block_interrupted(void) {
     ProfThread *t = prof_tls;
     if (!t || !atomic_load_explicit(&t->hit_blocked, memory_order_relaxed)) return 0;
     atomic_store_explicit(&t->hit_blocked, 0, memory_order_relaxed);
     return 1;
 }
 
-void prof_block_exit(void)
-{
+void prof_block_exit(void) {
     ProfThread *t = prof_tls;
     if (t) atomic_store_explicit(&t->blocked, 0, memory_order_relaxed);
 }
 
-void prof_capture_synth(ProfThread *t, uint64_t now, int waiting)
-{
+void prof_capture_synth(ProfThread *t, uint64_t now, int waiting) {
     ProfThread *s = prof_g.sampler_slot;
     ProfBatch *b = capture_room(s);
     if (!b) return;
@@ -312,8 +309,7 @@ void prof_capture_synth(ProfThread *t, uint64_t now, int waiting)
         n = *np < PROF_BLOCK_DEPTH ? *np : PROF_BLOCK_DEPTH;
         memcpy(pcs, src, n * sizeof *pcs);
         atomic_thread_fence(memory_order_acquire);
-    } while (((seq & 1) || seq != atomic_load_explicit(sq, memory_order_relaxed)) &&
-             ++tries < 4);
+    } while (((seq & 1) || seq != atomic_load_explicit(sq, memory_order_relaxed)) && ++tries < 4);
     if (!n) {
         if (waiting) atomic_store(&t->sig_pending, 0); /* nothing cached: signal next tick */
         return;
@@ -325,11 +321,19 @@ void prof_capture_synth(ProfThread *t, uint64_t now, int waiting)
         if (atomic_load_explicit(sq, memory_order_acquire) != seq) nsw = 0;
     }
     uint8_t st = t->state_ptr ? *t->state_ptr : t->state;
-    if (waiting) st = st ? st : SAMPO_VM_NONE; /* runnable, waiting for a CPU */
-    else st = st ? st : SAMPO_VM_IDLE;
-    *r = (ProfRec){.words = (uint32_t)(PROF_REC_WORDS + n + nsw), .tid = (uint32_t)t->tid,
-                   .time_ns = now, .pc = pcs[0], .n_native = (uint16_t)n,
-                   .state = st, .flags = REC_SYNTH, .nsw = (uint8_t)nsw, .weight = 1};
+    if (waiting)
+        st = st ? st : SAMPO_VM_NONE; /* runnable, waiting for a CPU */
+    else
+        st = st ? st : SAMPO_VM_IDLE;
+    *r = (ProfRec){.words = (uint32_t)(PROF_REC_WORDS + n + nsw),
+                   .tid = (uint32_t)t->tid,
+                   .time_ns = now,
+                   .pc = pcs[0],
+                   .n_native = (uint16_t)n,
+                   .state = st,
+                   .flags = REC_SYNTH,
+                   .nsw = (uint8_t)nsw,
+                   .weight = 1};
     if (!b->nsamples) b->first_ns = now;
     b->used += r->words;
     b->nsamples++;

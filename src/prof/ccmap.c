@@ -13,11 +13,11 @@ enum { K_METHOD = 1, K_SITE, K_CALLEE, K_CTX, K_SITEREF };
 
 /* ---- storage helpers ----------------------------------------------------------------- */
 
-static int cc_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
-{
+static int cc_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem) {
     if (need <= *cap) return 0;
     uint32_t ncap = *cap ? *cap * 2 : 64;
-    while (ncap < need) ncap *= 2;
+    while (ncap < need)
+        ncap *= 2;
     void *p = realloc(*arr, (size_t)ncap * elem);
     if (!p) return -1;
     *arr = p;
@@ -25,16 +25,14 @@ static int cc_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
     return 0;
 }
 
-static uint64_t cc_hash(uint32_t kind, uint64_t a, uint64_t b)
-{
+static uint64_t cc_hash(uint32_t kind, uint64_t a, uint64_t b) {
     uint64_t h = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull) * 0xbf58476d1ce4e5b9ull;
     h ^= kind * 0x94d049bb133111ebull;
     h ^= h >> 31;
     return h * 0xd6e8feb86659fd93ull;
 }
 
-static uint32_t cc_lookup(const ProfCCMap *m, uint32_t kind, uint64_t a, uint64_t b)
-{
+static uint32_t cc_lookup(const ProfCCMap *m, uint32_t kind, uint64_t a, uint64_t b) {
     if (!m->tab_cap) return CC_NONE;
     uint32_t mask = m->tab_cap - 1;
     for (uint32_t i = (uint32_t)cc_hash(kind, a, b) & mask;; i = (i + 1) & mask) {
@@ -44,16 +42,15 @@ static uint32_t cc_lookup(const ProfCCMap *m, uint32_t kind, uint64_t a, uint64_
     }
 }
 
-static void cc_put_raw(CcSlot *tab, uint32_t cap, const CcSlot *e)
-{
+static void cc_put_raw(CcSlot *tab, uint32_t cap, const CcSlot *e) {
     uint32_t mask = cap - 1;
     uint32_t i = (uint32_t)cc_hash(e->kind, e->a, e->b) & mask;
-    while (tab[i].kind) i = (i + 1) & mask;
+    while (tab[i].kind)
+        i = (i + 1) & mask;
     tab[i] = *e;
 }
 
-static int cc_insert(ProfCCMap *m, uint32_t kind, uint64_t a, uint64_t b, uint32_t idx)
-{
+static int cc_insert(ProfCCMap *m, uint32_t kind, uint64_t a, uint64_t b, uint32_t idx) {
     if ((m->tab_n + 1) * 2 > m->tab_cap) {
         uint32_t ncap = m->tab_cap ? m->tab_cap * 2 : 256;
         CcSlot *nt = calloc(ncap, sizeof *nt);
@@ -72,8 +69,7 @@ static int cc_insert(ProfCCMap *m, uint32_t kind, uint64_t a, uint64_t b, uint32
 
 /* ---- node creation --------------------------------------------------------------------- */
 
-static uint32_t cc_method(ProfCCMap *m, uint64_t id)
-{
+static uint32_t cc_method(ProfCCMap *m, uint64_t id) {
     uint32_t i = cc_lookup(m, K_METHOD, id, 0);
     if (i != CC_NONE) return i;
     if (cc_grow((void **)&m->m, &m->capm, m->nm + 1, sizeof *m->m)) return CC_NONE;
@@ -84,43 +80,48 @@ static uint32_t cc_method(ProfCCMap *m, uint64_t id)
     return i;
 }
 
-static uint32_t cc_site(ProfCCMap *m, uint32_t method, uint64_t pos)
-{
+static uint32_t cc_site(ProfCCMap *m, uint32_t method, uint64_t pos) {
     uint32_t i = cc_lookup(m, K_SITE, method, pos);
     if (i != CC_NONE) return i;
     if (cc_grow((void **)&m->s, &m->caps, m->ns + 1, sizeof *m->s)) return CC_NONE;
     i = m->ns;
     if (cc_insert(m, K_SITE, method, pos, i)) return CC_NONE;
-    m->s[i] = (CcSite){.method = method, .pos = pos, .next_site = m->m[method].first_site,
-                       .first_callee = CC_NONE, .first_ref = CC_NONE};
+    m->s[i] = (CcSite){.method = method,
+                       .pos = pos,
+                       .next_site = m->m[method].first_site,
+                       .first_callee = CC_NONE,
+                       .first_ref = CC_NONE};
     m->m[method].first_site = i;
     m->ns++;
     return i;
 }
 
-static uint32_t cc_callee(ProfCCMap *m, uint32_t site, uint32_t method)
-{
+static uint32_t cc_callee(ProfCCMap *m, uint32_t site, uint32_t method) {
     uint32_t i = cc_lookup(m, K_CALLEE, site, method);
     if (i != CC_NONE) return i;
     if (cc_grow((void **)&m->c, &m->capc, m->nc + 1, sizeof *m->c)) return CC_NONE;
     i = m->nc;
     if (cc_insert(m, K_CALLEE, site, method, i)) return CC_NONE;
-    m->c[i] = (CcCallee){.site = site, .method = method, .next_callee = m->s[site].first_callee,
+    m->c[i] = (CcCallee){.site = site,
+                         .method = method,
+                         .next_callee = m->s[site].first_callee,
                          .first_ref = CC_NONE};
     m->s[site].first_callee = i;
     m->nc++;
     return i;
 }
 
-static uint32_t cc_siteref(ProfCCMap *m, uint32_t ctx, uint32_t site)
-{
+static uint32_t cc_siteref(ProfCCMap *m, uint32_t ctx, uint32_t site) {
     uint32_t i = cc_lookup(m, K_SITEREF, ctx, site);
     if (i != CC_NONE) return i;
     if (cc_grow((void **)&m->r, &m->capr, m->nr + 1, sizeof *m->r)) return CC_NONE;
     i = m->nr;
     if (cc_insert(m, K_SITEREF, ctx, site, i)) return CC_NONE;
-    m->r[i] = (CcSiteRef){.ctx = ctx, .site = site, .next_sr = m->x[ctx].first_sr,
-                          .next_ref = m->s[site].first_ref, .first_child = CC_NONE};
+    m->r[i] = (CcSiteRef){.ctx = ctx,
+                          .site = site,
+                          .next_sr = m->x[ctx].first_sr,
+                          .next_ref = m->s[site].first_ref,
+                          .first_child = CC_NONE};
     m->x[ctx].first_sr = i;
     m->s[site].first_ref = i;
     m->nr++;
@@ -128,8 +129,7 @@ static uint32_t cc_siteref(ProfCCMap *m, uint32_t ctx, uint32_t site)
 }
 
 /* A CalleeRef: method `method` entered through CallSiteRef sr (CC_NONE: a root). */
-static uint32_t cc_ctx(ProfCCMap *m, uint32_t sr, uint32_t method, uint32_t callee)
-{
+static uint32_t cc_ctx(ProfCCMap *m, uint32_t sr, uint32_t method, uint32_t callee) {
     uint64_t key_a = sr == CC_NONE ? UINT64_MAX : sr;
     uint32_t i = cc_lookup(m, K_CTX, key_a, method);
     if (i != CC_NONE) return i;
@@ -137,8 +137,12 @@ static uint32_t cc_ctx(ProfCCMap *m, uint32_t sr, uint32_t method, uint32_t call
     i = m->nx;
     if (cc_insert(m, K_CTX, key_a, method, i)) return CC_NONE;
     CcCtx *x = &m->x[i];
-    *x = (CcCtx){.parent_sr = sr, .method = method, .callee = callee, .first_sr = CC_NONE,
-                 .next_ref = CC_NONE, .next_mref = m->m[method].first_ctx};
+    *x = (CcCtx){.parent_sr = sr,
+                 .method = method,
+                 .callee = callee,
+                 .first_sr = CC_NONE,
+                 .next_ref = CC_NONE,
+                 .next_mref = m->m[method].first_ctx};
     m->m[method].first_ctx = i;
     if (sr == CC_NONE) {
         x->next_sibling = m->first_root;
@@ -158,15 +162,13 @@ static uint32_t cc_ctx(ProfCCMap *m, uint32_t sr, uint32_t method, uint32_t call
 
 /* ---- lifetime -------------------------------------------------------------------------- */
 
-ProfCCMap *prof_ccmap_new(void)
-{
+ProfCCMap *prof_ccmap_new(void) {
     ProfCCMap *m = calloc(1, sizeof *m);
     if (m) m->first_root = CC_NONE;
     return m;
 }
 
-void prof_ccmap_clear(ProfCCMap *m)
-{
+void prof_ccmap_clear(ProfCCMap *m) {
     m->nm = m->ns = m->nc = m->nx = m->nr = 0;
     m->first_root = CC_NONE;
     if (m->tab) memset(m->tab, 0, (size_t)m->tab_cap * sizeof *m->tab);
@@ -175,8 +177,7 @@ void prof_ccmap_clear(ProfCCMap *m)
     m->total = 0;
 }
 
-void prof_ccmap_free(ProfCCMap *m)
-{
+void prof_ccmap_free(ProfCCMap *m) {
     if (!m) return;
     free(m->m);
     free(m->s);
@@ -188,16 +189,14 @@ void prof_ccmap_free(ProfCCMap *m)
     free(m);
 }
 
-static void *cc_dup(const void *p, size_t n)
-{
+static void *cc_dup(const void *p, size_t n) {
     if (!n) return NULL;
     void *q = malloc(n);
     if (q) memcpy(q, p, n);
     return q;
 }
 
-ProfCCMap *prof_ccmap_clone(const ProfCCMap *m)
-{
+ProfCCMap *prof_ccmap_clone(const ProfCCMap *m) {
     ProfCCMap *c = calloc(1, sizeof *c);
     if (!c) return NULL;
     *c = *m;
@@ -221,8 +220,7 @@ ProfCCMap *prof_ccmap_clone(const ProfCCMap *m)
 /* ---- update ------------------------------------------------------------------------------ */
 
 /* Credits one sample (weight w) to context x and the general nodes it stands for. */
-static void cc_credit(ProfCCMap *m, uint32_t xi, uint64_t w)
-{
+static void cc_credit(ProfCCMap *m, uint32_t xi, uint64_t w) {
     CcCtx *x = &m->x[xi];
     x->total += w;
     CcMethod *me = &m->m[x->method];
@@ -238,8 +236,7 @@ static void cc_credit(ProfCCMap *m, uint32_t xi, uint64_t w)
 
 /* Descends one call: from context ctx (method of the caller) through position pos into
  * callee method id.  Returns the callee's context or CC_NONE on ENOMEM. */
-static uint32_t cc_descend(ProfCCMap *m, uint32_t ctx, uint64_t pos, uint64_t id)
-{
+static uint32_t cc_descend(ProfCCMap *m, uint32_t ctx, uint64_t pos, uint64_t id) {
     uint32_t mi = cc_method(m, id);
     if (mi == CC_NONE) return CC_NONE;
     uint32_t site = cc_site(m, m->x[ctx].method, pos);
@@ -252,8 +249,7 @@ static uint32_t cc_descend(ProfCCMap *m, uint32_t ctx, uint64_t pos, uint64_t id
 }
 
 int prof_ccmap_add(ProfCCMap *m, const uint64_t *methods, const uint64_t *pos, uint32_t n,
-                   uint64_t weight, uint32_t start_ctx, uint32_t *ctx_out)
-{
+                   uint64_t weight, uint32_t start_ctx, uint32_t *ctx_out) {
     if (!m || !methods || n == 0) return SAMPO_EINVAL;
     uint32_t ctx;
     if (start_ctx == CC_NONE) {
@@ -288,13 +284,11 @@ int prof_ccmap_add(ProfCCMap *m, const uint64_t *methods, const uint64_t *pos, u
 
 /* ---- names --------------------------------------------------------------------------- */
 
-uint32_t prof_ccmap_find_method(const ProfCCMap *m, uint64_t id)
-{
+uint32_t prof_ccmap_find_method(const ProfCCMap *m, uint64_t id) {
     return cc_lookup(m, K_METHOD, id, 0);
 }
 
-int prof_ccmap_set_name(ProfCCMap *m, uint64_t id, const char *name)
-{
+int prof_ccmap_set_name(ProfCCMap *m, uint64_t id, const char *name) {
     uint32_t mi = cc_method(m, id);
     if (mi == CC_NONE || !name) return SAMPO_ENOMEM;
     size_t len = strlen(name) + 1;
@@ -306,46 +300,44 @@ int prof_ccmap_set_name(ProfCCMap *m, uint64_t id, const char *name)
     return SAMPO_OK;
 }
 
-const char *prof_ccmap_name(const ProfCCMap *m, uint32_t mi)
-{
+const char *prof_ccmap_name(const ProfCCMap *m, uint32_t mi) {
     if (mi >= m->nm || !m->m[mi].name) return NULL;
     return m->names + m->m[mi].name - 1;
 }
 
-uint64_t prof_ccmap_ctx_pos(const ProfCCMap *m, uint32_t ctx)
-{
+uint64_t prof_ccmap_ctx_pos(const ProfCCMap *m, uint32_t ctx) {
     uint32_t sr = m->x[ctx].parent_sr;
     return sr == CC_NONE ? 0 : m->s[m->r[sr].site].pos;
 }
 
-uint32_t prof_ccmap_ctx_parent(const ProfCCMap *m, uint32_t ctx)
-{
+uint32_t prof_ccmap_ctx_parent(const ProfCCMap *m, uint32_t ctx) {
     uint32_t sr = m->x[ctx].parent_sr;
     return sr == CC_NONE ? CC_NONE : m->r[sr].ctx;
 }
 
 /* ---- public queries -------------------------------------------------------------------- */
 
-SampoCCMap *sampo_ccmap_new(void) { return prof_ccmap_new(); }
-void sampo_ccmap_free(SampoCCMap *m) { prof_ccmap_free(m); }
-uint64_t sampo_ccmap_total(const SampoCCMap *m) { return m ? m->total : 0; }
-
-int sampo_ccmap_add(SampoCCMap *m, const uint64_t *methods, const uint64_t *pos, uint32_t n,
-                    uint64_t weight, uint32_t start_ctx, uint32_t *ctx_out)
-{
-    return prof_ccmap_add(m, methods, pos, n, weight, start_ctx, ctx_out);
+SampoCCMap *sampo_ccmap_new(void) {
+    return prof_ccmap_new();
+}
+void sampo_ccmap_free(SampoCCMap *m) {
+    prof_ccmap_free(m);
+}
+uint64_t sampo_ccmap_total(const SampoCCMap *m) {
+    return m ? m->total : 0;
 }
 
-
-
+int sampo_ccmap_add(SampoCCMap *m, const uint64_t *methods, const uint64_t *pos, uint32_t n,
+                    uint64_t weight, uint32_t start_ctx, uint32_t *ctx_out) {
+    return prof_ccmap_add(m, methods, pos, n, weight, start_ctx, ctx_out);
+}
 
 typedef struct CcSortCtx {
     const ProfCCMap *map;
     int by_total;
 } CcSortCtx;
 
-static int cc_cmp_method(const void *a, const void *b, void *arg)
-{
+static int cc_cmp_method(const void *a, const void *b, void *arg) {
     const CcSortCtx *k = arg;
     const CcMethod *x = &k->map->m[*(const uint32_t *)a];
     const CcMethod *y = &k->map->m[*(const uint32_t *)b];
@@ -355,8 +347,7 @@ static int cc_cmp_method(const void *a, const void *b, void *arg)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static int cc_cmp_edge(const void *a, const void *b, void *arg)
-{
+static int cc_cmp_edge(const void *a, const void *b, void *arg) {
     const CcSortCtx *k = arg;
     const CcCallee *x = &k->map->c[*(const uint32_t *)a];
     const CcCallee *y = &k->map->c[*(const uint32_t *)b];
@@ -365,18 +356,17 @@ static int cc_cmp_edge(const void *a, const void *b, void *arg)
 }
 
 static uint32_t *cc_sorted(const SampoCCMap *m, uint32_t cnt, int by_total,
-                           int (*cmp)(const void *, const void *, void *))
-{
+                           int (*cmp)(const void *, const void *, void *)) {
     CcSortCtx k = {m, by_total};
     uint32_t *idx = malloc(((size_t)cnt + 1) * sizeof *idx);
     if (!idx) return NULL;
-    for (uint32_t i = 0; i < cnt; i++) idx[i] = i;
+    for (uint32_t i = 0; i < cnt; i++)
+        idx[i] = i;
     qsort_r(idx, cnt, sizeof *idx, cmp, &k);
     return idx;
 }
 
-size_t sampo_ccmap_hot_methods(const SampoCCMap *m, int by_total, SampoMethodStat *out, size_t n)
-{
+size_t sampo_ccmap_hot_methods(const SampoCCMap *m, int by_total, SampoMethodStat *out, size_t n) {
     if (!m || !out) return 0;
     uint32_t *idx = cc_sorted(m, m->nm, by_total, cc_cmp_method);
     if (!idx) return 0;
@@ -389,8 +379,7 @@ size_t sampo_ccmap_hot_methods(const SampoCCMap *m, int by_total, SampoMethodSta
     return k;
 }
 
-size_t sampo_ccmap_hot_edges(const SampoCCMap *m, SampoEdgeStat *out, size_t n)
-{
+size_t sampo_ccmap_hot_edges(const SampoCCMap *m, SampoEdgeStat *out, size_t n) {
     if (!m || !out) return 0;
     uint32_t *idx = cc_sorted(m, m->nc, 0, cc_cmp_edge);
     if (!idx) return 0;
@@ -404,15 +393,13 @@ size_t sampo_ccmap_hot_edges(const SampoCCMap *m, SampoEdgeStat *out, size_t n)
     return k;
 }
 
-static uint32_t cc_find_site(const SampoCCMap *m, uint64_t caller, uint64_t pos)
-{
+static uint32_t cc_find_site(const SampoCCMap *m, uint64_t caller, uint64_t pos) {
     uint32_t mi = cc_lookup(m, K_METHOD, caller, 0);
     return mi == CC_NONE ? CC_NONE : cc_lookup(m, K_SITE, mi, pos);
 }
 
 size_t sampo_ccmap_edge_contexts(const SampoCCMap *m, uint64_t caller, uint64_t pos,
-                                 uint64_t callee, uint32_t *out, size_t n)
-{
+                                 uint64_t callee, uint32_t *out, size_t n) {
     if (!m) return 0;
     uint32_t site = cc_find_site(m, caller, pos);
     uint32_t ci = cc_lookup(m, K_METHOD, callee, 0);
@@ -425,9 +412,8 @@ size_t sampo_ccmap_edge_contexts(const SampoCCMap *m, uint64_t caller, uint64_t 
     return k;
 }
 
-size_t sampo_ccmap_site_targets(const SampoCCMap *m, uint64_t caller, uint64_t pos,
-                                uint64_t *out, size_t n)
-{
+size_t sampo_ccmap_site_targets(const SampoCCMap *m, uint64_t caller, uint64_t pos, uint64_t *out,
+                                size_t n) {
     if (!m) return 0;
     uint32_t site = cc_find_site(m, caller, pos);
     if (site == CC_NONE) return 0;
@@ -437,17 +423,19 @@ size_t sampo_ccmap_site_targets(const SampoCCMap *m, uint64_t caller, uint64_t p
     return k;
 }
 
-int sampo_ccmap_ctx_info(const SampoCCMap *m, uint32_t ctx, SampoCtxInfo *out)
-{
+int sampo_ccmap_ctx_info(const SampoCCMap *m, uint32_t ctx, SampoCtxInfo *out) {
     if (!m || !out || ctx >= m->nx) return SAMPO_ENOTFOUND;
     const CcCtx *x = &m->x[ctx];
-    *out = (SampoCtxInfo){prof_ccmap_ctx_parent(m, ctx), m->m[x->method].id,
-                          prof_ccmap_ctx_pos(m, ctx), x->self, x->total, x->depth};
+    *out = (SampoCtxInfo){prof_ccmap_ctx_parent(m, ctx),
+                          m->m[x->method].id,
+                          prof_ccmap_ctx_pos(m, ctx),
+                          x->self,
+                          x->total,
+                          x->depth};
     return SAMPO_OK;
 }
 
-size_t sampo_ccmap_ctx_children(const SampoCCMap *m, uint32_t ctx, uint32_t *out, size_t n)
-{
+size_t sampo_ccmap_ctx_children(const SampoCCMap *m, uint32_t ctx, uint32_t *out, size_t n) {
     if (!m || ctx >= m->nx) return 0;
     size_t k = 0;
     for (uint32_t sr = m->x[ctx].first_sr; sr != CC_NONE; sr = m->r[sr].next_sr)
@@ -456,8 +444,7 @@ size_t sampo_ccmap_ctx_children(const SampoCCMap *m, uint32_t ctx, uint32_t *out
     return k;
 }
 
-size_t sampo_ccmap_roots(const SampoCCMap *m, uint32_t *out, size_t n)
-{
+size_t sampo_ccmap_roots(const SampoCCMap *m, uint32_t *out, size_t n) {
     if (!m) return 0;
     size_t k = 0;
     for (uint32_t c = m->first_root; c != CC_NONE; c = m->x[c].next_sibling, k++)
@@ -465,8 +452,7 @@ size_t sampo_ccmap_roots(const SampoCCMap *m, uint32_t *out, size_t n)
     return k;
 }
 
-int sampo_ccmap_method(const SampoCCMap *m, uint64_t method, SampoMethodStat *out)
-{
+int sampo_ccmap_method(const SampoCCMap *m, uint64_t method, SampoMethodStat *out) {
     if (!m || !out) return SAMPO_EINVAL;
     uint32_t mi = cc_lookup(m, K_METHOD, method, 0);
     if (mi == CC_NONE) {
@@ -481,8 +467,7 @@ int sampo_ccmap_method(const SampoCCMap *m, uint64_t method, SampoMethodStat *ou
 
 /* Copies surviving context ctx of `from` (its parent already copied, map[] holds the new
  * indices) into `to`, with its counts. */
-static int cc_copy_ctx(ProfCCMap *to, const ProfCCMap *from, uint32_t *map, uint32_t xi)
-{
+static int cc_copy_ctx(ProfCCMap *to, const ProfCCMap *from, uint32_t *map, uint32_t xi) {
     const CcCtx *x = &from->x[xi];
     uint64_t id = from->m[x->method].id;
     uint32_t nx;
@@ -505,8 +490,7 @@ static int cc_copy_ctx(ProfCCMap *to, const ProfCCMap *from, uint32_t *map, uint
 }
 
 /* Copies the general counts of nodes that survived. */
-static void cc_copy_general(ProfCCMap *to, const ProfCCMap *from)
-{
+static void cc_copy_general(ProfCCMap *to, const ProfCCMap *from) {
     for (uint32_t i = 0; i < to->nm; i++) {
         uint32_t fi = cc_lookup(from, K_METHOD, to->m[i].id, 0);
         to->m[i].self = from->m[fi].self;
@@ -528,8 +512,7 @@ static void cc_copy_general(ProfCCMap *to, const ProfCCMap *from)
     }
 }
 
-size_t sampo_ccmap_prune(SampoCCMap *m, double min_fraction)
-{
+size_t sampo_ccmap_prune(SampoCCMap *m, double min_fraction) {
     if (!m || m->nx == 0) return 0;
     uint64_t thr = (uint64_t)(min_fraction * (double)m->total);
     ProfCCMap *to = prof_ccmap_new();

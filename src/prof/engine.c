@@ -26,39 +26,45 @@ ProfEngine prof_g = {.ctl = PTHREAD_MUTEX_INITIALIZER,
                      .reg = PTHREAD_MUTEX_INITIALIZER,
                      .data = PTHREAD_MUTEX_INITIALIZER,
                      .mark = 1,
-                     .rec_max_words = PROF_REC_WORDS + PROF_STACK_WORDS +
-                                      PROF_MAX_DEPTH * (1 + PROF_VMF_WORDS)};
+                     .rec_max_words =
+                         PROF_REC_WORDS + PROF_STACK_WORDS + PROF_MAX_DEPTH * (1 + PROF_VMF_WORDS)};
 
 static int eng_sem_ready;
 
-uint64_t prof_now_ns(void)
-{
+uint64_t prof_now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-int prof_gettid(void) { return (int)syscall(SYS_gettid); }
+int prof_gettid(void) {
+    return (int)syscall(SYS_gettid);
+}
 
-const char *sampo_trigger_name(SampoTrigger t)
-{
+const char *sampo_trigger_name(SampoTrigger t) {
     switch (t) {
-    case SAMPO_TRIGGER_AUTO: return "auto";
-    case SAMPO_TRIGGER_PERF_HW: return "perf-hw";
-    case SAMPO_TRIGGER_PERF_SW: return "perf-sw";
-    case SAMPO_TRIGGER_TIMER: return "timer";
-    case SAMPO_TRIGGER_THREAD: return "thread";
+    case SAMPO_TRIGGER_AUTO:
+        return "auto";
+    case SAMPO_TRIGGER_PERF_HW:
+        return "perf-hw";
+    case SAMPO_TRIGGER_PERF_SW:
+        return "perf-sw";
+    case SAMPO_TRIGGER_TIMER:
+        return "timer";
+    case SAMPO_TRIGGER_THREAD:
+        return "thread";
     }
     return "?";
 }
 
-int sampo_running(void) { return atomic_load(&prof_g.enabled); }
+int sampo_running(void) {
+    return atomic_load(&prof_g.enabled);
+}
 
 /* ---- threads ------------------------------------------------------------------------- */
 
 /* Registers the caller (g.reg held).  Returns its slot or NULL. */
-static ProfThread *eng_register_locked(const char *name)
-{
+static ProfThread *eng_register_locked(const char *name) {
     if (prof_tls) return prof_tls;
     ProfThread *t = prof_thread_alloc(name);
     if (!t) return NULL;
@@ -83,16 +89,14 @@ static ProfThread *eng_register_locked(const char *name)
     return t;
 }
 
-int sampo_thread_register(const char *name)
-{
+int sampo_thread_register(const char *name) {
     pthread_mutex_lock(&prof_g.reg);
     ProfThread *t = eng_register_locked(name);
     pthread_mutex_unlock(&prof_g.reg);
     return t ? SAMPO_OK : SAMPO_ENOMEM;
 }
 
-void sampo_thread_unregister(void)
-{
+void sampo_thread_unregister(void) {
     ProfThread *t = prof_tls;
     if (!t) return;
     sigset_t set, old;
@@ -111,17 +115,25 @@ void sampo_thread_unregister(void)
 
 /* ---- configuration ------------------------------------------------------------------------ */
 
-void sampo_config_default(SampoConfig *c)
-{
-    *c = (SampoConfig){.hz = 0, .mode = SAMPO_MODE_CPU, .trigger = SAMPO_TRIGGER_AUTO,
-                       .tune = 0, .tune_low = 0.01, .tune_high = 0.15, .tune_window = 1000,
-                       .budget = 0.01, .jitter = 0.2, .max_depth = 128, .buffer_kib = 8192,
-                       .pc_ring = 65536, .perf_map = 1, .wall_interpose = 1,
+void sampo_config_default(SampoConfig *c) {
+    *c = (SampoConfig){.hz = 0,
+                       .mode = SAMPO_MODE_CPU,
+                       .trigger = SAMPO_TRIGGER_AUTO,
+                       .tune = 0,
+                       .tune_low = 0.01,
+                       .tune_high = 0.15,
+                       .tune_window = 1000,
+                       .budget = 0.01,
+                       .jitter = 0.2,
+                       .max_depth = 128,
+                       .buffer_kib = 8192,
+                       .pc_ring = 65536,
+                       .perf_map = 1,
+                       .wall_interpose = 1,
                        .out_path = NULL};
 }
 
-static int env_num(const char *name, double lo, double hi, double *out, char *err, size_t len)
-{
+static int env_num(const char *name, double lo, double hi, double *out, char *err, size_t len) {
     const char *v = getenv(name);
     if (!v || !*v) return 0;
     char *end;
@@ -136,8 +148,7 @@ static int env_num(const char *name, double lo, double hi, double *out, char *er
 }
 
 static int env_choice(const char *name, const char *const *names, int n, int *out, char *err,
-                      size_t len)
-{
+                      size_t len) {
     const char *v = getenv(name);
     if (!v || !*v) return 0;
     for (int i = 0; i < n; i++)
@@ -147,12 +158,11 @@ static int env_choice(const char *name, const char *const *names, int n, int *ou
 }
 
 /* Numeric variables: name, range, field setter. */
-static int env_numbers(SampoConfig *c, char *err, size_t len)
-{
+static int env_numbers(SampoConfig *c, char *err, size_t len) {
     double d;
     int r;
-#define NUM(N, LO, HI, SET)                                                                      \
-    if ((r = env_num(N, LO, HI, &d, err, len)) < 0) return SAMPO_EINVAL;                        \
+#define NUM(N, LO, HI, SET)                                                                        \
+    if ((r = env_num(N, LO, HI, &d, err, len)) < 0) return SAMPO_EINVAL;                           \
     if (r) SET;
     NUM("SAMPO_HZ", 0, 100000, c->hz = (uint32_t)d)
     NUM("SAMPO_TUNE_LOW", 0, 1, c->tune_low = d)
@@ -171,8 +181,7 @@ static int env_numbers(SampoConfig *c, char *err, size_t len)
     return SAMPO_OK;
 }
 
-int sampo_config_from_env(SampoConfig *c, char *err, size_t errlen)
-{
+int sampo_config_from_env(SampoConfig *c, char *err, size_t errlen) {
     static const char *const modes[] = {"cpu", "wall"};
     static const char *const trig[] = {"auto", "perf-hw", "perf-sw", "timer", "thread"};
     static const char *const tune[] = {"0", "1", "freeze"};
@@ -202,8 +211,7 @@ int sampo_config_from_env(SampoConfig *c, char *err, size_t errlen)
 
 /* ---- per-sample cost ------------------------------------------------------------------------ */
 
-static uint64_t eng_cost(ProfThread *t)
-{
+static uint64_t eng_cost(ProfThread *t) {
     if (prof_g.cfg.cost_ns) return prof_g.cfg.cost_ns;
     char path[64];
     snprintf(path, sizeof path, "/tmp/sampo-cost-%u", (unsigned)getuid());
@@ -225,10 +233,10 @@ static uint64_t eng_cost(ProfThread *t)
     return cost;
 }
 
-/* ---- start / stop ----------------------------------------------------------------------------- */
+/* ---- start / stop -----------------------------------------------------------------------------
+ */
 
-static void eng_sanitize(SampoConfig *c)
-{
+static void eng_sanitize(SampoConfig *c) {
     if (!c->max_depth || c->max_depth > PROF_MAX_DEPTH) c->max_depth = PROF_MAX_DEPTH;
     if (c->buffer_kib < 64) c->buffer_kib = 64;
     if (c->jitter < 0) c->jitter = 0;
@@ -237,8 +245,7 @@ static void eng_sanitize(SampoConfig *c)
     if (c->tune_high <= c->tune_low) c->tune_high = c->tune_low + 0.01;
 }
 
-static void eng_arm_all(ProfThread *except)
-{
+static void eng_arm_all(ProfThread *except) {
     pthread_mutex_lock(&prof_g.reg);
     for (ProfThread *t = prof_g.threads; t; t = t->next_all)
         if (t != except && t != prof_g.sampler_slot && atomic_load(&t->alive)) {
@@ -248,16 +255,15 @@ static void eng_arm_all(ProfThread *except)
     pthread_mutex_unlock(&prof_g.reg);
 }
 
-static void eng_disarm_all(void)
-{
+static void eng_disarm_all(void) {
     pthread_mutex_lock(&prof_g.reg);
-    for (ProfThread *t = prof_g.threads; t; t = t->next_all) prof_trigger_disarm(t);
+    for (ProfThread *t = prof_g.threads; t; t = t->next_all)
+        prof_trigger_disarm(t);
     pthread_mutex_unlock(&prof_g.reg);
 }
 
 /* Slot through which the sampler thread writes synthesized samples (wall mode). */
-static int eng_sampler_slot(void)
-{
+static int eng_sampler_slot(void) {
     if (prof_g.sampler_slot) return 0;
     ProfThread *t = prof_thread_alloc("sampo-sampler");
     if (!t) return -1;
@@ -271,8 +277,7 @@ static int eng_sampler_slot(void)
 }
 
 /* Interval from the rate, or from the budget and the measured cost. */
-static uint64_t eng_initial_interval(void)
-{
+static uint64_t eng_initial_interval(void) {
     uint64_t floor = prof_trigger_floor_ns(prof_g.trigger);
     if (prof_g.cfg.hz) {
         uint64_t iv = 1000000000ull / prof_g.cfg.hz;
@@ -282,13 +287,12 @@ static uint64_t eng_initial_interval(void)
     return b > floor ? b : floor;
 }
 
-static int eng_start_locked(const SampoConfig *c)
-{
+static int eng_start_locked(const SampoConfig *c) {
     ProfEngine *g = &prof_g;
     g->cfg = *c;
     eng_sanitize(&g->cfg);
-    g->rec_max_words = (uint32_t)(PROF_REC_WORDS + PROF_STACK_WORDS +
-                                  g->cfg.max_depth * (1 + PROF_VMF_WORDS));
+    g->rec_max_words =
+        (uint32_t)(PROF_REC_WORDS + PROF_STACK_WORDS + g->cfg.max_depth * (1 + PROF_VMF_WORDS));
     snprintf(g->out_path, sizeof g->out_path, "%s", c->out_path ? c->out_path : "");
     g->cfg.out_path = c->out_path ? g->out_path : NULL;
     if (!eng_sem_ready && sem_init(&g->wake, 0, 0) == 0) eng_sem_ready = 1;
@@ -342,8 +346,7 @@ static int eng_start_locked(const SampoConfig *c)
     return SAMPO_OK;
 }
 
-int sampo_start(const SampoConfig *c)
-{
+int sampo_start(const SampoConfig *c) {
     SampoConfig def;
     if (!c) sampo_config_default(&def), c = &def;
     pthread_mutex_lock(&prof_g.ctl);
@@ -357,16 +360,15 @@ int sampo_start(const SampoConfig *c)
 }
 
 /* Waits until no handler is inside its critical section (g.enabled is already 0). */
-static void eng_quiesce(void)
-{
+static void eng_quiesce(void) {
     pthread_mutex_lock(&prof_g.reg);
     for (ProfThread *t = prof_g.threads; t; t = t->next_all)
-        while (atomic_load(&t->in_handler)) sched_yield();
+        while (atomic_load(&t->in_handler))
+            sched_yield();
     pthread_mutex_unlock(&prof_g.reg);
 }
 
-static void eng_collect_stats(void)
-{
+static void eng_collect_stats(void) {
     SampoStats *st = &prof_g.st;
     st->dropped = st->walk_errors = st->truncated = st->captured = 0;
     st->threads = 0;
@@ -384,8 +386,7 @@ static void eng_collect_stats(void)
     st->interval_ns = atomic_load(&prof_g.interval_ns);
 }
 
-int sampo_stop(void)
-{
+int sampo_stop(void) {
     pthread_mutex_lock(&prof_g.ctl);
     int rc = SAMPO_ESTATE;
     if (!prof_g.started) goto out;
@@ -403,8 +404,7 @@ out:
     return rc;
 }
 
-int sampo_write(const char *path)
-{
+int sampo_write(const char *path) {
     if (!path) return SAMPO_EINVAL;
     pthread_mutex_lock(&prof_g.ctl);
     if (prof_g.started) prof_manager_drain(0);
@@ -414,8 +414,7 @@ int sampo_write(const char *path)
     return rc;
 }
 
-int sampo_get_stats(SampoStats *out)
-{
+int sampo_get_stats(SampoStats *out) {
     if (!out) return SAMPO_EINVAL;
     pthread_mutex_lock(&prof_g.ctl);
     eng_collect_stats();
@@ -428,15 +427,13 @@ int sampo_get_stats(SampoStats *out)
 
 /* ---- runtime control ----------------------------------------------------------------------- */
 
-static void eng_event(int kind, int64_t a, int64_t b, const char *text)
-{
+static void eng_event(int kind, int64_t a, int64_t b, const char *text) {
     pthread_mutex_lock(&prof_g.data);
     prof_manager_event(kind, a, b, text);
     pthread_mutex_unlock(&prof_g.data);
 }
 
-int sampo_pause(void)
-{
+int sampo_pause(void) {
     pthread_mutex_lock(&prof_g.ctl);
     int rc = SAMPO_ESTATE;
     if (prof_g.started && !atomic_load(&prof_g.paused)) {
@@ -449,8 +446,7 @@ int sampo_pause(void)
     return rc;
 }
 
-int sampo_resume(void)
-{
+int sampo_resume(void) {
     pthread_mutex_lock(&prof_g.ctl);
     int rc = SAMPO_ESTATE;
     if (prof_g.started && atomic_load(&prof_g.paused)) {
@@ -463,8 +459,7 @@ int sampo_resume(void)
     return rc;
 }
 
-int sampo_set_rate(uint32_t hz)
-{
+int sampo_set_rate(uint32_t hz) {
     if (!hz || hz > 100000) return SAMPO_EINVAL;
     pthread_mutex_lock(&prof_g.ctl);
     uint64_t old = atomic_load(&prof_g.interval_ns), iv = 1000000000ull / hz;
@@ -481,8 +476,7 @@ int sampo_set_rate(uint32_t hz)
     return SAMPO_OK;
 }
 
-int sampo_set_tuning(int on)
-{
+int sampo_set_tuning(int on) {
     pthread_mutex_lock(&prof_g.ctl);
     pthread_mutex_lock(&prof_g.data);
     prof_g.cfg.tune = on != 0;
@@ -492,8 +486,7 @@ int sampo_set_tuning(int on)
     return SAMPO_OK;
 }
 
-int sampo_set_mode(SampoMode mode)
-{
+int sampo_set_mode(SampoMode mode) {
     if (mode != SAMPO_MODE_CPU && mode != SAMPO_MODE_WALL) return SAMPO_EINVAL;
     pthread_mutex_lock(&prof_g.ctl);
     int rc = SAMPO_OK;
@@ -517,22 +510,19 @@ out:
 
 /* ---- VM hooks ------------------------------------------------------------------------------ */
 
-static ProfThread *eng_self(void)
-{
+static ProfThread *eng_self(void) {
     if (!prof_tls) sampo_thread_register(NULL);
     return prof_tls;
 }
 
-int sampo_vm_set_frame_chain(SampoVmFrame *volatile *top)
-{
+int sampo_vm_set_frame_chain(SampoVmFrame *volatile *top) {
     ProfThread *t = eng_self();
     if (!t) return SAMPO_ENOMEM;
     t->vm_top = top;
     return SAMPO_OK;
 }
 
-int sampo_vm_set_frame_callback(SampoFrameCallback cb, void *ctx)
-{
+int sampo_vm_set_frame_callback(SampoFrameCallback cb, void *ctx) {
     ProfThread *t = eng_self();
     if (!t) return SAMPO_ENOMEM;
     t->cb = NULL;
@@ -541,22 +531,19 @@ int sampo_vm_set_frame_callback(SampoFrameCallback cb, void *ctx)
     return SAMPO_OK;
 }
 
-void sampo_vm_set_state(SampoVmState s)
-{
+void sampo_vm_set_state(SampoVmState s) {
     ProfThread *t = prof_tls;
     if (t) t->state = (uint8_t)s;
 }
 
-int sampo_vm_set_state_ptr(const volatile uint8_t *state)
-{
+int sampo_vm_set_state_ptr(const volatile uint8_t *state) {
     ProfThread *t = eng_self();
     if (!t) return SAMPO_ENOMEM;
     t->state_ptr = state;
     return SAMPO_OK;
 }
 
-int sampo_vm_name_method(uint64_t method, const char *name)
-{
+int sampo_vm_name_method(uint64_t method, const char *name) {
     if (!method || !name) return SAMPO_EINVAL;
     pthread_mutex_lock(&prof_g.data);
     if (!prof_g.names) prof_g.names = prof_ccmap_new();
@@ -567,8 +554,7 @@ int sampo_vm_name_method(uint64_t method, const char *name)
 
 /* ---- JIT, PC histogram -------------------------------------------------------------------- */
 
-static ProfSymbols *eng_symbols(void)
-{
+static ProfSymbols *eng_symbols(void) {
     pthread_mutex_lock(&prof_g.data);
     if (!prof_g.symbols) prof_g.symbols = prof_symbols_new();
     ProfSymbols *s = prof_g.symbols;
@@ -576,32 +562,29 @@ static ProfSymbols *eng_symbols(void)
     return s;
 }
 
-int sampo_jit_register(uint64_t start, uint64_t size, const char *name)
-{
+int sampo_jit_register(uint64_t start, uint64_t size, const char *name) {
     ProfSymbols *s = eng_symbols();
     if (!s || !size || !name) return s ? SAMPO_EINVAL : SAMPO_ENOMEM;
     int perf_map = prof_g.started ? prof_g.cfg.perf_map : 1;
     return prof_symbols_jit_add(s, start, size, name, perf_map) ? SAMPO_ENOMEM : SAMPO_OK;
 }
 
-int sampo_jit_unregister(uint64_t start)
-{
+int sampo_jit_unregister(uint64_t start) {
     ProfSymbols *s = eng_symbols();
     return s && !prof_symbols_jit_remove(s, start) ? SAMPO_OK : SAMPO_ENOTFOUND;
 }
 
-uint64_t sampo_pc_histogram(uint64_t lo, uint64_t hi, uint64_t *bins, uint32_t nbins)
-{
+uint64_t sampo_pc_histogram(uint64_t lo, uint64_t hi, uint64_t *bins, uint32_t nbins) {
     pthread_mutex_lock(&prof_g.data);
     uint64_t n = prof_pcring_hist(&prof_g.pcring, lo, hi, bins, nbins, NULL, NULL);
     pthread_mutex_unlock(&prof_g.data);
     return n;
 }
 
-/* ---- CC-Map ------------------------------------------------------------------------------------ */
+/* ---- CC-Map ------------------------------------------------------------------------------------
+ */
 
-SampoCCMap *sampo_ccmap_snapshot(uint64_t tid)
-{
+SampoCCMap *sampo_ccmap_snapshot(uint64_t tid) {
     ProfCCMap *copy = NULL;
     pthread_mutex_lock(&prof_g.reg);
     pthread_mutex_lock(&prof_g.data);
@@ -619,8 +602,7 @@ SampoCCMap *sampo_ccmap_snapshot(uint64_t tid)
     return copy;
 }
 
-int sampo_ccmap_reset(void)
-{
+int sampo_ccmap_reset(void) {
     pthread_mutex_lock(&prof_g.reg);
     pthread_mutex_lock(&prof_g.data);
     atomic_fetch_add(&prof_g.mark, 2); /* old visited marks no longer count */
@@ -637,22 +619,19 @@ int sampo_ccmap_reset(void)
 
 __thread int prof_internal_thread;
 
-void prof_engine_atfork_prepare(void)
-{
+void prof_engine_atfork_prepare(void) {
     pthread_mutex_lock(&prof_g.ctl);
     pthread_mutex_lock(&prof_g.reg);
     pthread_mutex_lock(&prof_g.data);
 }
 
-void prof_engine_atfork_parent(void)
-{
+void prof_engine_atfork_parent(void) {
     pthread_mutex_unlock(&prof_g.data);
     pthread_mutex_unlock(&prof_g.reg);
     pthread_mutex_unlock(&prof_g.ctl);
 }
 
-void prof_engine_forget_after_fork(void)
-{
+void prof_engine_forget_after_fork(void) {
     atomic_store(&prof_g.enabled, 0);
     prof_g.started = 0;
     prof_g.sampler_running = 0;

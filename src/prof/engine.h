@@ -30,9 +30,9 @@
 
 #define PROF_SIG SIGPROF
 #define PROF_MAX_DEPTH 255
-#define PROF_BATCH_WORDS 2048 /* 16 KiB; holds >= 2 records of PROF_MAX_DEPTH */
-#define PROF_JITTER_EVERY 8 /* samples per jittered re-arm of the trigger */
-#define PROF_BLOCK_DEPTH 64 /* frames cached on entry to an interposed blocking call */
+#define PROF_BATCH_WORDS 2048       /* 16 KiB; holds >= 2 records of PROF_MAX_DEPTH */
+#define PROF_JITTER_EVERY 8         /* samples per jittered re-arm of the trigger */
+#define PROF_BLOCK_DEPTH 64         /* frames cached on entry to an interposed blocking call */
 #define PROF_FLUSH_NS 1000000000ull /* a batch older than this is flushed at the next sample */
 
 /* Record flags. */
@@ -155,9 +155,9 @@ typedef struct ProfEngine {
     uint32_t nthreads;
     ProfBatch **pool; /* every batch ever allocated */
     uint32_t npool, batch_words, rec_max_words;
-    _Atomic uint32_t mark;  /* current visited mark for SampoVmFrame.flags (odd) */
+    _Atomic uint32_t mark; /* current visited mark for SampoVmFrame.flags (odd) */
     _Atomic int calibrating;
-    ProfBatch *spare; /* manager-owned free list */
+    ProfBatch *spare;         /* manager-owned free list */
     ProfThread *sampler_slot; /* producer slot of the sampler thread (synthesized samples) */
     /* data built by the manager (g.data) */
     ProfCCMap *cc;

@@ -23,17 +23,17 @@ static struct {
     uint64_t *methods, *pos, *scratch;
     uint32_t *frames, *ctx_t, *ctx_p;
     uint32_t cap;
-    ProfU64Map pc_frame;    /* lookup address -> SpProfile frame id + 1 */
-    ProfU64Map vm_frame;    /* VM method id -> SpProfile frame id + 1 */
-    ProfU64Map call_cache;  /* word -> call target + 2 (1: not a return address) */
+    ProfU64Map pc_frame;   /* lookup address -> SpProfile frame id + 1 */
+    ProfU64Map vm_frame;   /* VM method id -> SpProfile frame id + 1 */
+    ProfU64Map call_cache; /* word -> call target + 2 (1: not a return address) */
     int retime_pending;
 } mg;
 
-static int mgr_reserve(uint32_t n)
-{
+static int mgr_reserve(uint32_t n) {
     if (n <= mg.cap) return 0;
     uint32_t c = mg.cap ? mg.cap : 256;
-    while (c < n) c *= 2;
+    while (c < n)
+        c *= 2;
     void *a = realloc(mg.methods, c * sizeof *mg.methods);
     if (a) mg.methods = a;
     void *b = realloc(mg.pos, c * sizeof *mg.pos);
@@ -51,8 +51,7 @@ static int mgr_reserve(uint32_t n)
     return 0;
 }
 
-void prof_manager_event(int kind, int64_t a, int64_t b, const char *text)
-{
+void prof_manager_event(int kind, int64_t a, int64_t b, const char *text) {
     ProfEngine *g = &prof_g;
     if (g->nevents == g->cap_events) {
         uint32_t nc = g->cap_events ? g->cap_events * 2 : 32;
@@ -70,8 +69,7 @@ void prof_manager_event(int kind, int64_t a, int64_t b, const char *text)
 /* ---- frames ------------------------------------------------------------------------- */
 
 /* SpProfile frame for a native address (lookup = pc, or return address - 1). */
-static uint32_t mgr_native_frame(SpProfile *p, uint64_t addr)
-{
+static uint32_t mgr_native_frame(SpProfile *p, uint64_t addr) {
     uint64_t v;
     if (prof_u64map_get(&mg.pc_frame, addr, &v)) return (uint32_t)(v - 1);
     ProfSym s;
@@ -89,8 +87,7 @@ static uint32_t mgr_native_frame(SpProfile *p, uint64_t addr)
     return fid;
 }
 
-static uint32_t mgr_vm_frame(SpProfile *p, uint64_t method)
-{
+static uint32_t mgr_vm_frame(SpProfile *p, uint64_t method) {
     uint64_t v;
     if (prof_u64map_get(&mg.vm_frame, method, &v)) return (uint32_t)(v - 1);
     uint32_t mi = prof_g.names ? prof_ccmap_find_method(prof_g.names, method) : CC_NONE;
@@ -109,8 +106,7 @@ static uint32_t mgr_vm_frame(SpProfile *p, uint64_t method)
 
 /* Target of the call instruction that ends just before return address ret: 0 = none or
  * indirect, 1 = indirect call, else the direct target. */
-static uint64_t mgr_call_target_raw(uint64_t ret)
-{
+static uint64_t mgr_call_target_raw(uint64_t ret) {
     ProfSym s;
     if (ret < 4096 || !prof_symbols_is_code(prof_g.symbols, ret - 1) ||
         !prof_symbols_lookup(prof_g.symbols, ret - 1, &s) || s.jit || ret - 7 < s.start)
@@ -128,8 +124,7 @@ static uint64_t mgr_call_target_raw(uint64_t ret)
 }
 
 /* Cached: stack words repeat from sample to sample. */
-static uint64_t mgr_call_target(uint64_t ret)
-{
+static uint64_t mgr_call_target(uint64_t ret) {
     uint64_t v;
     if (prof_u64map_get(&mg.call_cache, ret, &v)) return v - 2;
     v = mgr_call_target_raw(ret);
@@ -139,8 +134,7 @@ static uint64_t mgr_call_target(uint64_t ret)
 }
 
 /* Whether a call ending at ret can have entered the function starting at fn. */
-static int mgr_calls(uint64_t ret, uint64_t fn)
-{
+static int mgr_calls(uint64_t ret, uint64_t fn) {
     uint64_t t = mgr_call_target(ret);
     if (t == fn || t == 1) return t != 0;
     if (!t) return 0;
@@ -150,8 +144,7 @@ static int mgr_calls(uint64_t ret, uint64_t fn)
 
 /* The frame-pointer chain misses the caller of a leaf that set up no frame (or is still in
  * its prologue): find its return address in the words at the top of the stack. */
-static uint32_t mgr_fix_leaf(const ProfRec *r, const uint64_t *pcs, uint64_t *out)
-{
+static uint32_t mgr_fix_leaf(const ProfRec *r, const uint64_t *pcs, uint64_t *out) {
     uint32_t n = r->n_native;
     memcpy(out, pcs, n * sizeof *out);
     if (r->n_vm || r->nsw == 0) return n;
@@ -170,8 +163,7 @@ static uint32_t mgr_fix_leaf(const ProfRec *r, const uint64_t *pcs, uint64_t *ou
     return n;
 }
 
-static int mgr_native(ProfThread *t, const ProfRec *r, uint32_t *n_out, int *repeated)
-{
+static int mgr_native(ProfThread *t, const ProfRec *r, uint32_t *n_out, int *repeated) {
     SpProfile *p = prof_g.profile;
     uint64_t *pcs = mg.scratch;
     uint32_t n = mgr_fix_leaf(r, (const uint64_t *)(r + 1), pcs);
@@ -193,17 +185,19 @@ static int mgr_native(ProfThread *t, const ProfRec *r, uint32_t *n_out, int *rep
 }
 
 /* VM sample, possibly partial: continues from the contexts recorded for the visited frame. */
-static int mgr_vm(ProfThread *t, const ProfRec *r, uint32_t *n_out, int *repeated)
-{
+static int mgr_vm(ProfThread *t, const ProfRec *r, uint32_t *n_out, int *repeated) {
     const SampoFrameInfo *vf =
         (const SampoFrameInfo *)((const uint64_t *)(r + 1) + r->n_native + r->nsw);
     uint32_t n = r->n_vm, st = CC_NONE, sp = CC_NONE;
     ProfU64Map *tok = t->tokens;
-    for (uint32_t i = 0; i < n; i++) mg.methods[i] = vf[i].method, mg.pos[i] = vf[i].pos;
+    for (uint32_t i = 0; i < n; i++)
+        mg.methods[i] = vf[i].method, mg.pos[i] = vf[i].pos;
     if (r->flags & REC_PARTIAL) {
         uint64_t v;
-        if (prof_u64map_get(tok, vf[n - 1].token, &v)) st = (uint32_t)(v >> 32), sp = (uint32_t)v;
-        else prof_g.st.orphans++;
+        if (prof_u64map_get(tok, vf[n - 1].token, &v))
+            st = (uint32_t)(v >> 32), sp = (uint32_t)v;
+        else
+            prof_g.st.orphans++;
         prof_g.st.partial++;
     }
     int rc = prof_ccmap_add(t->cc, mg.methods, mg.pos, n, r->weight, st, mg.ctx_t);
@@ -230,8 +224,7 @@ static int mgr_vm(ProfThread *t, const ProfRec *r, uint32_t *n_out, int *repeate
     return 0;
 }
 
-static uint32_t mgr_sp_thread(ProfThread *t)
-{
+static uint32_t mgr_sp_thread(ProfThread *t) {
     if (t->sp_thread == 0) {
         char path[64];
         snprintf(path, sizeof path, "/proc/self/task/%d/comm", t->tid);
@@ -247,15 +240,13 @@ static uint32_t mgr_sp_thread(ProfThread *t)
     return t->sp_thread - 1;
 }
 
-static ProfThread *mgr_thread_by_tid(uint32_t tid)
-{
+static ProfThread *mgr_thread_by_tid(uint32_t tid) {
     for (ProfThread *t = prof_g.threads; t; t = t->next_all)
         if ((uint32_t)t->tid == tid && t != prof_g.sampler_slot) return t;
     return NULL;
 }
 
-static void mgr_tune(const ProfRec *r, int repeated)
-{
+static void mgr_tune(const ProfRec *r, int repeated) {
     uint64_t o, nw;
     if (!prof_g.cfg.tune || (r->flags & REC_SYNTH)) return;
     if (!prof_tune_sample(&prof_g.tune, repeated, r->time_ns, &o, &nw)) return;
@@ -268,8 +259,7 @@ static void mgr_tune(const ProfRec *r, int repeated)
     mg.retime_pending = 1;
 }
 
-static void mgr_record(ProfThread *owner, const ProfRec *r)
-{
+static void mgr_record(ProfThread *owner, const ProfRec *r) {
     if (r->flags & REC_CALIB) return;
     ProfThread *t = r->flags & REC_SYNTH ? mgr_thread_by_tid(r->tid) : owner;
     uint32_t n = 0;
@@ -277,8 +267,10 @@ static void mgr_record(ProfThread *owner, const ProfRec *r)
     if (!t || mgr_reserve((uint32_t)r->n_native + r->n_vm + 2)) return;
     prof_g.st.samples++;
     prof_pcring_add(&prof_g.pcring, r->pc);
-    if (r->n_vm) rc = mgr_vm(t, r, &n, &repeated);
-    else rc = mgr_native(t, r, &n, &repeated);
+    if (r->n_vm)
+        rc = mgr_vm(t, r, &n, &repeated);
+    else
+        rc = mgr_native(t, r, &n, &repeated);
     uint32_t thr = mgr_sp_thread(t);
     if (rc || thr == SP_NONE) return;
     uint64_t ts = r->time_ns > prof_g.t0_ns ? r->time_ns - prof_g.t0_ns : 0;
@@ -286,8 +278,7 @@ static void mgr_record(ProfThread *owner, const ProfRec *r)
     mgr_tune(r, repeated);
 }
 
-static void mgr_batch(ProfBatch *b)
-{
+static void mgr_batch(ProfBatch *b) {
     for (uint32_t off = 0; off < b->used;) {
         const ProfRec *r = (const ProfRec *)(b->data + off);
         if (r->words < PROF_REC_WORDS || off + r->words > b->used) break;
@@ -299,16 +290,14 @@ static void mgr_batch(ProfBatch *b)
 
 /* ---- batches ----------------------------------------------------------------------------- */
 
-static void mgr_recycle(ProfBatch *b)
-{
+static void mgr_recycle(ProfBatch *b) {
     ProfThread *o = b->owner;
     if (o && atomic_load(&o->alive) && !prof_ring_push(&o->free, b)) return;
     b->next = prof_g.spare;
     prof_g.spare = b;
 }
 
-static ProfBatch *mgr_new_batch(void)
-{
+static ProfBatch *mgr_new_batch(void) {
     if (prof_g.spare) {
         ProfBatch *b = prof_g.spare;
         prof_g.spare = b->next;
@@ -326,8 +315,7 @@ static ProfBatch *mgr_new_batch(void)
     return b;
 }
 
-void prof_manager_give_batches(ProfThread *t, int n)
-{
+void prof_manager_give_batches(ProfThread *t, int n) {
     while (n-- > 0 && prof_ring_count(&t->free) < 6) {
         ProfBatch *b = mgr_new_batch();
         if (!b) return;
@@ -342,20 +330,19 @@ void prof_manager_give_batches(ProfThread *t, int n)
 }
 
 /* Refill free rings of live threads; reclaim the batches of dead ones (g.reg held). */
-static void mgr_refill(void)
-{
+static void mgr_refill(void) {
     for (ProfThread *t = prof_g.threads; t; t = t->next_all) {
         if (atomic_load(&t->alive)) {
             if (prof_ring_count(&t->free) < 4) prof_manager_give_batches(t, 4);
             continue;
         }
         ProfBatch *b;
-        while ((b = prof_ring_pop(&t->free))) b->next = prof_g.spare, prof_g.spare = b;
+        while ((b = prof_ring_pop(&t->free)))
+            b->next = prof_g.spare, prof_g.spare = b;
     }
 }
 
-void prof_manager_drain(int harvest_cur)
-{
+void prof_manager_drain(int harvest_cur) {
     pthread_mutex_lock(&prof_g.reg);
     if (harvest_cur)
         for (ProfThread *t = prof_g.threads; t; t = t->next_all)
@@ -366,7 +353,8 @@ void prof_manager_drain(int harvest_cur)
         list->next = rev, rev = list, list = n;
     }
     pthread_mutex_lock(&prof_g.data);
-    for (ProfBatch *b = rev; b; b = b->next) mgr_batch(b);
+    for (ProfBatch *b = rev; b; b = b->next)
+        mgr_batch(b);
     pthread_mutex_unlock(&prof_g.data);
     while (rev) {
         ProfBatch *n = rev->next;
@@ -381,8 +369,7 @@ void prof_manager_drain(int harvest_cur)
     }
 }
 
-static void *mgr_main(void *arg)
-{
+static void *mgr_main(void *arg) {
     (void)arg;
     sigset_t set;
     sigemptyset(&set);
@@ -409,8 +396,7 @@ static void *mgr_main(void *arg)
     return NULL;
 }
 
-int prof_manager_start(void)
-{
+int prof_manager_start(void) {
     atomic_store(&prof_g.manager_stop, 0);
     prof_internal_thread = 1;
     int rc = pthread_create(&prof_g.manager, NULL, mgr_main, NULL);
@@ -420,8 +406,7 @@ int prof_manager_start(void)
     return 0;
 }
 
-void prof_manager_stop(void)
-{
+void prof_manager_stop(void) {
     atomic_store(&prof_g.manager_stop, 1);
     sem_post(&prof_g.wake);
     pthread_join(prof_g.manager, NULL);
@@ -430,8 +415,7 @@ void prof_manager_stop(void)
 
 /* ---- data ---------------------------------------------------------------------------------- */
 
-int prof_manager_data_init(void)
-{
+int prof_manager_data_init(void) {
     prof_manager_data_fini();
     prof_g.cc = prof_ccmap_new();
     prof_g.profile = sp_profile_new(SP_FLAVOUR_SAMPLED);
@@ -442,8 +426,7 @@ int prof_manager_data_init(void)
     return 0;
 }
 
-void prof_manager_data_fini(void)
-{
+void prof_manager_data_fini(void) {
     prof_ccmap_free(prof_g.cc);
     prof_g.cc = NULL;
     sp_profile_free(prof_g.profile);
@@ -463,15 +446,13 @@ void prof_manager_data_fini(void)
     }
 }
 
-uint32_t prof_manager_frame_of(uint64_t method)
-{
+uint32_t prof_manager_frame_of(uint64_t method) {
     uint64_t v;
     if (prof_u64map_get(&mg.vm_frame, method, &v)) return (uint32_t)(v - 1);
     return mgr_native_frame(prof_g.profile, method);
 }
 
-void prof_manager_reset_tokens(void)
-{
+void prof_manager_reset_tokens(void) {
     for (ProfThread *t = prof_g.threads; t; t = t->next_all)
         if (t->tokens) prof_u64map_clear(t->tokens);
 }

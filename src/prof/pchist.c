@@ -6,31 +6,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-int prof_pcring_init(ProfPcRing *r, uint32_t cap)
-{
+int prof_pcring_init(ProfPcRing *r, uint32_t cap) {
     r->n = 0;
     r->cap = cap;
     r->pcs = cap ? calloc(cap, sizeof *r->pcs) : NULL;
     return cap && !r->pcs ? -1 : 0;
 }
 
-void prof_pcring_fini(ProfPcRing *r)
-{
+void prof_pcring_fini(ProfPcRing *r) {
     free(r->pcs);
     r->pcs = NULL;
     r->cap = 0;
 }
 
-void prof_pcring_add(ProfPcRing *r, uint64_t pc)
-{
+void prof_pcring_add(ProfPcRing *r, uint64_t pc) {
     if (!r->cap) return;
     r->pcs[r->n % r->cap] = pc;
     r->n++;
 }
 
 uint64_t prof_pcring_hist(const ProfPcRing *r, uint64_t lo, uint64_t hi, uint64_t *bins,
-                          uint32_t nbins, uint64_t *lo_out, uint64_t *hi_out)
-{
+                          uint32_t nbins, uint64_t *lo_out, uint64_t *hi_out) {
     uint64_t have = r->n < r->cap ? r->n : r->cap;
     if (!nbins || !bins || !have) return 0;
     memset(bins, 0, nbins * sizeof *bins);

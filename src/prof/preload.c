@@ -29,23 +29,20 @@
 static int pl_active;
 static char pl_out[4096];
 
-static void pl_atexit(void)
-{
+static void pl_atexit(void) {
     if (!pl_active) return;
     pl_active = 0;
     int rc = sampo_stop();
     if (rc) fprintf(stderr, "sampo: writing the profile failed (%d)\n", rc);
 }
 
-static void pl_child(void)
-{
+static void pl_child(void) {
     pl_active = 0;
     prof_engine_forget_after_fork();
 }
 
 /* Output path: exec'd descendants of the profiled process write OUT.PID. */
-static int pl_out_path(SampoConfig *c)
-{
+static int pl_out_path(SampoConfig *c) {
     const char *root = getenv("SAMPO_ROOT_PID");
     const char *children = getenv("SAMPO_CHILDREN");
     char pid[32];
@@ -61,8 +58,7 @@ static int pl_out_path(SampoConfig *c)
     return 0;
 }
 
-__attribute__((constructor)) static void pl_init(void)
-{
+__attribute__((constructor)) static void pl_init(void) {
     const char *dis = getenv("SAMPO_DISABLE");
     if (dis && !strcmp(dis, "1")) return;
     SampoConfig c;
@@ -90,14 +86,12 @@ typedef struct PlStart {
     void *arg;
 } PlStart;
 
-static void pl_cleanup(void *x)
-{
+static void pl_cleanup(void *x) {
     (void)x;
     sampo_thread_unregister();
 }
 
-static void *pl_trampoline(void *p)
-{
+static void *pl_trampoline(void *p) {
     PlStart s = *(PlStart *)p;
     free(p);
     sampo_thread_register(NULL);
@@ -108,12 +102,11 @@ static void *pl_trampoline(void *p)
     return r;
 }
 
-#define PL_REAL(ret, name, params)                                                             \
-    static ret(*real_##name) params;                                                           \
+#define PL_REAL(ret, name, params)                                                                 \
+    static ret(*real_##name) params;                                                               \
     if (!real_##name) *(void **)&real_##name = dlsym(RTLD_NEXT, #name);
 
-int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
-{
+int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg) {
     PL_REAL(int, pthread_create, (pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))
     if (!real_pthread_create) return EAGAIN;
     if (!pl_active || prof_internal_thread) return real_pthread_create(th, attr, fn, arg);
@@ -132,16 +125,14 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *
  * program sent no signal, so the wrapper resumes it with the time that is left.  A signal
  * of the program's own arriving in that same call is also absorbed (documented).  */
 
-static uint64_t pl_now_ms(void)
-{
+static uint64_t pl_now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 /* Remaining timeout in ms for a poll-style call that started with timeout at t0. */
-static int pl_left_ms(int timeout, uint64_t t0)
-{
+static int pl_left_ms(int timeout, uint64_t t0) {
     if (timeout < 0) return timeout;
     uint64_t el = pl_now_ms() - t0;
     return el >= (uint64_t)timeout ? 0 : timeout - (int)el;
@@ -149,13 +140,13 @@ static int pl_left_ms(int timeout, uint64_t t0)
 
 #define PL_RETRY(cond) (cond && errno == EINTR && prof_block_interrupted())
 
-int nanosleep(const struct timespec *req, struct timespec *rem)
-{
+int nanosleep(const struct timespec *req, struct timespec *rem) {
     PL_REAL(int, nanosleep, (const struct timespec *, struct timespec *))
     struct timespec ts = *req, left = {0, 0};
     int r;
     prof_block_enter();
-    while ((r = real_nanosleep(&ts, &left)) && PL_RETRY(1)) ts = left;
+    while ((r = real_nanosleep(&ts, &left)) && PL_RETRY(1))
+        ts = left;
     int e = errno;
     prof_block_exit();
     if (rem && r) *rem = left;
@@ -163,48 +154,43 @@ int nanosleep(const struct timespec *req, struct timespec *rem)
     return r;
 }
 
-int clock_nanosleep(clockid_t id, int flags, const struct timespec *req, struct timespec *rem)
-{
+int clock_nanosleep(clockid_t id, int flags, const struct timespec *req, struct timespec *rem) {
     PL_REAL(int, clock_nanosleep, (clockid_t, int, const struct timespec *, struct timespec *))
     struct timespec ts = *req, left = {0, 0};
     int r;
     prof_block_enter();
-    while ((r = real_clock_nanosleep(id, flags, &ts, &left)) == EINTR &&
-           prof_block_interrupted())
+    while ((r = real_clock_nanosleep(id, flags, &ts, &left)) == EINTR && prof_block_interrupted())
         if (!(flags & TIMER_ABSTIME)) ts = left;
     prof_block_exit();
     if (rem && r == EINTR) *rem = left;
     return r;
 }
 
-int usleep(useconds_t us)
-{
+int usleep(useconds_t us) {
     struct timespec ts = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
     return nanosleep(&ts, NULL);
 }
 
-unsigned sleep(unsigned s)
-{
+unsigned sleep(unsigned s) {
     struct timespec ts = {(time_t)s, 0}, rem = {0, 0};
     if (nanosleep(&ts, &rem)) return (unsigned)rem.tv_sec + (rem.tv_nsec > 0);
     return 0;
 }
 
-int poll(struct pollfd *fds, nfds_t n, int timeout)
-{
+int poll(struct pollfd *fds, nfds_t n, int timeout) {
     PL_REAL(int, poll, (struct pollfd *, nfds_t, int))
     uint64_t t0 = pl_now_ms();
     int r;
     prof_block_enter();
-    while ((r = real_poll(fds, n, timeout)) < 0 && PL_RETRY(1)) timeout = pl_left_ms(timeout, t0);
+    while ((r = real_poll(fds, n, timeout)) < 0 && PL_RETRY(1))
+        timeout = pl_left_ms(timeout, t0);
     int e = errno;
     prof_block_exit();
     errno = e;
     return r;
 }
 
-int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset_t *mask)
-{
+int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset_t *mask) {
     PL_REAL(int, ppoll, (struct pollfd *, nfds_t, const struct timespec *, const sigset_t *))
     prof_block_enter();
     int r = real_ppoll(fds, n, tmo, mask); /* sigmask semantics: not retried */
@@ -214,8 +200,7 @@ int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset
     return r;
 }
 
-int select(int n, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *tv)
-{
+int select(int n, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *tv) {
     PL_REAL(int, select, (int, fd_set *, fd_set *, fd_set *, struct timeval *))
     fd_set r0, w0, e0;
     if (rd) r0 = *rd;
@@ -234,8 +219,7 @@ int select(int n, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *tv)
     return r;
 }
 
-int epoll_wait(int fd, struct epoll_event *ev, int max, int timeout)
-{
+int epoll_wait(int fd, struct epoll_event *ev, int max, int timeout) {
     PL_REAL(int, epoll_wait, (int, struct epoll_event *, int, int))
     uint64_t t0 = pl_now_ms();
     int r;
@@ -248,8 +232,7 @@ int epoll_wait(int fd, struct epoll_event *ev, int max, int timeout)
     return r;
 }
 
-int sem_wait(sem_t *s)
-{
+int sem_wait(sem_t *s) {
     PL_REAL(int, sem_wait, (sem_t *))
     int r;
     prof_block_enter();
@@ -261,8 +244,7 @@ int sem_wait(sem_t *s)
     return r;
 }
 
-int sem_timedwait(sem_t *s, const struct timespec *abs)
-{
+int sem_timedwait(sem_t *s, const struct timespec *abs) {
     PL_REAL(int, sem_timedwait, (sem_t *, const struct timespec *))
     int r;
     prof_block_enter();

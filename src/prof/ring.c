@@ -6,10 +6,10 @@
 
 #include <stdlib.h>
 
-int prof_ring_init(ProfRing *r, uint32_t cap)
-{
+int prof_ring_init(ProfRing *r, uint32_t cap) {
     uint32_t c = 2;
-    while (c < cap) c *= 2;
+    while (c < cap)
+        c *= 2;
     r->slots = calloc(c, sizeof *r->slots);
     if (!r->slots) return -1;
     r->mask = c - 1;
@@ -19,14 +19,12 @@ int prof_ring_init(ProfRing *r, uint32_t cap)
     return 0;
 }
 
-void prof_ring_fini(ProfRing *r)
-{
+void prof_ring_fini(ProfRing *r) {
     free((void *)r->slots);
     r->slots = NULL;
 }
 
-int prof_ring_push(ProfRing *r, void *p)
-{
+int prof_ring_push(ProfRing *r, void *p) {
     uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
     uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
     if (t - h > r->mask) {
@@ -38,8 +36,7 @@ int prof_ring_push(ProfRing *r, void *p)
     return 0;
 }
 
-void *prof_ring_pop(ProfRing *r)
-{
+void *prof_ring_pop(ProfRing *r) {
     uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
     uint64_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
     if (h == t) return NULL;
@@ -48,8 +45,7 @@ void *prof_ring_pop(ProfRing *r)
     return p;
 }
 
-uint32_t prof_ring_count(ProfRing *r)
-{
+uint32_t prof_ring_count(ProfRing *r) {
     uint64_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
     uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
     return (uint32_t)(t - h);

@@ -45,16 +45,14 @@ struct ProfSymbols {
 
 /* ---- ELF reading --------------------------------------------------------------------- */
 
-static int sym_cmp(const void *a, const void *b)
-{
+static int sym_cmp(const void *a, const void *b) {
     const SymEnt *x = a, *y = b;
     return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
 /* Appends the FUNC symbols of one section (relocated by bias). */
 static int sym_read_section(Elf *e, Elf_Scn *scn, GElf_Shdr *sh, SymObj *so, uint64_t bias,
-                            size_t *pool_len, uint32_t *cap)
-{
+                            size_t *pool_len, uint32_t *cap) {
     Elf_Data *d = elf_getdata(scn, NULL);
     if (!d || !sh->sh_entsize) return 0;
     size_t n = sh->sh_size / sh->sh_entsize;
@@ -82,8 +80,7 @@ static int sym_read_section(Elf *e, Elf_Scn *scn, GElf_Shdr *sh, SymObj *so, uin
     return 0;
 }
 
-static void sym_load_elf(SymObj *so, const char *file, uint64_t bias)
-{
+static void sym_load_elf(SymObj *so, const char *file, uint64_t bias) {
     int fd = open(file, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return;
     Elf *e = elf_begin(fd, ELF_C_READ, NULL);
@@ -113,15 +110,13 @@ typedef struct ScanCtx {
     ProfSymbols *s;
 } ScanCtx;
 
-static int sym_known(ProfSymbols *s, uint64_t lo)
-{
+static int sym_known(ProfSymbols *s, uint64_t lo) {
     for (uint32_t i = 0; i < s->nobjs; i++)
         if (s->objs[i].o.lo == lo) return 1;
     return 0;
 }
 
-static int sym_phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
+static int sym_phdr_cb(struct dl_phdr_info *info, size_t size, void *arg) {
     (void)size;
     ProfSymbols *s = ((ScanCtx *)arg)->s;
     for (int i = 0; i < info->dlpi_phnum; i++) {
@@ -152,15 +147,13 @@ static int sym_phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
-static int sym_adds_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
+static int sym_adds_cb(struct dl_phdr_info *info, size_t size, void *arg) {
     (void)size;
     *(unsigned long long *)arg = info->dlpi_adds;
     return 1;
 }
 
-static void sym_rescan(ProfSymbols *s)
-{
+static void sym_rescan(ProfSymbols *s) {
     unsigned long long adds = 0;
     dl_iterate_phdr(sym_adds_cb, &adds);
     if (adds == s->adds && s->nobjs) return;
@@ -169,8 +162,7 @@ static void sym_rescan(ProfSymbols *s)
     dl_iterate_phdr(sym_phdr_cb, &c);
 }
 
-ProfSymbols *prof_symbols_new(void)
-{
+ProfSymbols *prof_symbols_new(void) {
     elf_version(EV_CURRENT);
     ProfSymbols *s = calloc(1, sizeof *s);
     if (!s) return NULL;
@@ -179,15 +171,15 @@ ProfSymbols *prof_symbols_new(void)
     return s;
 }
 
-void prof_symbols_free(ProfSymbols *s)
-{
+void prof_symbols_free(ProfSymbols *s) {
     if (!s) return;
     for (uint32_t i = 0; i < s->nobjs; i++) {
         free((char *)s->objs[i].o.path);
         free(s->objs[i].syms);
         free(s->objs[i].pool);
     }
-    for (uint32_t i = 0; i < s->njit; i++) free(s->jit[i].name);
+    for (uint32_t i = 0; i < s->njit; i++)
+        free(s->jit[i].name);
     free(s->objs);
     free(s->views);
     free(s->jit);
@@ -197,8 +189,7 @@ void prof_symbols_free(ProfSymbols *s)
 
 /* ---- lookup ----------------------------------------------------------------------------- */
 
-static int sym_lookup_jit(ProfSymbols *s, uint64_t addr, ProfSym *out)
-{
+static int sym_lookup_jit(ProfSymbols *s, uint64_t addr, ProfSym *out) {
     for (uint32_t i = 0; i < s->njit; i++) {
         JitEnt *j = &s->jit[i];
         if (addr >= j->start && addr < j->start + j->size) {
@@ -209,15 +200,13 @@ static int sym_lookup_jit(ProfSymbols *s, uint64_t addr, ProfSym *out)
     return 0;
 }
 
-static SymObj *sym_find_obj(ProfSymbols *s, uint64_t addr)
-{
+static SymObj *sym_find_obj(ProfSymbols *s, uint64_t addr) {
     for (uint32_t i = 0; i < s->nobjs; i++)
         if (addr >= s->objs[i].o.lo && addr < s->objs[i].o.hi) return &s->objs[i];
     return NULL;
 }
 
-int prof_symbols_is_code(ProfSymbols *s, uint64_t addr)
-{
+int prof_symbols_is_code(ProfSymbols *s, uint64_t addr) {
     pthread_mutex_lock(&s->lock);
     int r = sym_find_obj(s, addr) != NULL;
     for (uint32_t i = 0; !r && i < s->njit; i++)
@@ -226,8 +215,7 @@ int prof_symbols_is_code(ProfSymbols *s, uint64_t addr)
     return r;
 }
 
-int prof_symbols_lookup(ProfSymbols *s, uint64_t addr, ProfSym *out)
-{
+int prof_symbols_lookup(ProfSymbols *s, uint64_t addr, ProfSym *out) {
     pthread_mutex_lock(&s->lock);
     int found = sym_lookup_jit(s, addr, out);
     if (found) goto out;
@@ -247,8 +235,10 @@ int prof_symbols_lookup(ProfSymbols *s, uint64_t addr, ProfSym *out)
     uint32_t lo = 0, hi = so->nsyms;
     while (hi - lo > 1) { /* last symbol with addr <= target */
         uint32_t mid = (lo + hi) / 2;
-        if (so->syms[mid].addr <= addr) lo = mid;
-        else hi = mid;
+        if (so->syms[mid].addr <= addr)
+            lo = mid;
+        else
+            hi = mid;
     }
     const SymEnt *e = &so->syms[lo];
     if (addr >= e->addr && addr < e->addr + (e->size ? e->size : 1)) {
@@ -260,14 +250,14 @@ out:
     return found;
 }
 
-uint32_t prof_symbols_objects(ProfSymbols *s, const ProfObject **out)
-{
+uint32_t prof_symbols_objects(ProfSymbols *s, const ProfObject **out) {
     pthread_mutex_lock(&s->lock);
     ProfObject *v = realloc(s->views, (s->nobjs + 1) * sizeof *v);
     uint32_t n = 0;
     if (v) {
         s->views = v;
-        for (; n < s->nobjs; n++) v[n] = s->objs[n].o;
+        for (; n < s->nobjs; n++)
+            v[n] = s->objs[n].o;
     }
     *out = s->views;
     pthread_mutex_unlock(&s->lock);
@@ -276,8 +266,7 @@ uint32_t prof_symbols_objects(ProfSymbols *s, const ProfObject **out)
 
 /* ---- JIT ranges and the perf map --------------------------------------------------------- */
 
-static void sym_perf_map_append(uint64_t start, uint64_t size, const char *name)
-{
+static void sym_perf_map_append(uint64_t start, uint64_t size, const char *name) {
     char path[64];
     snprintf(path, sizeof path, "/tmp/perf-%d.map", (int)getpid());
     FILE *f = fopen(path, "a");
@@ -287,8 +276,7 @@ static void sym_perf_map_append(uint64_t start, uint64_t size, const char *name)
 }
 
 int prof_symbols_jit_add(ProfSymbols *s, uint64_t start, uint64_t size, const char *name,
-                         int perf_map)
-{
+                         int perf_map) {
     char *nm = strdup(name ? name : "jit");
     if (!nm) return -1;
     pthread_mutex_lock(&s->lock);
@@ -308,8 +296,7 @@ int prof_symbols_jit_add(ProfSymbols *s, uint64_t start, uint64_t size, const ch
     return 0;
 }
 
-int prof_symbols_jit_remove(ProfSymbols *s, uint64_t start)
-{
+int prof_symbols_jit_remove(ProfSymbols *s, uint64_t start) {
     int rc = -1;
     pthread_mutex_lock(&s->lock);
     for (uint32_t i = 0; i < s->njit; i++) {

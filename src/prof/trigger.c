@@ -24,8 +24,7 @@
 #define sigev_notify_thread_id _sigev_un._tid
 #endif
 
-static uint64_t trig_rand(ProfThread *t)
-{
+static uint64_t trig_rand(ProfThread *t) {
     uint64_t x = t->rng;
     x ^= x << 13, x ^= x >> 7, x ^= x << 17;
     t->rng = x;
@@ -33,8 +32,7 @@ static uint64_t trig_rand(ProfThread *t)
 }
 
 /* Jittered interval around g.interval_ns. [signal-safe] */
-static uint64_t trig_jittered(ProfThread *t, uint64_t iv)
-{
+static uint64_t trig_jittered(ProfThread *t, uint64_t iv) {
     double j = prof_g.cfg.jitter;
     if (j > 0) {
         double u = (double)(trig_rand(t) >> 11) / 9007199254740992.0; /* [0,1) */
@@ -45,8 +43,7 @@ static uint64_t trig_jittered(ProfThread *t, uint64_t iv)
 
 /* ---- perf_event_open --------------------------------------------------------------------- */
 
-static int trig_perf_open(ProfThread *t, int hw, uint64_t period)
-{
+static int trig_perf_open(ProfThread *t, int hw, uint64_t period) {
     struct perf_event_attr a;
     memset(&a, 0, sizeof a);
     a.size = sizeof a;
@@ -73,10 +70,11 @@ static int trig_perf_open(ProfThread *t, int hw, uint64_t period)
 
 /* ---- per-thread CPU timers ---------------------------------------------------------------- */
 
-static clockid_t trig_thread_clock(int tid) { return (clockid_t)((~(unsigned)tid << 3) | 6); }
+static clockid_t trig_thread_clock(int tid) {
+    return (clockid_t)((~(unsigned)tid << 3) | 6);
+}
 
-static int trig_timer_open(ProfThread *t, uint64_t iv)
-{
+static int trig_timer_open(ProfThread *t, uint64_t iv) {
     struct sigevent ev;
     memset(&ev, 0, sizeof ev);
     ev.sigev_notify = SIGEV_THREAD_ID;
@@ -94,26 +92,28 @@ static int trig_timer_open(ProfThread *t, uint64_t iv)
     return 0;
 }
 
-static int trig_arm_as(ProfThread *t, SampoTrigger tr)
-{
+static int trig_arm_as(ProfThread *t, SampoTrigger tr) {
     uint64_t iv = atomic_load(&prof_g.interval_ns);
     switch (tr) {
-    case SAMPO_TRIGGER_PERF_HW: return trig_perf_open(t, 1, iv); /* 1 cycle ~ 1 ns at 1 GHz */
-    case SAMPO_TRIGGER_PERF_SW: return trig_perf_open(t, 0, iv);
-    case SAMPO_TRIGGER_TIMER: return trig_timer_open(t, iv);
-    case SAMPO_TRIGGER_THREAD: return 0; /* the sampler thread does the work */
-    default: return -EINVAL;
+    case SAMPO_TRIGGER_PERF_HW:
+        return trig_perf_open(t, 1, iv); /* 1 cycle ~ 1 ns at 1 GHz */
+    case SAMPO_TRIGGER_PERF_SW:
+        return trig_perf_open(t, 0, iv);
+    case SAMPO_TRIGGER_TIMER:
+        return trig_timer_open(t, iv);
+    case SAMPO_TRIGGER_THREAD:
+        return 0; /* the sampler thread does the work */
+    default:
+        return -EINVAL;
     }
 }
 
-int prof_trigger_arm(ProfThread *t)
-{
+int prof_trigger_arm(ProfThread *t) {
     if (prof_g.cfg.mode == SAMPO_MODE_WALL) return 0;
     return trig_arm_as(t, prof_g.trigger) ? SAMPO_ENOTRIGGER : SAMPO_OK;
 }
 
-void prof_trigger_disarm(ProfThread *t)
-{
+void prof_trigger_disarm(ProfThread *t) {
     if (t->perf_fd >= 0) {
         ioctl(t->perf_fd, PERF_EVENT_IOC_DISABLE, 0);
         close(t->perf_fd);
@@ -125,8 +125,7 @@ void prof_trigger_disarm(ProfThread *t)
     }
 }
 
-int prof_trigger_choose(ProfThread *t, char *why, size_t whylen)
-{
+int prof_trigger_choose(ProfThread *t, char *why, size_t whylen) {
     static const SampoTrigger chain[] = {SAMPO_TRIGGER_PERF_HW, SAMPO_TRIGGER_PERF_SW,
                                          SAMPO_TRIGGER_TIMER, SAMPO_TRIGGER_THREAD};
     size_t off = 0;
@@ -151,8 +150,7 @@ int prof_trigger_choose(ProfThread *t, char *why, size_t whylen)
     return SAMPO_ENOTRIGGER;
 }
 
-void prof_trigger_retime_all(void)
-{
+void prof_trigger_retime_all(void) {
     uint64_t iv = atomic_load(&prof_g.interval_ns);
     struct itimerspec its = {{(time_t)(iv / 1000000000), (long)(iv % 1000000000)},
                              {(time_t)(iv / 1000000000), (long)(iv % 1000000000)}};
@@ -164,8 +162,7 @@ void prof_trigger_retime_all(void)
     pthread_mutex_unlock(&prof_g.reg);
 }
 
-void prof_trigger_after_sample(ProfThread *t)
-{
+void prof_trigger_after_sample(ProfThread *t) {
     const SampoConfig *c = &prof_g.cfg;
     if (c->jitter <= 0 && !c->burst) return;
     uint64_t iv = atomic_load_explicit(&prof_g.interval_ns, memory_order_relaxed);
@@ -196,8 +193,7 @@ void prof_trigger_after_sample(ProfThread *t)
 /* ---- sampler thread (Cog design; wall mode) ------------------------------------------- */
 
 /* One tick: decide which threads get a signal (or a synthesized sample). */
-static void sampler_tick(uint64_t iv, uint64_t now)
-{
+static void sampler_tick(uint64_t iv, uint64_t now) {
     int wall = prof_g.cfg.mode == SAMPO_MODE_WALL;
     pid_t pid = getpid();
     pthread_mutex_lock(&prof_g.reg);
@@ -226,8 +222,7 @@ static void sampler_tick(uint64_t iv, uint64_t now)
     pthread_mutex_unlock(&prof_g.reg);
 }
 
-static void *sampler_main(void *arg)
-{
+static void *sampler_main(void *arg) {
     ProfThread *self = arg;
     sigset_t set;
     sigemptyset(&set);
@@ -252,8 +247,7 @@ static void *sampler_main(void *arg)
     return NULL;
 }
 
-int prof_sampler_start(void)
-{
+int prof_sampler_start(void) {
     if (prof_g.sampler_running) return 0;
     atomic_store(&prof_g.sampler_stop, 0);
     /* baseline CPU clocks so the first tick does not see the whole past */
@@ -274,8 +268,7 @@ int prof_sampler_start(void)
     return 0;
 }
 
-void prof_sampler_stop(void)
-{
+void prof_sampler_stop(void) {
     if (!prof_g.sampler_running) return;
     atomic_store(&prof_g.sampler_stop, 1);
     pthread_join(prof_g.sampler, NULL);
@@ -283,20 +276,21 @@ void prof_sampler_stop(void)
 }
 
 /* Baseline CPU clock of a newly registered thread (sampler credit). */
-void prof_trigger_thread_baseline(ProfThread *t)
-{
+void prof_trigger_thread_baseline(ProfThread *t) {
     struct timespec ts;
     if (!clock_gettime(trig_thread_clock(t->tid), &ts))
         t->cpu_last = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t prof_trigger_floor_ns(SampoTrigger tr)
-{
+uint64_t prof_trigger_floor_ns(SampoTrigger tr) {
     /* CPU-clock timers expire on the scheduler tick: CONFIG_HZ=250 on Debian kernels. */
     switch (tr) {
-    case SAMPO_TRIGGER_TIMER: return 4000000; /* CONFIG_HZ=250 on Debian kernels */
-    case SAMPO_TRIGGER_THREAD: return 200000;
-    default: return 100000;
+    case SAMPO_TRIGGER_TIMER:
+        return 4000000; /* CONFIG_HZ=250 on Debian kernels */
+    case SAMPO_TRIGGER_THREAD:
+        return 200000;
+    default:
+        return 100000;
     }
 }
 
@@ -304,24 +298,22 @@ uint64_t prof_trigger_floor_ns(SampoTrigger tr)
 
 static volatile uint64_t trig_sink;
 
-static uint64_t trig_work(uint64_t iters)
-{
+static uint64_t trig_work(uint64_t iters) {
     uint64_t t0 = prof_now_ns(), x = 1;
-    for (uint64_t i = 0; i < iters; i++) x = x * 6364136223846793005ull + 1442695040888963407ull;
+    for (uint64_t i = 0; i < iters; i++)
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
     trig_sink = x;
     return prof_now_ns() - t0;
 }
 
-static int trig_cmp_u64(const void *a, const void *b)
-{
+static int trig_cmp_u64(const void *a, const void *b) {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
 }
 
 /* Times a fixed amount of work with and without a 5 kHz timer signal (delivered to this
  * thread, full capture in the handler), three rounds, median of the per-signal deltas. */
-uint64_t prof_trigger_measure_cost(ProfThread *t)
-{
+uint64_t prof_trigger_measure_cost(ProfThread *t) {
     struct sigevent ev;
     memset(&ev, 0, sizeof ev);
     ev.sigev_notify = SIGEV_THREAD_ID;
@@ -331,7 +323,8 @@ uint64_t prof_trigger_measure_cost(ProfThread *t)
     if (timer_create(CLOCK_MONOTONIC, &ev, &tm)) return 0;
     uint64_t iters = 200000;
     atomic_store(&prof_g.calibrating, 1);
-    while (trig_work(iters) < 2000000) iters *= 2;
+    while (trig_work(iters) < 2000000)
+        iters *= 2;
     iters *= 15; /* ~30 ms */
     uint64_t est[3];
     for (int r = 0; r < 3; r++) {

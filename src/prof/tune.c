@@ -9,17 +9,19 @@
  */
 #include "tune.h"
 
-uint64_t prof_tune_budget_interval(uint64_t cost_ns, double budget)
-{
+uint64_t prof_tune_budget_interval(uint64_t cost_ns, double budget) {
     if (budget <= 0 || cost_ns == 0) return 0;
     return (uint64_t)((double)cost_ns / budget);
 }
 
-void prof_tune_init(ProfTune *t, uint64_t interval_ns, uint64_t cost_ns, double budget,
-                    double low, double high, uint32_t window, int freeze, uint64_t floor_ns)
-{
-    *t = (ProfTune){.low = low, .high = high, .budget = budget, .window = window ? window : 1000,
-                    .freeze = freeze, .cost_ns = cost_ns};
+void prof_tune_init(ProfTune *t, uint64_t interval_ns, uint64_t cost_ns, double budget, double low,
+                    double high, uint32_t window, int freeze, uint64_t floor_ns) {
+    *t = (ProfTune){.low = low,
+                    .high = high,
+                    .budget = budget,
+                    .window = window ? window : 1000,
+                    .freeze = freeze,
+                    .cost_ns = cost_ns};
     uint64_t b = prof_tune_budget_interval(cost_ns, budget);
     t->min_ns = b > floor_ns ? b : floor_ns;
     if (t->min_ns < 50000) t->min_ns = 50000; /* 20 kHz: beyond any trigger here */
@@ -34,14 +36,12 @@ void prof_tune_init(ProfTune *t, uint64_t interval_ns, uint64_t cost_ns, double 
     t->interval_ns = interval_ns;
 }
 
-static uint64_t tune_clamp(const ProfTune *t, uint64_t v)
-{
+static uint64_t tune_clamp(const ProfTune *t, uint64_t v) {
     return v < t->min_ns ? t->min_ns : v > t->max_ns ? t->max_ns : v;
 }
 
 /* Decides at the end of a window; returns the new interval. */
-static uint64_t tune_decide(ProfTune *t, uint64_t now_ns)
-{
+static uint64_t tune_decide(ProfTune *t, uint64_t now_ns) {
     double rate = (double)t->rep / (double)t->n;
     t->last_rate = rate;
     uint64_t elapsed = now_ns > t->win_start_ns ? now_ns - t->win_start_ns : 0;
@@ -53,8 +53,7 @@ static uint64_t tune_decide(ProfTune *t, uint64_t now_ns)
 }
 
 int prof_tune_sample(ProfTune *t, int repeated, uint64_t now_ns, uint64_t *old_ns,
-                     uint64_t *new_ns)
-{
+                     uint64_t *new_ns) {
     if (t->n == 0) t->win_start_ns = now_ns;
     t->n++;
     t->rep += repeated != 0;

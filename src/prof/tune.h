@@ -13,24 +13,24 @@
 #include <stdint.h>
 
 typedef struct ProfTune {
-    double low, high;     /* repetition thresholds */
-    double budget;        /* overhead fraction */
-    uint32_t window;      /* samples per decision */
-    int freeze;           /* freeze once stable */
-    uint64_t cost_ns;     /* measured per-sample cost */
+    double low, high; /* repetition thresholds */
+    double budget;    /* overhead fraction */
+    uint32_t window;  /* samples per decision */
+    int freeze;       /* freeze once stable */
+    uint64_t cost_ns; /* measured per-sample cost */
     uint64_t min_ns, max_ns;
     uint64_t interval_ns; /* current */
     uint32_t n, rep;      /* current window */
     uint64_t win_start_ns;
-    uint32_t stable;      /* consecutive windows without change */
+    uint32_t stable; /* consecutive windows without change */
     int frozen;
     uint32_t changes;
-    double last_rate;     /* repetition rate of the last full window */
+    double last_rate; /* repetition rate of the last full window */
 } ProfTune;
 
 /* floor_ns: the trigger's fastest interval (e.g. kernel tick for CPU timers). */
-void prof_tune_init(ProfTune *t, uint64_t interval_ns, uint64_t cost_ns, double budget,
-                    double low, double high, uint32_t window, int freeze, uint64_t floor_ns);
+void prof_tune_init(ProfTune *t, uint64_t interval_ns, uint64_t cost_ns, double budget, double low,
+                    double high, uint32_t window, int freeze, uint64_t floor_ns);
 /* Interval allowed by the budget alone. */
 uint64_t prof_tune_budget_interval(uint64_t cost_ns, double budget);
 /* Feeds one sample; returns 1 and sets old_ns, new_ns when the interval changes. */

@@ -16,8 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static void wr_cmdline(SpProfile *p)
-{
+static void wr_cmdline(SpProfile *p) {
     char buf[4096];
     int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
     ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
@@ -29,8 +28,7 @@ static void wr_cmdline(SpProfile *p)
     sp_meta_set(p, "cmdline", buf);
 }
 
-static void wr_meta(SpProfile *p)
-{
+static void wr_meta(SpProfile *p) {
     const ProfEngine *g = &prof_g;
     const SampoStats *st = &g->st;
     char buf[64];
@@ -63,24 +61,23 @@ static void wr_meta(SpProfile *p)
     wr_cmdline(p);
 }
 
-static void wr_events(SpProfile *p)
-{
+static void wr_events(SpProfile *p) {
     p->nevents = 0; /* rewritten in full each time */
     for (uint32_t i = 0; i < prof_g.nevents; i++) {
         const ProfEvent *e = &prof_g.events[i];
         sp_event_add(p, e->time_ns, (SpEventKind)e->kind, e->a, e->b, e->text);
     }
     if (prof_g.st.dropped)
-        sp_event_add(p, prof_now_ns() - prof_g.t0_ns, SP_EVENT_DROPPED,
-                     (int64_t)prof_g.st.dropped, 0, "samples dropped (buffers full)");
+        sp_event_add(p, prof_now_ns() - prof_g.t0_ns, SP_EVENT_DROPPED, (int64_t)prof_g.st.dropped,
+                     0, "samples dropped (buffers full)");
 }
 
-static void wr_mappings(SpProfile *p)
-{
+static void wr_mappings(SpProfile *p) {
     if (p->nmappings || !prof_g.symbols) return;
     const ProfObject *o;
     uint32_t n = prof_symbols_objects(prof_g.symbols, &o);
-    for (uint32_t i = 0; i < n; i++) sp_mapping_add(p, o[i].lo, o[i].hi, o[i].offset, o[i].path, NULL);
+    for (uint32_t i = 0; i < n; i++)
+        sp_mapping_add(p, o[i].lo, o[i].hi, o[i].offset, o[i].path, NULL);
     if (p->nsymbols) return;
     uint32_t nf = p->nframes;
     for (uint32_t i = 0; i < nf; i++) {
@@ -92,8 +89,7 @@ static void wr_mappings(SpProfile *p)
     }
 }
 
-static void wr_ccmap(SpProfile *p)
-{
+static void wr_ccmap(SpProfile *p) {
     const ProfCCMap *m = prof_g.cc;
     sp_ccmap_clear(p);
     if (!m || !m->nx) return;
@@ -112,8 +108,7 @@ static void wr_ccmap(SpProfile *p)
     }
 }
 
-static void wr_expand(const char *path, char *out, size_t len)
-{
+static void wr_expand(const char *path, char *out, size_t len) {
     size_t o = 0;
     for (const char *s = path; *s && o + 16 < len; s++) {
         if (s[0] == '%' && s[1] == 'p') {
@@ -126,8 +121,7 @@ static void wr_expand(const char *path, char *out, size_t len)
     out[o] = 0;
 }
 
-int prof_write_profile(const char *path)
-{
+int prof_write_profile(const char *path) {
     char file[4096], err[256];
     wr_expand(path, file, sizeof file);
     pthread_mutex_lock(&prof_g.data);
@@ -138,8 +132,10 @@ int prof_write_profile(const char *path)
     wr_events(p);
     wr_mappings(p);
     wr_ccmap(p);
-    if (sp_profile_write(p, file, err, sizeof err) == 0) rc = SAMPO_OK;
-    else if (prof_g.cfg.verbose) fprintf(stderr, "sampo: %s\n", err);
+    if (sp_profile_write(p, file, err, sizeof err) == 0)
+        rc = SAMPO_OK;
+    else if (prof_g.cfg.verbose)
+        fprintf(stderr, "sampo: %s\n", err);
 out:
     pthread_mutex_unlock(&prof_g.data);
     return rc;

@@ -7,15 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t spc_hash(uint32_t parent, const void *method, uint32_t callsite)
-{
+static uint64_t spc_hash(uint32_t parent, const void *method, uint32_t callsite) {
     uint64_t h = (uint64_t)(uintptr_t)method * 0x9e3779b97f4a7c15ull;
     h ^= ((uint64_t)parent << 32 | callsite) * 0xc2b2ae3d27d4eb4full;
     return h ^ (h >> 29);
 }
 
-int spc_init(SpcTree *t)
-{
+int spc_init(SpcTree *t) {
     memset(t, 0, sizeof *t);
     t->cap = 256;
     t->n = calloc(t->cap, sizeof *t->n);
@@ -30,22 +28,21 @@ int spc_init(SpcTree *t)
     return 0;
 }
 
-void spc_fini(SpcTree *t)
-{
+void spc_fini(SpcTree *t) {
     free(t->n);
     free(t->slots);
     memset(t, 0, sizeof *t);
 }
 
-static int spc_rehash(SpcTree *t)
-{
+static int spc_rehash(SpcTree *t) {
     uint32_t mask = t->mask * 2 + 1;
     uint32_t *slots = calloc((size_t)mask + 1, sizeof *slots);
     if (!slots) return -1;
     for (uint32_t i = 1; i < t->len; i++) {
         const SpcNode *x = &t->n[i];
         uint64_t h = spc_hash(x->parent, x->method, x->callsite);
-        while (slots[h & mask]) h++;
+        while (slots[h & mask])
+            h++;
         slots[h & mask] = i + 1;
     }
     free(t->slots);
@@ -54,8 +51,7 @@ static int spc_rehash(SpcTree *t)
     return 0;
 }
 
-static uint32_t spc_new(SpcTree *t, uint32_t parent, const void *method, uint32_t callsite)
-{
+static uint32_t spc_new(SpcTree *t, uint32_t parent, const void *method, uint32_t callsite) {
     if (t->len == t->cap) {
         SpcNode *n = realloc(t->n, (size_t)t->cap * 2 * sizeof *n);
         if (!n) return SPC_NONE;
@@ -65,18 +61,21 @@ static uint32_t spc_new(SpcTree *t, uint32_t parent, const void *method, uint32_
     if ((t->len + 1) * 2 > t->mask && spc_rehash(t)) return SPC_NONE;
     uint32_t i = t->len++;
     SpcNode *p = &t->n[parent];
-    t->n[i] = (SpcNode){.method = method, .parent = parent, .callsite = callsite,
-                        .first_child = SPC_NONE, .next_sibling = p->first_child,
+    t->n[i] = (SpcNode){.method = method,
+                        .parent = parent,
+                        .callsite = callsite,
+                        .first_child = SPC_NONE,
+                        .next_sibling = p->first_child,
                         .depth = p->depth + 1};
     p->first_child = i;
     uint64_t h = spc_hash(parent, method, callsite);
-    while (t->slots[h & t->mask]) h++;
+    while (t->slots[h & t->mask])
+        h++;
     t->slots[h & t->mask] = i + 1;
     return i;
 }
 
-uint32_t spc_child(SpcTree *t, uint32_t parent, const void *method, uint32_t callsite)
-{
+uint32_t spc_child(SpcTree *t, uint32_t parent, const void *method, uint32_t callsite) {
     if (parent >= t->len) return SPC_NONE;
     for (uint64_t h = spc_hash(parent, method, callsite);; h++) {
         uint32_t s = t->slots[h & t->mask];
@@ -88,8 +87,7 @@ uint32_t spc_child(SpcTree *t, uint32_t parent, const void *method, uint32_t cal
 }
 
 uint32_t spc_add_sample(SpcTree *t, const void *const *methods, const uint32_t *pos, uint32_t n,
-                        uint32_t start, uint64_t weight, uint32_t *ctx_out)
-{
+                        uint32_t start, uint64_t weight, uint32_t *ctx_out) {
     if (!n) return SPC_NONE;
     uint32_t ctx, i = n - 1;
     if (start != SPC_NONE && start < t->len && t->n[start].method == methods[i]) {
@@ -108,8 +106,7 @@ uint32_t spc_add_sample(SpcTree *t, const void *const *methods, const uint32_t *
     return ctx;
 }
 
-uint32_t spc_path(const SpcTree *t, uint32_t ctx, uint32_t *out, uint32_t max)
-{
+uint32_t spc_path(const SpcTree *t, uint32_t ctx, uint32_t *out, uint32_t max) {
     uint32_t d = 0;
     for (; ctx != SPC_NONE && ctx != SPC_ROOT && ctx < t->len && d < max; ctx = t->n[ctx].parent)
         out[d++] = ctx;

@@ -22,14 +22,14 @@
 #define SPC_ROOT 0u
 
 typedef struct SpcNode {
-    const void *method;  /* opaque method identity; NULL for the root */
-    uint32_t parent;     /* SPC_NONE for the root */
-    uint32_t callsite;   /* position in the parent's method */
+    const void *method; /* opaque method identity; NULL for the root */
+    uint32_t parent;    /* SPC_NONE for the root */
+    uint32_t callsite;  /* position in the parent's method */
     uint32_t first_child, next_sibling;
-    uint32_t depth;      /* 0 for the root */
-    uint64_t count;      /* invocations (exact) or samples ending here (sampled) */
-    uint64_t total_ns;   /* inclusive time (exact) */
-    uint64_t child_ns;   /* time in callees (exact) */
+    uint32_t depth;    /* 0 for the root */
+    uint64_t count;    /* invocations (exact) or samples ending here (sampled) */
+    uint64_t total_ns; /* inclusive time (exact) */
+    uint64_t child_ns; /* time in callees (exact) */
 } SpcNode;
 
 typedef struct SpcTree {

@@ -16,22 +16,22 @@ static pthread_mutex_t spn_mu = PTHREAD_MUTEX_INITIALIZER;
 static char **spn_strs;
 static uint32_t spn_mask, spn_count;
 
-static uint64_t spn_strhash(const char *s)
-{
+static uint64_t spn_strhash(const char *s) {
     uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
     return h;
 }
 
-static int spn_grow(void)
-{
+static int spn_grow(void) {
     uint32_t mask = spn_mask ? spn_mask * 2 + 1 : 1023;
     char **strs = calloc((size_t)mask + 1, sizeof *strs);
     if (!strs) return -1;
     for (uint32_t i = 0; spn_strs && i <= spn_mask; i++) {
         if (!spn_strs[i]) continue;
         uint64_t h = spn_strhash(spn_strs[i]);
-        while (strs[h & mask]) h++;
+        while (strs[h & mask])
+            h++;
         strs[h & mask] = spn_strs[i];
     }
     free(spn_strs);
@@ -40,8 +40,7 @@ static int spn_grow(void)
     return 0;
 }
 
-const char *spn_intern(const char *s)
-{
+const char *spn_intern(const char *s) {
     const char *r = NULL;
     pthread_mutex_lock(&spn_mu);
     if ((spn_count + 1) * 2 > spn_mask && spn_grow()) goto out;
@@ -64,8 +63,7 @@ out:
     return r;
 }
 
-void spn_format(const SomMethod *m, char *buf, size_t len)
-{
+void spn_format(const SomMethod *m, char *buf, size_t len) {
     char base[256];
     class_method_name(m, base, sizeof base);
     if (m->kind == MK_BLOCK) {
@@ -77,14 +75,12 @@ void spn_format(const SomMethod *m, char *buf, size_t len)
     }
 }
 
-static uint64_t spn_ptrhash(const SomMethod *m)
-{
+static uint64_t spn_ptrhash(const SomMethod *m) {
     uint64_t h = (uint64_t)(uintptr_t)m * 0x9e3779b97f4a7c15ull;
     return h ^ (h >> 31);
 }
 
-static SpnTable *spn_table_new(uint32_t mask)
-{
+static SpnTable *spn_table_new(uint32_t mask) {
     SpnTable *t = calloc(1, sizeof *t);
     if (!t) return NULL;
     t->e = calloc((size_t)mask + 1, sizeof *t->e);
@@ -96,16 +92,14 @@ static SpnTable *spn_table_new(uint32_t mask)
     return t;
 }
 
-int spn_init(SpnNames *n, int register_with_sampo)
-{
+int spn_init(SpnNames *n, int register_with_sampo) {
     SpnTable *t = spn_table_new(1023);
     n->register_with_sampo = register_with_sampo;
     atomic_store(&n->cur, t);
     return t ? 0 : -1;
 }
 
-void spn_fini(SpnNames *n)
-{
+void spn_fini(SpnNames *n) {
     SpnTable *t = atomic_load(&n->cur);
     while (t) {
         SpnTable *next = t->retired;
@@ -116,8 +110,7 @@ void spn_fini(SpnNames *n)
     atomic_store(&n->cur, NULL);
 }
 
-bool spn_has(const SpnNames *n, const SomMethod *m)
-{
+bool spn_has(const SpnNames *n, const SomMethod *m) {
     const SpnTable *t = atomic_load_explicit(&((SpnNames *)n)->cur, memory_order_acquire);
     if (!t) return true;
     for (uint64_t h = spn_ptrhash(m);; h++) {
@@ -127,18 +120,17 @@ bool spn_has(const SpnNames *n, const SomMethod *m)
     }
 }
 
-static void spn_put(SpnTable *t, const SomMethod *m, const char *name)
-{
+static void spn_put(SpnTable *t, const SomMethod *m, const char *name) {
     uint64_t h = spn_ptrhash(m);
-    while (t->e[h & t->mask].method) h++;
+    while (t->e[h & t->mask].method)
+        h++;
     t->e[h & t->mask].name = name;
     /* the name is written before the method becomes visible to the handler */
     __atomic_store_n(&t->e[h & t->mask].method, m, __ATOMIC_RELEASE);
     t->count++;
 }
 
-static SpnTable *spn_room(SpnNames *n)
-{
+static SpnTable *spn_room(SpnNames *n) {
     SpnTable *t = atomic_load(&n->cur);
     if (!t || (t->count + 1) * 2 <= t->mask) return t;
     SpnTable *g = spn_table_new(t->mask * 2 + 1);
@@ -150,8 +142,7 @@ static SpnTable *spn_room(SpnNames *n)
     return g;
 }
 
-const char *spn_name(SpnNames *n, const SomMethod *m)
-{
+const char *spn_name(SpnNames *n, const SomMethod *m) {
     SpnTable *t = atomic_load(&n->cur);
     if (!t) return "?";
     for (uint64_t h = spn_ptrhash(m);; h++) {

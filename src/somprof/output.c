@@ -13,14 +13,13 @@
 /* ---- CC-Map section from a name-keyed tree ------------------------------------------ */
 
 typedef struct SpoWalk {
-    uint32_t *frame;   /* node -> frame id */
-    uint64_t *sub;     /* node -> subtree count */
-    uint32_t *onpath;  /* frame id -> times on the current root path */
+    uint32_t *frame;  /* node -> frame id */
+    uint64_t *sub;    /* node -> subtree count */
+    uint32_t *onpath; /* frame id -> times on the current root path */
     uint64_t *mself, *mtotal, *mself_ns, *mtotal_ns; /* per frame id */
 } SpoWalk;
 
-static int spo_walk_alloc(SpoWalk *w, uint32_t nodes, uint32_t frames)
-{
+static int spo_walk_alloc(SpoWalk *w, uint32_t nodes, uint32_t frames) {
     w->frame = calloc(nodes, sizeof *w->frame);
     w->sub = calloc(nodes, sizeof *w->sub);
     w->onpath = calloc(frames + 1, sizeof *w->onpath);
@@ -33,8 +32,7 @@ static int spo_walk_alloc(SpoWalk *w, uint32_t nodes, uint32_t frames)
                : -1;
 }
 
-static void spo_walk_free(SpoWalk *w)
-{
+static void spo_walk_free(SpoWalk *w) {
     free(w->frame);
     free(w->sub);
     free(w->onpath);
@@ -45,8 +43,7 @@ static void spo_walk_free(SpoWalk *w)
 }
 
 /* Method totals count a node only when no ancestor runs the same method (recursion). */
-static void spo_method_totals(const SpcTree *t, SpoWalk *w)
-{
+static void spo_method_totals(const SpcTree *t, SpoWalk *w) {
     uint32_t *stack = malloc(sizeof *stack * (t->len + 1));
     uint8_t *leaving = calloc(t->len, 1);
     if (!stack || !leaving) goto out;
@@ -68,15 +65,15 @@ static void spo_method_totals(const SpcTree *t, SpoWalk *w)
             w->mtotal_ns[f] += x->total_ns;
         }
         w->onpath[f]++;
-        for (uint32_t c = x->first_child; c != SPC_NONE; c = t->n[c].next_sibling) stack[sp++] = c;
+        for (uint32_t c = x->first_child; c != SPC_NONE; c = t->n[c].next_sibling)
+            stack[sp++] = c;
     }
 out:
     free(stack);
     free(leaving);
 }
 
-int spo_ccmap_from_tree(SpProfile *p, const SpcTree *t, bool exact)
-{
+int spo_ccmap_from_tree(SpProfile *p, const SpcTree *t, bool exact) {
     SpoWalk w = {0};
     int rc = -1;
     if (t->len < 2) return 0;
@@ -84,8 +81,8 @@ int spo_ccmap_from_tree(SpProfile *p, const SpcTree *t, bool exact)
     uint32_t *fr = calloc(t->len, sizeof *fr);
     if (!fr) return -1;
     for (uint32_t i = 1; i < t->len; i++) {
-        fr[i] = sp_frame_addv(p, SP_FRAME_VM_METHOD, (const char *)t->n[i].method, NULL, 0, 0,
-                              NULL, 0);
+        fr[i] =
+            sp_frame_addv(p, SP_FRAME_VM_METHOD, (const char *)t->n[i].method, NULL, 0, 0, NULL, 0);
         if (fr[i] == SP_NONE) goto out;
     }
     if (spo_walk_alloc(&w, t->len, p->nframes)) goto out;
@@ -107,8 +104,8 @@ int spo_ccmap_from_tree(SpProfile *p, const SpcTree *t, bool exact)
     node[SPC_ROOT] = SP_NONE;
     for (uint32_t i = 1; i < t->len; i++) {
         const SpcNode *x = &t->n[i];
-        node[i] = sp_cc_node_add(p, node[x->parent], fr[i], x->callsite, x->count, w.sub[i],
-                                 x->total_ns);
+        node[i] =
+            sp_cc_node_add(p, node[x->parent], fr[i], x->callsite, x->count, w.sub[i], x->total_ns);
         if (node[i] == SP_NONE) {
             free(node);
             goto out;
@@ -129,8 +126,7 @@ out:
 
 /* ---- JSON dump ------------------------------------------------------------------------ */
 
-static void spo_dump_methods(SpProfile *p, SpBuf *b, uint32_t *idx)
-{
+static void spo_dump_methods(SpProfile *p, SpBuf *b, uint32_t *idx) {
     sp_buf_printf(b, "  \"methods\": [");
     uint32_t k = 0;
     for (uint32_t i = 0; i < p->cc.nmethods; i++) {
@@ -149,20 +145,21 @@ static void spo_dump_methods(SpProfile *p, SpBuf *b, uint32_t *idx)
     sp_buf_printf(b, "\n  ],\n");
 }
 
-static void spo_dump_rest(SpProfile *p, SpBuf *b, const uint32_t *idx)
-{
+static void spo_dump_rest(SpProfile *p, SpBuf *b, const uint32_t *idx) {
     sp_buf_printf(b, "  \"edges\": [");
     for (uint32_t i = 0; i < p->cc.nedges; i++) {
         const SpCcEdge *e = &p->cc.edges[i];
-        sp_buf_printf(b, "%s\n    {\"caller\": %u, \"callsite\": %u, \"callee\": %u, \"count\": %llu}",
+        sp_buf_printf(b,
+                      "%s\n    {\"caller\": %u, \"callsite\": %u, \"callee\": %u, \"count\": %llu}",
                       i ? "," : "", idx[e->caller], e->callsite, idx[e->callee],
                       (unsigned long long)e->count);
     }
     sp_buf_printf(b, "\n  ],\n  \"nodes\": [");
     for (uint32_t i = 0; i < p->cc.nnodes; i++) {
         const SpCcNode *n = &p->cc.nodes[i];
-        sp_buf_printf(b, "%s\n    {\"parent\": %lld, \"method\": %u, \"callsite\": %u, "
-                         "\"self\": %llu, \"total\": %llu",
+        sp_buf_printf(b,
+                      "%s\n    {\"parent\": %lld, \"method\": %u, \"callsite\": %u, "
+                      "\"self\": %llu, \"total\": %llu",
                       i ? "," : "", n->parent == SP_NONE ? -1LL : (long long)n->parent,
                       idx[n->frame], n->callsite, (unsigned long long)n->self,
                       (unsigned long long)n->total);
@@ -172,8 +169,7 @@ static void spo_dump_rest(SpProfile *p, SpBuf *b, const uint32_t *idx)
     sp_buf_printf(b, "\n  ]\n}\n");
 }
 
-int spo_write_dump(SpProfile *p, const char *path, char *err, size_t errlen)
-{
+int spo_write_dump(SpProfile *p, const char *path, char *err, size_t errlen) {
     if (sp_ccmap_ensure(p)) {
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -185,7 +181,8 @@ int spo_write_dump(SpProfile *p, const char *path, char *err, size_t errlen)
     }
     SpBuf b;
     sp_buf_init(&b);
-    sp_buf_printf(&b, "{\n  \"format\": \"sampo-ccmap\",\n  \"version\": 1,\n  \"flavour\": \"%s\",\n",
+    sp_buf_printf(&b,
+                  "{\n  \"format\": \"sampo-ccmap\",\n  \"version\": 1,\n  \"flavour\": \"%s\",\n",
                   p->flavour == SP_FLAVOUR_EXACT ? "exact" : "sampled");
     sp_buf_printf(&b, "  \"meta\": {");
     for (uint32_t i = 0; i < p->nmeta; i++) {
@@ -209,8 +206,7 @@ int spo_write_dump(SpProfile *p, const char *path, char *err, size_t errlen)
 
 /* ---- report ------------------------------------------------------------------------------- */
 
-int spo_print_report(SpProfile *p, FILE *f)
-{
+int spo_print_report(SpProfile *p, FILE *f) {
     SpReportOpts o;
     sp_report_opts_default(&o);
     SpBuf b;
@@ -221,8 +217,7 @@ int spo_print_report(SpProfile *p, FILE *f)
     return rc;
 }
 
-uint64_t spo_state_weights(const SpProfile *p, uint64_t *w)
-{
+uint64_t spo_state_weights(const SpProfile *p, uint64_t *w) {
     uint64_t total = 0;
     memset(w, 0, sizeof(uint64_t) * SP_VM_STATE_COUNT);
     for (uint32_t i = 0; i < p->nsamples; i++) {

@@ -99,9 +99,9 @@ static struct {
     uint64_t hook_ns;  /* exact mode: hook work per call outside the callee's timed interval */
     InterpLabel labels[256]; /* sorted by address */
     int nlabels;
-    bool late_names; /* tests: SOMPROF_LATE_NAMES=1 never tells libsampo the names, so every
-                        frame takes the fix-up path at finish (the race's worst case) */
-    struct SprKnown *known;  /* async: every method named by a detached VM (pointer, name) */
+    bool late_names;        /* tests: SOMPROF_LATE_NAMES=1 never tells libsampo the names, so every
+                               frame takes the fix-up path at finish (the race's worst case) */
+    struct SprKnown *known; /* async: every method named by a detached VM (pointer, name) */
     size_t nknown, capknown;
 } S = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
@@ -110,21 +110,23 @@ static double spx_tick_ns = 0;
 
 #if defined(__x86_64__)
 #include <x86intrin.h>
-static uint64_t spx_ticks(void) { return __rdtsc(); }
+static uint64_t spx_ticks(void) {
+    return __rdtsc();
+}
 #else
 static uint64_t spx_now(void);
-static uint64_t spx_ticks(void) { return spx_now(); }
+static uint64_t spx_ticks(void) {
+    return spx_now();
+}
 #endif
 
-static uint64_t spx_now(void)
-{
+static uint64_t spx_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-bool somprof_parse_mode(const char *s, SomProfMode *out)
-{
+bool somprof_parse_mode(const char *s, SomProfMode *out) {
     static const char *const names[] = {"off", "async", "coop", "exact"};
     for (int i = 0; i < 4; i++)
         if (!strcmp(s, names[i])) {
@@ -136,8 +138,7 @@ bool somprof_parse_mode(const char *s, SomProfMode *out)
 
 /* ---- async mode ------------------------------------------------------------------------ */
 
-static void spa_pending_push(VmProf *p, const SomMethod *m)
-{
+static void spa_pending_push(VmProf *p, const SomMethod *m) {
     uint32_t k = __atomic_load_n(&p->npending, __ATOMIC_RELAXED);
     if (k >= SOMPROF_PENDING) {
         p->overflow = 1;
@@ -149,8 +150,7 @@ static void spa_pending_push(VmProf *p, const SomMethod *m)
 }
 
 /* The frame callback: runs in the SIGPROF handler on the VM's own thread. */
-static int spa_frames(void *ctx, SampoFrameInfo *out, int max)
-{
+static int spa_frames(void *ctx, SampoFrameInfo *out, int max) {
     VmProf *p = ctx;
     SomVM *vm = p->vm;
     int32_t top = __atomic_load_n(&vm->top, __ATOMIC_ACQUIRE);
@@ -169,32 +169,31 @@ static int spa_frames(void *ctx, SampoFrameInfo *out, int max)
 }
 
 /* Names what the handler saw (VM thread, at a safe point or at detach). */
-static void spa_name_pending(VmProf *p)
-{
+static void spa_name_pending(VmProf *p) {
     uint32_t i = 0;
     for (;;) {
         uint32_t k = __atomic_load_n(&p->npending, __ATOMIC_ACQUIRE);
-        for (; i < k; i++) spn_name(&p->names, p->pending[i]);
+        for (; i < k; i++)
+            spn_name(&p->names, p->pending[i]);
         if (__atomic_compare_exchange_n(&p->npending, &k, 0, false, __ATOMIC_ACQ_REL,
                                         __ATOMIC_RELAXED))
             break;
     }
     if (p->overflow) {
         p->overflow = 0;
-        for (int32_t f = 0; f <= p->vm->top; f++) spn_name(&p->names, p->vm->frames[f].method);
+        for (int32_t f = 0; f <= p->vm->top; f++)
+            spn_name(&p->names, p->vm->frames[f].method);
     }
 }
 
-static void spa_hook(SomVM *vm)
-{
+static void spa_hook(SomVM *vm) {
     vm->poll = 0;
     spa_name_pending(vm->prof_data);
 }
 
 /* ---- cooperative mode ------------------------------------------------------------------ */
 
-static int spc_scratch(VmProf *p, uint32_t n)
-{
+static int spc_scratch(VmProf *p, uint32_t n) {
     if (n <= p->scr_cap) return 0;
     uint32_t cap = n < 256 ? 256 : n * 2;
     const void **m = realloc(p->scr_m, cap * sizeof *m);
@@ -211,8 +210,7 @@ static int spc_scratch(VmProf *p, uint32_t n)
 }
 
 /* Walks down to the first visited activation and adds the (partial) sample. */
-static void spc_take_sample(VmProf *p, uint8_t state, uint32_t weight)
-{
+static void spc_take_sample(VmProf *p, uint8_t state, uint32_t weight) {
     SomVM *vm = p->vm;
     int32_t top = vm->top;
     if (top < 0 || spc_scratch(p, (uint32_t)top + 1)) return;
@@ -246,8 +244,7 @@ static void spc_take_sample(VmProf *p, uint8_t state, uint32_t weight)
     if (repeated) atomic_fetch_add(&S.coop_repeats, 1);
 }
 
-static void spc_hook(SomVM *vm)
-{
+static void spc_hook(SomVM *vm) {
     int v = __atomic_exchange_n(&vm->poll, 0, __ATOMIC_ACQ_REL);
     if (v <= 0 || atomic_load(&S.paused)) return;
     VmProf *p = vm->prof_data;
@@ -256,15 +253,16 @@ static void spc_hook(SomVM *vm)
 }
 
 /* Rotor's tuning rule on the cooperative samples: too many repeated tops -> sample less. */
-static void spc_tune(uint64_t *last_s, uint64_t *last_r)
-{
+static void spc_tune(uint64_t *last_s, uint64_t *last_r) {
     uint64_t s = atomic_load(&S.coop_samples), r = atomic_load(&S.coop_repeats);
     if (s - *last_s < 1000) return;
     double rate = (double)(r - *last_r) / (double)(s - *last_s);
     *last_s = s, *last_r = r;
     uint64_t iv = atomic_load(&S.interval_ns), nv = iv;
-    if (rate > 0.15 && iv < 100000000ull) nv = iv * 2;
-    else if (rate < 0.01 && iv / 2 >= 200000ull) nv = iv / 2; /* at most 5 kHz */
+    if (rate > 0.15 && iv < 100000000ull)
+        nv = iv * 2;
+    else if (rate < 0.01 && iv / 2 >= 200000ull)
+        nv = iv / 2; /* at most 5 kHz */
     if (nv != iv) {
         atomic_store(&S.interval_ns, nv);
         atomic_fetch_add(&S.coop_changes, 1);
@@ -278,8 +276,7 @@ static void spc_tune(uint64_t *last_s, uint64_t *last_r)
  * with plain (volatile) accesses, by design (frame.h): word-sized, individually atomic on
  * the targets we support, and a stale value only delays or mislabels one sample.  So this
  * cross-thread access is hidden from TSan instead of reported on every run. */
-__attribute__((no_sanitize("thread"))) static void spc_mark(VmProf *p)
-{
+__attribute__((no_sanitize("thread"))) static void spc_mark(VmProf *p) {
     int expected = 0;
     SomVM *vm = p->vm;
     /* a flag still pending means no safe point since the last tick (GC, a long primitive):
@@ -290,8 +287,7 @@ __attribute__((no_sanitize("thread"))) static void spc_mark(VmProf *p)
 }
 
 /* The marking thread: flags every live VM; the VM samples itself at its next safe point. */
-static void *spc_marker(void *arg)
-{
+static void *spc_marker(void *arg) {
     (void)arg;
     uint64_t rng = spx_now() | 1, last_s = 0, last_r = 0;
     while (!atomic_load(&S.stop)) {
@@ -314,7 +310,8 @@ static void *spc_marker(void *arg)
             if (cpu < p->next_cpu_ns) continue;
             spc_mark(p);
             /* keep the schedule (the marker's own lateness is not added to the interval) */
-            p->next_cpu_ns = p->next_cpu_ns && p->next_cpu_ns + d > cpu ? p->next_cpu_ns + d : cpu + d;
+            p->next_cpu_ns =
+                p->next_cpu_ns && p->next_cpu_ns + d > cpu ? p->next_cpu_ns + d : cpu + d;
         }
         if (S.o.tune) spc_tune(&last_s, &last_r);
         pthread_mutex_unlock(&S.mu);
@@ -327,8 +324,7 @@ static void *spc_marker(void *arg)
 /* The send a primitive was called from: the frame's bci when it names a send (current
  * interpreter), else the last send before it (older interpreters recorded the position after
  * the send for primitives). */
-static uint32_t spx_prim_site(const SomMethod *m, uint32_t bci)
-{
+static uint32_t spx_prim_site(const SomMethod *m, uint32_t bci) {
     uint32_t best = 0;
     for (uint32_t k = 0; k < m->nsites; k++) {
         if (m->sites[k].bci == bci) return bci;
@@ -337,8 +333,7 @@ static uint32_t spx_prim_site(const SomMethod *m, uint32_t bci)
     return best;
 }
 
-static void spx_enter(SomVM *vm, SomMethod *callee, bool is_prim)
-{
+static void spx_enter(SomVM *vm, SomMethod *callee, bool is_prim) {
     VmProf *p = vm->prof_data;
     bool tree = S.o.mode == SOMPROF_EXACT && !(is_prim && S.o.lean);
     if (!tree && !is_prim) return;
@@ -353,10 +348,9 @@ static void spx_enter(SomVM *vm, SomMethod *callee, bool is_prim)
     int32_t top = vm->top;
     uint32_t node = SPC_NONE;
     if (tree) {
-        uint32_t site = is_prim ? (top >= 0 ? spx_prim_site(vm->frames[top].method,
-                                                             vm->frames[top].bci)
-                                            : 0)
-                                : (top >= 1 ? vm->frames[top - 1].bci : 0);
+        uint32_t site =
+            is_prim ? (top >= 0 ? spx_prim_site(vm->frames[top].method, vm->frames[top].bci) : 0)
+                    : (top >= 1 ? vm->frames[top - 1].bci : 0);
         uint32_t parent = p->sp ? p->stk[p->sp - 1].node : SPC_ROOT;
         node = spc_child(&p->tree, parent, callee, site);
         if (node != SPC_NONE && !atomic_load(&S.paused)) p->tree.n[node].count++;
@@ -366,8 +360,7 @@ static void spx_enter(SomVM *vm, SomMethod *callee, bool is_prim)
     e->t0 = spx_ticks(); /* last, so the hook's own work is not timed */
 }
 
-static void spx_exit(SomVM *vm, SomMethod *callee, bool is_prim)
-{
+static void spx_exit(SomVM *vm, SomMethod *callee, bool is_prim) {
     VmProf *p = vm->prof_data;
     (void)callee;
     uint64_t t1 = spx_ticks();
@@ -382,13 +375,14 @@ static void spx_exit(SomVM *vm, SomMethod *callee, bool is_prim)
     }
     if (e->node == SPC_NONE) return;
     p->tree.n[e->node].total_ns += dt;
-    if (p->sp && p->stk[p->sp - 1].node != SPC_NONE) p->tree.n[p->stk[p->sp - 1].node].child_ns += dt;
+    if (p->sp && p->stk[p->sp - 1].node != SPC_NONE)
+        p->tree.n[p->stk[p->sp - 1].node].child_ns += dt;
 }
 
 /* Closes activations still open at detach (error exit) and computes the state split. */
-static void spx_finish(VmProf *p)
-{
-    while (p->sp) spx_exit(p->vm, NULL, false);
+static void spx_finish(VmProf *p) {
+    while (p->sp)
+        spx_exit(p->vm, NULL, false);
     SomVM *vm = p->vm;
     uint64_t run = spx_now() - p->t_attach;
     uint64_t gc = vm->heap.stats.ns_total - p->gc_attach;
@@ -401,8 +395,7 @@ static void spx_finish(VmProf *p)
 }
 
 /* Smallest gap between two clock reads: what one read adds to a measured interval. */
-static uint64_t spx_clock_cost(void)
-{
+static uint64_t spx_clock_cost(void) {
     uint64_t w0 = spx_now(), k0 = spx_ticks();
     struct timespec ts = {0, 5000000};
     nanosleep(&ts, NULL);
@@ -418,8 +411,7 @@ static uint64_t spx_clock_cost(void)
 
 /* Times enter/exit hook pairs on a stand-in VM: the work a call adds to its caller's
  * measured self time (all of the pair except one clock read inside the callee's interval). */
-static uint64_t spx_hook_cost(void)
-{
+static uint64_t spx_hook_cost(void) {
     static SomVM fake;
     static SomFrame frames[2];
     static SomMethod m1, m2;
@@ -449,8 +441,7 @@ static uint64_t spx_hook_cost(void)
 
 /* What the exact state split charges to a primitive beyond the primitive itself (the hook
  * return and call around it, the clock reads), timed on an empty stand-in primitive. */
-static uint64_t spx_prim_window(void)
-{
+static uint64_t spx_prim_window(void) {
     static SomVM fake;
     static SomFrame frame;
     static SomMethod m;
@@ -479,8 +470,7 @@ static uint64_t spx_prim_window(void)
 
 /* ---- System primitives ------------------------------------------------------------------ */
 
-static int sp_control(SomVM *vm, const char *op, int64_t arg)
-{
+static int sp_control(SomVM *vm, const char *op, int64_t arg) {
     (void)vm;
     bool async = S.o.mode == SOMPROF_ASYNC;
     if (!strcmp(op, "start") || !strcmp(op, "resume")) {
@@ -504,17 +494,16 @@ static int sp_control(SomVM *vm, const char *op, int64_t arg)
 
 /* ---- session ------------------------------------------------------------------------------ */
 
-static int spr_label_cmp(const void *a, const void *b)
-{
-    uintptr_t x = (uintptr_t)((const InterpLabel *)a)->addr, y = (uintptr_t)((const InterpLabel *)b)->addr;
+static int spr_label_cmp(const void *a, const void *b) {
+    uintptr_t x = (uintptr_t)((const InterpLabel *)a)->addr,
+              y = (uintptr_t)((const InterpLabel *)b)->addr;
     return x < y ? -1 : x > y;
 }
 
 /* Names the interpreter's regions (bytecode handlers, send/activation paths) as code ranges,
  * so the PC histogram (`sampo hist`) shows where the interpreter spends its time (Cog's
  * VM_LABEL).  A region runs from its label to the next one; the last gets 256 bytes. */
-static void spr_register_labels(void)
-{
+static void spr_register_labels(void) {
     InterpLabel *l = S.labels;
     int n = S.nlabels = interp_labels(l, 256);
     qsort(l, (size_t)n, sizeof *l, spr_label_cmp);
@@ -528,8 +517,7 @@ static void spr_register_labels(void)
     }
 }
 
-static int spr_start_async(const SomProfOptions *o, char *err, size_t errlen)
-{
+static int spr_start_async(const SomProfOptions *o, char *err, size_t errlen) {
     SampoConfig c;
     sampo_config_default(&c);
     if (sampo_config_from_env(&c, err, errlen)) return -1;
@@ -548,8 +536,7 @@ static int spr_start_async(const SomProfOptions *o, char *err, size_t errlen)
     return 0;
 }
 
-int somprof_session_start(const SomProfOptions *o, char *err, size_t errlen)
-{
+int somprof_session_start(const SomProfOptions *o, char *err, size_t errlen) {
     if (S.active) {
         snprintf(err, errlen, "profiler already started");
         return -1;
@@ -563,8 +550,10 @@ int somprof_session_start(const SomProfOptions *o, char *err, size_t errlen)
     atomic_store(&S.stop, 0);
     atomic_store(&S.paused, o->paused ? 1 : 0);
     S.out_tmp = !o->out;
-    if (o->out) snprintf(S.out, sizeof S.out, "%s", o->out);
-    else snprintf(S.out, sizeof S.out, "/tmp/som-prof-%d.prof", (int)getpid());
+    if (o->out)
+        snprintf(S.out, sizeof S.out, "%s", o->out);
+    else
+        snprintf(S.out, sizeof S.out, "/tmp/som-prof-%d.prof", (int)getpid());
     if (o->mode == SOMPROF_ASYNC) {
         if (spr_start_async(o, err, errlen)) return -1;
     } else {
@@ -588,8 +577,7 @@ int somprof_session_start(const SomProfOptions *o, char *err, size_t errlen)
     return 0;
 }
 
-static int spr_attach_mode(VmProf *p, int thread_no)
-{
+static int spr_attach_mode(VmProf *p, int thread_no) {
     SomVM *vm = p->vm;
     if (S.o.mode == SOMPROF_ASYNC) {
         char name[32];
@@ -615,8 +603,7 @@ static int spr_attach_mode(VmProf *p, int thread_no)
     return 0;
 }
 
-int somprof_attach(SomVM *vm, int thread_no)
-{
+int somprof_attach(SomVM *vm, int thread_no) {
     if (!S.active) return -1;
     VmProf *p = calloc(1, sizeof *p);
     if (!p) return -1;
@@ -651,14 +638,14 @@ fail:
  * frames, such as loops with blocks, keep theirs), so their time goes to the nearest
  * caller that has one; and each call's hook work, charged to the caller's self time by the
  * instrumentation, is taken off again (S.hook_ns per call, measured at start). */
-static void spr_time_view(VmProf *p, const uint32_t *fid, uint32_t *stack, uint32_t tthr)
-{
+static void spr_time_view(VmProf *p, const uint32_t *fid, uint32_t *stack, uint32_t tthr) {
     const SpcTree *t = &p->tree;
     int64_t *self = calloc(t->len, sizeof *self);
     uint64_t *kids = calloc(t->len, sizeof *kids);
     uint32_t *vis = calloc(t->len, sizeof *vis); /* nearest visible node at or above; 0 none */
     if (!self || !kids || !vis) goto out;
-    for (uint32_t i = 1; i < t->len; i++) kids[t->n[i].parent] += t->n[i].count;
+    for (uint32_t i = 1; i < t->len; i++)
+        kids[t->n[i].parent] += t->n[i].count;
     for (uint32_t i = 1; i < t->len; i++) {
         const SpcNode *x = &t->n[i];
         const SomMethod *m = x->method;
@@ -680,8 +667,7 @@ out:
     free(vis);
 }
 
-static void spr_merge(VmProf *p)
-{
+static void spr_merge(VmProf *p) {
     SpcTree *t = &p->tree;
     uint32_t *m = calloc(t->len, sizeof *m), *fid = calloc(t->len, sizeof *fid);
     uint32_t *stack = malloc(sizeof *stack * (t->len + 1));
@@ -703,14 +689,16 @@ static void spr_merge(VmProf *p)
     }
     for (size_t k = 0; k < p->nsamples; k++) { /* cooperative samples */
         uint32_t d = spc_path(t, p->samples[k].ctx, stack, t->len);
-        for (uint32_t j = 0; j < d; j++) stack[j] = fid[stack[j]];
+        for (uint32_t j = 0; j < d; j++)
+            stack[j] = fid[stack[j]];
         sp_sample_add(S.prof, thr, p->samples[k].t_ns, stack, d, 0, p->samples[k].weight,
                       (SpVmState)p->samples[k].state);
     }
     for (uint32_t i = 1; S.o.mode == SOMPROF_EXACT && i < t->len; i++) { /* exact contexts */
         const SpcNode *x = &t->n[i];
         uint32_t d = spc_path(t, i, stack, t->len);
-        for (uint32_t j = 0; j < d; j++) stack[j] = fid[stack[j]];
+        for (uint32_t j = 0; j < d; j++)
+            stack[j] = fid[stack[j]];
         if (x->count) sp_sample_add(S.prof, thr, 0, stack, d, 0, x->count, SP_VM_INTERPRETING);
     }
     if (S.o.mode == SOMPROF_EXACT) spr_time_view(p, fid, stack, tthr);
@@ -721,8 +709,7 @@ out:
 }
 
 /* Remembers the VM's method names for the fix-up at finish (S.mu held). */
-static void spr_keep_names(VmProf *p)
-{
+static void spr_keep_names(VmProf *p) {
     const SpnTable *t = atomic_load(&p->names.cur);
     for (uint32_t i = 0; t && i <= t->mask; i++) {
         if (!t->e[i].method) continue;
@@ -737,8 +724,7 @@ static void spr_keep_names(VmProf *p)
     }
 }
 
-void somprof_detach(SomVM *vm)
-{
+void somprof_detach(SomVM *vm) {
     VmProf *p = vm->prof_data;
     if (!p) return;
     if (S.o.mode == SOMPROF_ASYNC) {
@@ -753,10 +739,13 @@ void somprof_detach(SomVM *vm)
     pthread_mutex_lock(&S.mu);
     for (int i = 0; i < S.nvms; i++)
         if (S.vms[i] == p) S.vms[i] = S.vms[--S.nvms];
-    if (S.o.mode != SOMPROF_ASYNC) spr_merge(p);
-    else spr_keep_names(p);
+    if (S.o.mode != SOMPROF_ASYNC)
+        spr_merge(p);
+    else
+        spr_keep_names(p);
     if (S.o.exact_states || (S.o.mode == SOMPROF_EXACT && !S.o.lean)) {
-        for (int s = 0; s < VMS_COUNT; s++) S.exact_state_ns[s] += p->state_ns[s];
+        for (int s = 0; s < VMS_COUNT; s++)
+            S.exact_state_ns[s] += p->state_ns[s];
         S.have_exact_states = true;
     }
     pthread_mutex_unlock(&S.mu);
@@ -775,19 +764,18 @@ void somprof_detach(SomVM *vm)
 
 /* ---- finish ----------------------------------------------------------------------------- */
 
-static const char *const spr_state_names[VMS_COUNT] = {"none",  "interpreting", "primitive",
-                                                       "native", "gc", "compiling", "idle"};
+static const char *const spr_state_names[VMS_COUNT] = {
+    "none", "interpreting", "primitive", "native", "gc", "compiling", "idle"};
 
-static void spr_print_states(FILE *f, const char *what, const uint64_t *w, uint64_t total)
-{
+static void spr_print_states(FILE *f, const char *what, const uint64_t *w, uint64_t total) {
     fprintf(f, "somprof: %s states:", what);
     for (int s = 1; s < VMS_COUNT; s++)
-        fprintf(f, " %s=%.2f%%", spr_state_names[s], total ? 100.0 * (double)w[s] / (double)total : 0);
+        fprintf(f, " %s=%.2f%%", spr_state_names[s],
+                total ? 100.0 * (double)w[s] / (double)total : 0);
     fprintf(f, "\n");
 }
 
-static void spr_states(SpProfile *p)
-{
+static void spr_states(SpProfile *p) {
     uint64_t w[SP_VM_STATE_COUNT];
     if (S.o.mode != SOMPROF_EXACT) {
         uint64_t total = spo_state_weights(p, w);
@@ -795,7 +783,8 @@ static void spr_states(SpProfile *p)
     }
     if (!S.have_exact_states) return;
     uint64_t total = 0;
-    for (int s = 0; s < VMS_COUNT; s++) total += S.exact_state_ns[s];
+    for (int s = 0; s < VMS_COUNT; s++)
+        total += S.exact_state_ns[s];
     spr_print_states(stderr, "exact", S.exact_state_ns, total);
     fprintf(stderr, "somprof: exact states: %llu ns subtracted per primitive call\n",
             (unsigned long long)S.clock_ns);
@@ -806,8 +795,7 @@ static void spr_states(SpProfile *p)
     }
 }
 
-static void spr_meta(SpProfile *p)
-{
+static void spr_meta(SpProfile *p) {
     static const char *const modes[] = {"off", "async", "coop", "exact"};
     sp_meta_set(p, "engine", "somprof");
     sp_meta_set(p, "som_profiler_mode", modes[S.o.mode]);
@@ -826,8 +814,7 @@ static void spr_meta(SpProfile *p)
 
 /* Adds the interpreter regions as symbols of the profile, for `sampo hist` (the engine
  * symbolizes native frames only, and VM samples carry none). */
-static void spr_label_symbols(SpProfile *p)
-{
+static void spr_label_symbols(SpProfile *p) {
     for (int i = 0; i < S.nlabels; i++) {
         uintptr_t a = (uintptr_t)S.labels[i].addr;
         uintptr_t next = i + 1 < S.nlabels ? (uintptr_t)S.labels[i + 1].addr : a + 256;
@@ -839,14 +826,12 @@ static void spr_label_symbols(SpProfile *p)
     }
 }
 
-static int spr_known_cmp(const void *a, const void *b)
-{
+static int spr_known_cmp(const void *a, const void *b) {
     uintptr_t x = ((const SprKnown *)a)->method, y = ((const SprKnown *)b)->method;
     return x < y ? -1 : x > y;
 }
 
-static void spr_remap_frame(SpProfile *p, uint32_t from, uint32_t to)
-{
+static void spr_remap_frame(SpProfile *p, uint32_t from, uint32_t to) {
     for (uint32_t i = 0; i < p->nstack; i++)
         if (p->stack_ids[i] == from) p->stack_ids[i] = to;
     for (uint32_t i = 0; i < p->cc.nmethods; i++)
@@ -861,8 +846,7 @@ static void spr_remap_frame(SpProfile *p, uint32_t from, uint32_t to)
 
 /* Frames the engine named "method@0x..." because their sample reached the manager before
  * the VM thread named the method: give them their names (see vm-profiling.md). */
-static void spr_fix_names(SpProfile *p)
-{
+static void spr_fix_names(SpProfile *p) {
     if (!S.nknown) return;
     qsort(S.known, S.nknown, sizeof *S.known, spr_known_cmp);
     uint32_t n = p->nframes;
@@ -878,8 +862,7 @@ static void spr_fix_names(SpProfile *p)
 }
 
 /* Builds or reads back the session's profile into *out (owned). */
-static int spr_collect(SpProfile **out, char *err, size_t errlen)
-{
+static int spr_collect(SpProfile **out, char *err, size_t errlen) {
     if (S.o.mode == SOMPROF_ASYNC) {
         if (sampo_stop()) {
             snprintf(err, errlen, "stopping the sampling profiler failed");
@@ -899,8 +882,7 @@ static int spr_collect(SpProfile **out, char *err, size_t errlen)
     return 0;
 }
 
-static int spr_write_time(SpProfile *p, char *err, size_t errlen)
-{
+static int spr_write_time(SpProfile *p, char *err, size_t errlen) {
     char path[4200];
     snprintf(path, sizeof path, "%s.time", S.out);
     sp_meta_set(S.tprof, "engine", "somprof");
@@ -912,8 +894,7 @@ static int spr_write_time(SpProfile *p, char *err, size_t errlen)
     return sp_profile_write(S.tprof, path, err, errlen);
 }
 
-int somprof_session_finish(char *err, size_t errlen)
-{
+int somprof_session_finish(char *err, size_t errlen) {
     if (!S.active) return 0;
     SpProfile *p = NULL;
     int rc = spr_collect(&p, err, errlen);
@@ -944,8 +925,7 @@ out:
 
 /* ---- C API for a compiler controller --------------------------------------------------- */
 
-size_t somprof_hot_methods(SomVM *vm, bool by_total, SomProfHot *out, size_t n)
-{
+size_t somprof_hot_methods(SomVM *vm, bool by_total, SomProfHot *out, size_t n) {
     VmProf *p = vm->prof_data;
     if (!p || !n) return 0;
     if (S.o.mode == SOMPROF_ASYNC) {
@@ -953,9 +933,9 @@ size_t somprof_hot_methods(SomVM *vm, bool by_total, SomProfHot *out, size_t n)
         SampoMethodStat *st = m ? calloc(n, sizeof *st) : NULL;
         size_t k = st ? sampo_ccmap_hot_methods(m, by_total ? 1 : 0, st, n) : 0;
         for (size_t i = 0; i < k; i++)
-            out[i] = (SomProfHot){(SomMethod *)(uintptr_t)st[i].method,
-                                  st[i].name ? spn_intern(st[i].name) : NULL, st[i].self,
-                                  st[i].total};
+            out[i] =
+                (SomProfHot){(SomMethod *)(uintptr_t)st[i].method,
+                             st[i].name ? spn_intern(st[i].name) : NULL, st[i].self, st[i].total};
         free(st);
         sampo_ccmap_free(m);
         return k;
@@ -967,7 +947,8 @@ size_t somprof_hot_methods(SomVM *vm, bool by_total, SomProfHot *out, size_t n)
         uint64_t v = x->count;
         if (!v) continue;
         size_t j = 0;
-        while (j < k && (const void *)out[j].method != x->method) j++;
+        while (j < k && (const void *)out[j].method != x->method)
+            j++;
         if (j == k) {
             if (k == n) continue;
             out[k++] = (SomProfHot){(SomMethod *)(uintptr_t)x->method,
@@ -976,7 +957,7 @@ size_t somprof_hot_methods(SomVM *vm, bool by_total, SomProfHot *out, size_t n)
         out[j].self += v;
         out[j].total += v;
     }
-    (void)by_total; /* tree modes: counts are per context end, self == total here */
+    (void)by_total;                /* tree modes: counts are per context end, self == total here */
     for (size_t i = 1; i < k; i++) /* insertion sort, hottest first */
         for (size_t j = i; j > 0 && out[j].self > out[j - 1].self; j--) {
             SomProfHot x = out[j];
@@ -986,8 +967,7 @@ size_t somprof_hot_methods(SomVM *vm, bool by_total, SomProfHot *out, size_t n)
     return k;
 }
 
-size_t somprof_site_targets(SomVM *vm, SomMethod *caller, uint32_t bci, SomMethod **out, size_t n)
-{
+size_t somprof_site_targets(SomVM *vm, SomMethod *caller, uint32_t bci, SomMethod **out, size_t n) {
     VmProf *p = vm->prof_data;
     if (!p) return 0;
     if (S.o.mode != SOMPROF_ASYNC) { /* the VM's own tree: children at (caller, bci) */
@@ -996,7 +976,8 @@ size_t somprof_site_targets(SomVM *vm, SomMethod *caller, uint32_t bci, SomMetho
             const SpcNode *x = &p->tree.n[i];
             if (x->callsite != bci || p->tree.n[x->parent].method != caller) continue;
             size_t j = 0;
-            while (j < k && out[j] != x->method) j++;
+            while (j < k && out[j] != x->method)
+                j++;
             if (j == k && k < n) out[k++] = (SomMethod *)(uintptr_t)x->method;
         }
         return k;
@@ -1004,7 +985,8 @@ size_t somprof_site_targets(SomVM *vm, SomMethod *caller, uint32_t bci, SomMetho
     SampoCCMap *m = sampo_ccmap_snapshot(0);
     uint64_t *t = m ? calloc(n ? n : 1, sizeof *t) : NULL;
     size_t k = t ? sampo_ccmap_site_targets(m, (uint64_t)(uintptr_t)caller, bci, t, n) : 0;
-    for (size_t i = 0; i < k; i++) out[i] = (SomMethod *)(uintptr_t)t[i];
+    for (size_t i = 0; i < k; i++)
+        out[i] = (SomMethod *)(uintptr_t)t[i];
     free(t);
     sampo_ccmap_free(m);
     return k;

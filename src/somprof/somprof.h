@@ -35,15 +35,15 @@ typedef enum SomProfMode {
 
 typedef struct SomProfOptions {
     SomProfMode mode;
-    uint32_t hz;            /* samples per second per thread; 0 = self-tuned (async) / 1000 */
-    bool tune;              /* self-tuning interval (async); on when hz == 0 */
-    bool exact_states;      /* also measure the VM-state split exactly (state transitions) */
-    bool report;            /* print the Cog-style report at exit (stderr) */
-    const char *out;        /* profile file, or NULL */
-    const char *dump;       /* JSON CC-Map dump, or NULL */
-    bool paused;            /* start paused (System profilerStart starts it) */
-    bool lean;              /* exact mode: leave primitives uncounted and trivial methods
-                               inlined, so the timed run sees the frames a sampler sees */
+    uint32_t hz;       /* samples per second per thread; 0 = self-tuned (async) / 1000 */
+    bool tune;         /* self-tuning interval (async); on when hz == 0 */
+    bool exact_states; /* also measure the VM-state split exactly (state transitions) */
+    bool report;       /* print the Cog-style report at exit (stderr) */
+    const char *out;   /* profile file, or NULL */
+    const char *dump;  /* JSON CC-Map dump, or NULL */
+    bool paused;       /* start paused (System profilerStart starts it) */
+    bool lean;         /* exact mode: leave primitives uncounted and trivial methods
+                          inlined, so the timed run sees the frames a sampler sees */
 } SomProfOptions;
 
 /* Parses a mode name ("async", "coop", "exact"); answers false if unknown. */
@@ -67,7 +67,7 @@ void somprof_detach(SomVM *vm);
 
 typedef struct SomProfHot {
     SomMethod *method;
-    const char *name;   /* "Class>>selector" (borrowed, lives until exit) */
+    const char *name; /* "Class>>selector" (borrowed, lives until exit) */
     uint64_t self, total;
 } SomProfHot;
 

@@ -23,59 +23,59 @@
 #define SOM_BYTECODE_H
 
 /*  name, operand bytes; comments give the stack effect */
-#define SOM_BYTECODES(X)                                                    \
-    X(PUSH_LOCAL, 1)     /* -> bp[i] */                                   \
-    X(PUSH_SELF, 0)       /* -> self */                                    \
-    X(PUSH_CTX, 2)      /* -> ctx(depth)[i] */                           \
-    X(PUSH_FIELD, 1)     /* -> self.field[i] */                           \
-    X(PUSH_CFIELD, 1)    /* -> class-side field i of self (a class) */    \
-    X(PUSH_CONST, 2)     /* -> literal[k] */                              \
-    X(PUSH_NIL, 0)                                                         \
-    X(PUSH_TRUE, 0)                                                        \
-    X(PUSH_FALSE, 0)                                                       \
-    X(PUSH_INT, 1)       /* -> small integer (signed byte) */             \
-    X(PUSH_GLOBAL, 2)    /* -> global named literal[k] or unknownGlobal: */\
-    X(PUSH_BLOCK, 2)     /* -> new closure of block method literal[k] */  \
-    X(STORE_LOCAL, 1)    /* v -> ; bp[i] = v */                           \
-    X(STORE_CTX, 2)                                                      \
-    X(STORE_FIELD, 1)                                                     \
-    X(STORE_CFIELD, 1)                                                    \
-    X(DUP, 0)                                                              \
-    X(POP, 0)                                                              \
-    X(SEND, 2)           /* rcv args -> result; W = call site */          \
-    X(SUPER_SEND, 2)                                                      \
-    X(RETURN_LOCAL, 0)    /* return TOS from this activation */            \
-    X(RETURN_SELF, 0)                                                      \
-    X(RETURN_NLR, 0)      /* ^ inside a block: return TOS from home */     \
-    X(JUMP, 2)                                                            \
-    X(JUMP_IF_FALSE, 4)  /* pops; W jump, W call site (see below) */     \
-    X(JUMP_IF_TRUE, 4)   /* pops; W jump, W call site */                 \
-    X(JUMP_IF_NIL, 2)    /* pops */                                       \
-    X(JUMP_IF_NOT_NIL, 2)/* pops */                                       \
-    X(JUMP_BACK, 2)                                                       \
-    X(ADD, 2)                                                             \
-    X(SUB, 2)                                                             \
-    X(MUL, 2)                                                             \
-    X(LT, 2)                                                              \
-    X(GT, 2)                                                              \
-    X(LE, 2)                                                              \
-    X(GE, 2)                                                              \
-    X(EQ, 2)                                                              \
-    X(NE, 2)             /* ~= */                                         \
-    X(MOD, 2)            /* % (floored) */                                \
-    X(FDIV, 2)           /* // (always a Double) */                       \
-    X(DIV, 2)            /* / (truncated) */                              \
-    X(BAND, 2)           /* & */                                          \
-    X(BXOR, 2)           /* bitXor: */                                    \
-    X(INC_LOCAL_JLE, 4) /* to:do: step: bp[a]++; if bp[a] <= bp[b] jump back W */  \
-    X(AND, 2)            /* a b -> a && b (and:, && with an evaluated argument) */ \
-    X(OR, 2)             /* a b -> a || b (or:, || with an evaluated argument) */
+#define SOM_BYTECODES(X)                                                                           \
+    X(PUSH_LOCAL, 1)  /* -> bp[i] */                                                               \
+    X(PUSH_SELF, 0)   /* -> self */                                                                \
+    X(PUSH_CTX, 2)    /* -> ctx(depth)[i] */                                                       \
+    X(PUSH_FIELD, 1)  /* -> self.field[i] */                                                       \
+    X(PUSH_CFIELD, 1) /* -> class-side field i of self (a class) */                                \
+    X(PUSH_CONST, 2)  /* -> literal[k] */                                                          \
+    X(PUSH_NIL, 0)                                                                                 \
+    X(PUSH_TRUE, 0)                                                                                \
+    X(PUSH_FALSE, 0)                                                                               \
+    X(PUSH_INT, 1)    /* -> small integer (signed byte) */                                         \
+    X(PUSH_GLOBAL, 2) /* -> global named literal[k] or unknownGlobal: */                           \
+    X(PUSH_BLOCK, 2)  /* -> new closure of block method literal[k] */                              \
+    X(STORE_LOCAL, 1) /* v -> ; bp[i] = v */                                                       \
+    X(STORE_CTX, 2)                                                                                \
+    X(STORE_FIELD, 1)                                                                              \
+    X(STORE_CFIELD, 1)                                                                             \
+    X(DUP, 0)                                                                                      \
+    X(POP, 0)                                                                                      \
+    X(SEND, 2) /* rcv args -> result; W = call site */                                             \
+    X(SUPER_SEND, 2)                                                                               \
+    X(RETURN_LOCAL, 0) /* return TOS from this activation */                                       \
+    X(RETURN_SELF, 0)                                                                              \
+    X(RETURN_NLR, 0) /* ^ inside a block: return TOS from home */                                  \
+    X(JUMP, 2)                                                                                     \
+    X(JUMP_IF_FALSE, 4)   /* pops; W jump, W call site (see below) */                              \
+    X(JUMP_IF_TRUE, 4)    /* pops; W jump, W call site */                                          \
+    X(JUMP_IF_NIL, 2)     /* pops */                                                               \
+    X(JUMP_IF_NOT_NIL, 2) /* pops */                                                               \
+    X(JUMP_BACK, 2)                                                                                \
+    X(ADD, 2)                                                                                      \
+    X(SUB, 2)                                                                                      \
+    X(MUL, 2)                                                                                      \
+    X(LT, 2)                                                                                       \
+    X(GT, 2)                                                                                       \
+    X(LE, 2)                                                                                       \
+    X(GE, 2)                                                                                       \
+    X(EQ, 2)                                                                                       \
+    X(NE, 2)            /* ~= */                                                                   \
+    X(MOD, 2)           /* % (floored) */                                                          \
+    X(FDIV, 2)          /* // (always a Double) */                                                 \
+    X(DIV, 2)           /* / (truncated) */                                                        \
+    X(BAND, 2)          /* & */                                                                    \
+    X(BXOR, 2)          /* bitXor: */                                                              \
+    X(INC_LOCAL_JLE, 4) /* to:do: step: bp[a]++; if bp[a] <= bp[b] jump back W */                  \
+    X(AND, 2)           /* a b -> a && b (and:, && with an evaluated argument) */                  \
+    X(OR, 2)            /* a b -> a || b (or:, || with an evaluated argument) */
 
 enum {
 #define SOM_BC_ENUM(name, ops) BC_##name,
     SOM_BYTECODES(SOM_BC_ENUM)
 #undef SOM_BC_ENUM
-    BC__COUNT
+        BC__COUNT
 };
 
 /* INC_LOCAL_JLE is followed by a generic fallback of exactly this many bytes

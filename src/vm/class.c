@@ -17,29 +17,28 @@
 
 /* ---- lookup ---------------------------------------------------------- */
 
-static void mtab_put(SomClass *c, SomString *sel, SomMethod *m)
-{
+static void mtab_put(SomClass *c, SomString *sel, SomMethod *m) {
     uint32_t j = sel->hash & c->mtab_mask;
-    while (c->mtab[j].sel && c->mtab[j].sel != sel) j = (j + 1) & c->mtab_mask;
+    while (c->mtab[j].sel && c->mtab[j].sel != sel)
+        j = (j + 1) & c->mtab_mask;
     c->mtab[j].sel = sel;
     c->mtab[j].method = m;
 }
 
-static SomMethod *mtab_get(const SomClass *c, const SomString *sel)
-{
+static SomMethod *mtab_get(const SomClass *c, const SomString *sel) {
     if (!c->mtab) return NULL;
     for (uint32_t j = sel->hash & c->mtab_mask; c->mtab[j].sel; j = (j + 1) & c->mtab_mask)
         if (c->mtab[j].sel == sel) return c->mtab[j].method;
     return NULL;
 }
 
-SomMethod *som_lookup(SomVM *vm, SomClass *cls, SomString *sel)
-{
+SomMethod *som_lookup(SomVM *vm, SomClass *cls, SomString *sel) {
     uintptr_t key = ((uintptr_t)cls >> 4) ^ ((uintptr_t)sel >> 3);
     LookupEntry *e = &vm->lookup_cache[key & (SOM_LOOKUP_CACHE - 1)];
     if (e->cls == cls && e->sel == sel) return e->method;
     SomMethod *m = NULL;
-    for (SomClass *c = cls; c && !m; c = c->super) m = mtab_get(c, sel);
+    for (SomClass *c = cls; c && !m; c = c->super)
+        m = mtab_get(c, sel);
     e->cls = cls;
     e->sel = sel;
     e->method = m;
@@ -48,10 +47,10 @@ SomMethod *som_lookup(SomVM *vm, SomClass *cls, SomString *sel)
 
 /* Rebuilds the selector table from the methods array (after loading or a
  * reflective change). */
-static void rebuild_mtab(SomVM *vm, SomClass *c)
-{
+static void rebuild_mtab(SomVM *vm, SomClass *c) {
     uint32_t n = (uint32_t)c->methods->len, cap = 8;
-    while (cap < n * 2 + 2) cap *= 2;
+    while (cap < n * 2 + 2)
+        cap *= 2;
     free(c->mtab);
     c->mtab = calloc(cap, sizeof *c->mtab);
     if (!c->mtab) abort();
@@ -65,54 +64,50 @@ static void rebuild_mtab(SomVM *vm, SomClass *c)
 
 /* ---- names and lines -------------------------------------------------- */
 
-void class_method_name(const SomMethod *m, char *buf, size_t n)
-{
+void class_method_name(const SomMethod *m, char *buf, size_t n) {
     const SomMethod *home = m->kind == MK_BLOCK && m->home ? m->home : m;
     const char *cls = m->holder && m->holder->name ? m->holder->name->bytes : "?";
     snprintf(buf, n, "%s>>%s%s", cls, home->signature ? home->signature->bytes : "?",
              m->kind == MK_BLOCK ? " [block]" : "");
 }
 
-unsigned class_method_line(const SomMethod *m, uint32_t bci)
-{
+unsigned class_method_line(const SomMethod *m, uint32_t bci) {
     unsigned line = m->line;
-    for (uint32_t i = 0; i < m->nlines && m->lines[i].bci <= bci; i++) line = m->lines[i].line;
+    for (uint32_t i = 0; i < m->nlines && m->lines[i].bci <= bci; i++)
+        line = m->lines[i].line;
     return line;
 }
 
 /* ---- class objects ------------------------------------------------------ */
 
-static SomClass *new_class_obj(SomVM *vm, SomClass *meta)
-{
+static SomClass *new_class_obj(SomVM *vm, SomClass *meta) {
     SomClass *c = gc_alloc(vm, sizeof(SomClass), OBJ_CLASS, meta);
     return c;
 }
 
 /* A class and its metaclass, unnamed and empty. */
-static SomClass *new_class_pair(SomVM *vm)
-{
+static SomClass *new_class_pair(SomVM *vm) {
     SomClass *meta = new_class_obj(vm, vm->metaclassClass);
     meta->is_meta = 1;
     return new_class_obj(vm, meta);
 }
 
-static SomArray *names_array(SomVM *vm, SomArray *inherited, const NameList *own)
-{
+static SomArray *names_array(SomVM *vm, SomArray *inherited, const NameList *own) {
     size_t base = inherited ? inherited->len : 0;
     SomArray *a = som_array_new(vm, base + (size_t)own->n);
-    for (size_t i = 0; i < base; i++) a->items[i] = inherited->items[i];
-    for (int i = 0; i < own->n; i++) a->items[base + i] = SOM_V(som_symbol_cstr(vm, own->names[i]));
+    for (size_t i = 0; i < base; i++)
+        a->items[i] = inherited->items[i];
+    for (int i = 0; i < own->n; i++)
+        a->items[base + i] = SOM_V(som_symbol_cstr(vm, own->names[i]));
     return a;
 }
 
-static int prim_missing(SomVM *vm, Value *args)
-{
+static int prim_missing(SomVM *vm, Value *args) {
     (void)args;
     return som_prim_error(vm, "primitive not implemented");
 }
 
-static bool inherits(const SomClass *c, const SomClass *ancestor)
-{
+static bool inherits(const SomClass *c, const SomClass *ancestor) {
     for (; c; c = c->super)
         if (c == ancestor) return true;
     return false;
@@ -121,23 +116,25 @@ static bool inherits(const SomClass *c, const SomClass *ancestor)
 /* Older core libraries declare `superClass name instanceFields
  * instanceInvokables` as fields of Class and read them in SOM code; keep
  * such fields of a class object in step with the VM's own data. */
-static void sync_hidden_fields(SomVM *vm, SomClass *c)
-{
+static void sync_hidden_fields(SomVM *vm, SomClass *c) {
     SomArray *names = c->h.cls->field_names;
     for (uint64_t i = 0; i < names->len && i < c->cfields->len; i++) {
         const char *n = ((SomString *)names->items[i])->bytes;
         Value v = 0;
-        if (!strcmp(n, "superClass")) v = c->super ? SOM_V(c->super) : vm->nil;
-        else if (!strcmp(n, "name")) v = SOM_V(c->name);
-        else if (!strcmp(n, "instanceFields")) v = SOM_V(c->field_names);
-        else if (!strcmp(n, "instanceInvokables")) v = SOM_V(c->methods);
+        if (!strcmp(n, "superClass"))
+            v = c->super ? SOM_V(c->super) : vm->nil;
+        else if (!strcmp(n, "name"))
+            v = SOM_V(c->name);
+        else if (!strcmp(n, "instanceFields"))
+            v = SOM_V(c->field_names);
+        else if (!strcmp(n, "instanceInvokables"))
+            v = SOM_V(c->methods);
         if (v) c->cfields->items[i] = v;
     }
 }
 
 static SomMethod *primitive_method(SomVM *vm, SomClass *holder, const char *clsname, bool meta,
-                                   MethodDef *def)
-{
+                                   MethodDef *def) {
     SomMethod *m = gc_alloc(vm, sizeof *m, OBJ_METHOD, vm->primitiveClass);
     m->kind = MK_PRIMITIVE;
     m->signature = som_symbol_cstr(vm, def->selector);
@@ -145,8 +142,11 @@ static SomMethod *primitive_method(SomVM *vm, SomClass *holder, const char *clsn
     m->line = (uint32_t)def->line;
     const char *sel = def->selector;
     int nargs = 0;
-    if (strchr("~&|*/\\+=><,@%-", sel[0])) nargs = 1;
-    else for (const char *p = sel; *p; p++) nargs += *p == ':';
+    if (strchr("~&|*/\\+=><,@%-", sel[0]))
+        nargs = 1;
+    else
+        for (const char *p = sel; *p; p++)
+            nargs += *p == ':';
     m->nargs = (uint16_t)nargs;
     const PrimDef *pd = prim_lookup(clsname, meta, sel);
     m->prim = pd ? pd->fn : NULL;
@@ -156,15 +156,15 @@ static SomMethod *primitive_method(SomVM *vm, SomClass *holder, const char *clsn
 }
 
 static bool compile_side(SomVM *vm, SomClass *holder, const char *clsname, bool meta,
-                         MethodDefList *defs, const char *file, char *err, size_t errlen)
-{
+                         MethodDefList *defs, const char *file, char *err, size_t errlen) {
     SomArray *fields = holder->field_names;
     /* instances of Class and its subclasses are class objects: their fields
      * live in cfields, whichever side the method is on */
     bool class_fields = meta || inherits(holder, vm->classClass);
     const char **fnames = calloc(fields->len + 1, sizeof *fnames);
     if (!fnames) abort();
-    for (uint64_t i = 0; i < fields->len; i++) fnames[i] = ((SomString *)fields->items[i])->bytes;
+    for (uint64_t i = 0; i < fields->len; i++)
+        fnames[i] = ((SomString *)fields->items[i])->bytes;
     CompileEnv env = {vm, holder, fnames, (int)fields->len, class_fields, file};
     SomArray *methods = som_array_new(vm, (size_t)defs->n);
     bool ok = true;
@@ -172,8 +172,10 @@ static bool compile_side(SomVM *vm, SomClass *holder, const char *clsname, bool 
         MethodDef *d = defs->items[i];
         SomMethod *m = d->is_primitive ? primitive_method(vm, holder, clsname, meta, d)
                                        : codegen_method(&env, d, err, errlen);
-        if (!m) ok = false;
-        else methods->items[i] = SOM_V(m);
+        if (!m)
+            ok = false;
+        else
+            methods->items[i] = SOM_V(m);
     }
     free(fnames);
     if (!ok) return false;
@@ -183,8 +185,7 @@ static bool compile_side(SomVM *vm, SomClass *holder, const char *clsname, bool 
 }
 
 static SomClass *resolve_super(SomVM *vm, const ClassDef *def, const char *file, bool *nosuper,
-                               char *err, size_t errlen)
-{
+                               char *err, size_t errlen) {
     *nosuper = false;
     if (def->super_name && !strcmp(def->super_name, "nil")) {
         *nosuper = true;
@@ -202,9 +203,8 @@ static SomClass *resolve_super(SomVM *vm, const ClassDef *def, const char *file,
 }
 
 /* Fills `cls` (a shell or NULL for a new class) from a parsed definition. */
-static SomClass *build_class(SomVM *vm, ClassDef *def, SomClass *cls, const char *file,
-                             char *err, size_t errlen)
-{
+static SomClass *build_class(SomVM *vm, ClassDef *def, SomClass *cls, const char *file, char *err,
+                             size_t errlen) {
     bool nosuper;
     SomClass *super = resolve_super(vm, def, file, &nosuper, err, errlen);
     if (!super && !nosuper) return NULL;
@@ -219,13 +219,15 @@ static SomClass *build_class(SomVM *vm, ClassDef *def, SomClass *cls, const char
     cls->file = meta->file = som_string_cstr(vm, file);
     cls->field_names = names_array(vm, super ? super->field_names : NULL, &def->inst_fields);
     cls->ninstfields = (uint32_t)cls->field_names->len;
-    meta->field_names = names_array(vm, meta->super ? meta->super->field_names : NULL,
-                                    &def->class_fields);
+    meta->field_names =
+        names_array(vm, meta->super ? meta->super->field_names : NULL, &def->class_fields);
     meta->ninstfields = (uint32_t)meta->field_names->len;
     cls->cfields = som_array_new(vm, meta->ninstfields);
     meta->cfields = som_array_new(vm, 0);
-    if (!compile_side(vm, cls, def->name, false, &def->inst_methods, file, err, errlen)) return NULL;
-    if (!compile_side(vm, meta, def->name, true, &def->class_methods, file, err, errlen)) return NULL;
+    if (!compile_side(vm, cls, def->name, false, &def->inst_methods, file, err, errlen))
+        return NULL;
+    if (!compile_side(vm, meta, def->name, true, &def->class_methods, file, err, errlen))
+        return NULL;
     meta->cfields = som_array_new(vm, vm->metaclassClass->ninstfields);
     sync_hidden_fields(vm, cls);
     sync_hidden_fields(vm, meta);
@@ -234,10 +236,10 @@ static SomClass *build_class(SomVM *vm, ClassDef *def, SomClass *cls, const char
 
 /* ---- finding sources --------------------------------------------------- */
 
-static SomClass *load_source(SomVM *vm, const char *name, SomClass *shell, char *err, size_t errlen);
+static SomClass *load_source(SomVM *vm, const char *name, SomClass *shell, char *err,
+                             size_t errlen);
 
-static char *find_source(SomVM *vm, const char *name, char *path, size_t pathlen)
-{
+static char *find_source(SomVM *vm, const char *name, char *path, size_t pathlen) {
     for (int i = 0; i < vm->nclasspath; i++) {
         snprintf(path, pathlen, "%s/%s.som", vm->classpath[i], name);
         char *src = som_read_file(path, NULL);
@@ -253,8 +255,7 @@ static char *find_source(SomVM *vm, const char *name, char *path, size_t pathlen
     return strdup(b);
 }
 
-static SomClass *load_into(SomVM *vm, const char *name, SomClass *shell, char *err, size_t errlen)
-{
+static SomClass *load_into(SomVM *vm, const char *name, SomClass *shell, char *err, size_t errlen) {
     for (int i = 0; i < vm->nloading; i++)
         if (!strcmp(vm->loading[i], name)) {
             snprintf(err, errlen, "class %s inherits from itself (cyclic superclass chain)", name);
@@ -270,8 +271,8 @@ static SomClass *load_into(SomVM *vm, const char *name, SomClass *shell, char *e
     return c;
 }
 
-static SomClass *load_source(SomVM *vm, const char *name, SomClass *shell, char *err, size_t errlen)
-{
+static SomClass *load_source(SomVM *vm, const char *name, SomClass *shell, char *err,
+                             size_t errlen) {
     char path[4096];
     char *src = find_source(vm, name, path, sizeof path);
     if (!src) {
@@ -301,8 +302,7 @@ static SomClass *load_source(SomVM *vm, const char *name, SomClass *shell, char 
     return cls;
 }
 
-SomClass *som_load_class(SomVM *vm, SomString *name)
-{
+SomClass *som_load_class(SomVM *vm, SomString *name) {
     char err[1024] = "";
     Value v;
     if (som_global_get(vm, name, &v) && som_is_obj(v) && som_hdr(v)->kind == OBJ_CLASS)
@@ -323,28 +323,27 @@ static const struct {
     const char *name;
     const char *super;
 } core_classes[] = {
-#define CC(field, name, super) {offsetof(SomVM, field), name, super}
-    CC(objectClass, "Object", NULL),     CC(classClass, "Class", "Object"),
-    CC(metaclassClass, "Metaclass", "Class"), CC(nilClass, "Nil", "Object"),
-    CC(arrayClass, "Array", "Object"),   CC(methodClass, "Method", "Object"),
+#define CC(field, name, super)                                                                     \
+    { offsetof(SomVM, field), name, super }
+    CC(objectClass, "Object", NULL),           CC(classClass, "Class", "Object"),
+    CC(metaclassClass, "Metaclass", "Class"),  CC(nilClass, "Nil", "Object"),
+    CC(arrayClass, "Array", "Object"),         CC(methodClass, "Method", "Object"),
     CC(primitiveClass, "Primitive", "Object"), CC(integerClass, "Integer", "Object"),
-    CC(stringClass, "String", "Object"), CC(symbolClass, "Symbol", "String"),
-    CC(doubleClass, "Double", "Object"), CC(blockClass, "Block", "Object"),
-    CC(block1Class, "Block1", "Block"),  CC(block2Class, "Block2", "Block"),
-    CC(block3Class, "Block3", "Block"),  CC(booleanClass, "Boolean", "Object"),
-    CC(trueClass, "True", "Boolean"),    CC(falseClass, "False", "Boolean"),
+    CC(stringClass, "String", "Object"),       CC(symbolClass, "Symbol", "String"),
+    CC(doubleClass, "Double", "Object"),       CC(blockClass, "Block", "Object"),
+    CC(block1Class, "Block1", "Block"),        CC(block2Class, "Block2", "Block"),
+    CC(block3Class, "Block3", "Block"),        CC(booleanClass, "Boolean", "Object"),
+    CC(trueClass, "True", "Boolean"),          CC(falseClass, "False", "Boolean"),
     CC(systemClass, "System", "Object"),
 #undef CC
 };
 #define NCORE (sizeof core_classes / sizeof *core_classes)
 
-static SomClass **core_slot(SomVM *vm, size_t i)
-{
+static SomClass **core_slot(SomVM *vm, size_t i) {
     return (SomClass **)((char *)vm + core_classes[i].offset);
 }
 
-static void make_shells(SomVM *vm)
-{
+static void make_shells(SomVM *vm) {
     /* Metaclass first: every metaclass is an instance of it */
     SomClass *mc_meta = new_class_obj(vm, NULL);
     SomClass *mc = new_class_obj(vm, mc_meta);
@@ -364,8 +363,7 @@ static void make_shells(SomVM *vm)
     vm->objectClass->h.cls->super = vm->classClass;
 }
 
-static void make_names(SomVM *vm)
-{
+static void make_names(SomVM *vm) {
     for (size_t i = 0; i < NCORE; i++) {
         SomClass *c = *core_slot(vm, i);
         char buf[128];
@@ -385,8 +383,7 @@ static void make_names(SomVM *vm)
  * core libraries declare `superClass name ...` there). Learn them from
  * Class.som before any class is built, so the lists computed while loading
  * (and the class-side field indices compiled from them) are right. */
-static bool prepare_class_fields(SomVM *vm, char *errbuf, size_t errlen)
-{
+static bool prepare_class_fields(SomVM *vm, char *errbuf, size_t errlen) {
     char path[4096];
     char *src = find_source(vm, "Class", path, sizeof path);
     if (!src) {
@@ -397,7 +394,8 @@ static bool prepare_class_fields(SomVM *vm, char *errbuf, size_t errlen)
     ClassDef def;
     bool ok = parse_class(&arena, path, src, &def, errbuf, errlen);
     if (ok) {
-        vm->classClass->field_names = names_array(vm, vm->objectClass->field_names, &def.inst_fields);
+        vm->classClass->field_names =
+            names_array(vm, vm->objectClass->field_names, &def.inst_fields);
         vm->classClass->ninstfields = (uint32_t)vm->classClass->field_names->len;
         vm->objectClass->h.cls->field_names = vm->classClass->field_names;
         vm->objectClass->h.cls->ninstfields = vm->classClass->ninstfields;
@@ -407,8 +405,7 @@ static bool prepare_class_fields(SomVM *vm, char *errbuf, size_t errlen)
     return ok;
 }
 
-bool class_bootstrap(SomVM *vm, char *errbuf, size_t errlen)
-{
+bool class_bootstrap(SomVM *vm, char *errbuf, size_t errlen) {
     vm->heap.inhibit++;
     make_shells(vm);
     vm->nil = SOM_V(som_instance_new(vm, vm->nilClass));
@@ -424,7 +421,8 @@ bool class_bootstrap(SomVM *vm, char *errbuf, size_t errlen)
     for (size_t i = 0; i < NCORE && ok; i++)
         if (i != 1 && i != 2)
             ok = load_into(vm, core_classes[i].name, *core_slot(vm, i), errbuf, errlen) != NULL;
-    for (size_t i = 0; i < NCORE && ok; i++) { /* metaclass slots sized now that Metaclass is known */
+    for (size_t i = 0; i < NCORE && ok;
+         i++) { /* metaclass slots sized now that Metaclass is known */
         SomClass *c = *core_slot(vm, i);
         c->h.cls->cfields = som_array_new(vm, vm->metaclassClass->ninstfields);
         sync_hidden_fields(vm, c->h.cls);

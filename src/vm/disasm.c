@@ -11,22 +11,28 @@
 
 static const char *const tf_names[] = {"int", "bigint", "double", "other"};
 
-static void print_value(SomVM *vm, Value v, FILE *f)
-{
+static void print_value(SomVM *vm, Value v, FILE *f) {
     if (som_is_int(v)) {
         fprintf(f, "%" PRId64, som_int(v));
         return;
     }
     switch (som_kind(v)) {
-    case OBJ_STRING: fprintf(f, "'%s'", ((SomString *)v)->bytes); break;
-    case OBJ_SYMBOL: fprintf(f, "#%s", ((SomString *)v)->bytes); break;
-    case OBJ_METHOD: fprintf(f, "<block>"); break;
-    default: fprintf(f, "<%s>", som_class_of(vm, v)->name->bytes); break;
+    case OBJ_STRING:
+        fprintf(f, "'%s'", ((SomString *)v)->bytes);
+        break;
+    case OBJ_SYMBOL:
+        fprintf(f, "#%s", ((SomString *)v)->bytes);
+        break;
+    case OBJ_METHOD:
+        fprintf(f, "<block>");
+        break;
+    default:
+        fprintf(f, "<%s>", som_class_of(vm, v)->name->bytes);
+        break;
     }
 }
 
-static void print_site(const CallSite *cs, FILE *f)
-{
+static void print_site(const CallSite *cs, FILE *f) {
     fprintf(f, " #%s", cs->selector->bytes);
     for (int i = 0; i < SOM_IC_SIZE && cs->ic[i].cls; i++)
         fprintf(f, "%s%s:%" PRIu64, i ? ", " : "  [", cs->ic[i].cls->name->bytes, cs->ic[i].hits);
@@ -35,8 +41,7 @@ static void print_site(const CallSite *cs, FILE *f)
         if (cs->argkinds & (1u << b)) fprintf(f, " (%s,%s)", tf_names[b / 4], tf_names[b % 4]);
 }
 
-void disasm_method(SomVM *vm, const SomMethod *m, FILE *f)
-{
+void disasm_method(SomVM *vm, const SomMethod *m, FILE *f) {
     char name[256];
     class_method_name(m, name, sizeof name);
     fprintf(f, "%s  args=%u locals=%u stack=%u ctx=%u invocations=%" PRIu64 "%s\n", name, m->nargs,
@@ -53,21 +58,51 @@ void disasm_method(SomVM *vm, const SomMethod *m, FILE *f)
         unsigned w = som_bc_len[op] >= 2 ? (unsigned)(a[0] | (a[1] << 8)) : 0;
         fprintf(f, "  %4u  %-16s", pc, som_bc_name[op]);
         switch (op) {
-        case BC_PUSH_CONST: print_value(vm, m->literals[w], f); break;
-        case BC_PUSH_GLOBAL: fprintf(f, "%s", ((SomString *)m->literals[w])->bytes); break;
-        case BC_SEND: case BC_SUPER_SEND: case BC_ADD: case BC_SUB: case BC_MUL: case BC_LT:
-        case BC_GT: case BC_LE: case BC_GE: case BC_EQ: case BC_NE: case BC_AND: case BC_OR: case BC_MOD: case BC_FDIV: case BC_DIV: case BC_BAND: case BC_BXOR:
+        case BC_PUSH_CONST:
+            print_value(vm, m->literals[w], f);
+            break;
+        case BC_PUSH_GLOBAL:
+            fprintf(f, "%s", ((SomString *)m->literals[w])->bytes);
+            break;
+        case BC_SEND:
+        case BC_SUPER_SEND:
+        case BC_ADD:
+        case BC_SUB:
+        case BC_MUL:
+        case BC_LT:
+        case BC_GT:
+        case BC_LE:
+        case BC_GE:
+        case BC_EQ:
+        case BC_NE:
+        case BC_AND:
+        case BC_OR:
+        case BC_MOD:
+        case BC_FDIV:
+        case BC_DIV:
+        case BC_BAND:
+        case BC_BXOR:
             print_site(&m->sites[w], f);
             break;
-        case BC_JUMP: case BC_JUMP_IF_NIL: case BC_JUMP_IF_NOT_NIL:
+        case BC_JUMP:
+        case BC_JUMP_IF_NIL:
+        case BC_JUMP_IF_NOT_NIL:
             fprintf(f, "-> %u", pc + 3 + w);
             break;
-        case BC_JUMP_IF_FALSE: case BC_JUMP_IF_TRUE:
+        case BC_JUMP_IF_FALSE:
+        case BC_JUMP_IF_TRUE:
             fprintf(f, "-> %u", pc + 5 + w);
             break;
-        case BC_JUMP_BACK: fprintf(f, "-> %u", pc + 3 - w); break;
-        case BC_PUSH_INT: fprintf(f, "%d", (int8_t)a[0]); break;
-        case BC_PUSH_CTX: case BC_STORE_CTX: fprintf(f, "depth %u, index %u", a[0], a[1]); break;
+        case BC_JUMP_BACK:
+            fprintf(f, "-> %u", pc + 3 - w);
+            break;
+        case BC_PUSH_INT:
+            fprintf(f, "%d", (int8_t)a[0]);
+            break;
+        case BC_PUSH_CTX:
+        case BC_STORE_CTX:
+            fprintf(f, "depth %u, index %u", a[0], a[1]);
+            break;
         case BC_INC_LOCAL_JLE:
             fprintf(f, "%u <= %u -> %u", a[0], a[1], pc + 5 - (unsigned)(a[2] | (a[3] << 8)));
             break;
@@ -84,8 +119,7 @@ void disasm_method(SomVM *vm, const SomMethod *m, FILE *f)
     }
 }
 
-static size_t list_class(SomVM *vm, SomClass *c, uint64_t min, FILE *f)
-{
+static size_t list_class(SomVM *vm, SomClass *c, uint64_t min, FILE *f) {
     size_t n = 0;
     for (uint64_t i = 0; c->methods && i < c->methods->len; i++) {
         SomMethod *m = (SomMethod *)c->methods->items[i];
@@ -96,8 +130,7 @@ static size_t list_class(SomVM *vm, SomClass *c, uint64_t min, FILE *f)
     return n;
 }
 
-size_t disasm_all(SomVM *vm, uint64_t min_invocations, FILE *f)
-{
+size_t disasm_all(SomVM *vm, uint64_t min_invocations, FILE *f) {
     size_t n = 0;
     for (uint32_t i = 0; vm->symbols.slots && i <= vm->symbols.mask; i++) {
         SomString *s = vm->symbols.slots[i];

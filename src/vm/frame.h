@@ -32,25 +32,25 @@
 #include "object.h"
 
 typedef struct SomFrame {
-    SomMethod *method;      /* method or block body being run */
-    uint32_t bci;           /* bytecode index of the latest send */
-    uint32_t visited;       /* profiler's mark; cleared on activation */
-    Value *bp;              /* slot 0: receiver (or block), then args, then locals */
-    Value self;             /* self (for blocks, the home method's self) */
-    SomContext *ctx;        /* context register: own context or the closure's */
-    const uint8_t *ip;      /* resume point (interpreter-private) */
+    SomMethod *method; /* method or block body being run */
+    uint32_t bci;      /* bytecode index of the latest send */
+    uint32_t visited;  /* profiler's mark; cleared on activation */
+    Value *bp;         /* slot 0: receiver (or block), then args, then locals */
+    Value self;        /* self (for blocks, the home method's self) */
+    SomContext *ctx;   /* context register: own context or the closure's */
+    const uint8_t *ip; /* resume point (interpreter-private) */
 } SomFrame;
 
 /* What the VM thread is doing; read by samplers. */
 typedef enum VmState { /* numbered like SampoVmState in include/sampo.h */
-    VMS_NONE = 0,
-    VMS_INTERP = 1,   /* interpreting bytecode */
-    VMS_PRIMITIVE,    /* in a primitive */
-    VMS_NATIVE,       /* in VM runtime code (lookup, class loading, printing) */
-    VMS_GC,           /* collecting garbage */
-    VMS_COMPILE,      /* compiling (parser, bytecode generator, later the JIT) */
-    VMS_IDLE,         /* not running SOM code */
-    VMS_COUNT
+                       VMS_NONE = 0,
+                       VMS_INTERP = 1, /* interpreting bytecode */
+                       VMS_PRIMITIVE,  /* in a primitive */
+                       VMS_NATIVE,     /* in VM runtime code (lookup, class loading, printing) */
+                       VMS_GC,         /* collecting garbage */
+                       VMS_COMPILE,    /* compiling (parser, bytecode generator, later the JIT) */
+                       VMS_IDLE,       /* not running SOM code */
+                       VMS_COUNT
 } VmState;
 
 #endif

@@ -15,8 +15,7 @@
 
 #define GC_MIN_THRESHOLD (8u << 20)
 
-static void *xmalloc(size_t n)
-{
+static void *xmalloc(size_t n) {
     void *p = malloc(n);
     if (!p) {
         fprintf(stderr, "som: out of memory (%zu bytes)\n", n);
@@ -25,8 +24,7 @@ static void *xmalloc(size_t n)
     return p;
 }
 
-void gc_init(SomVM *vm)
-{
+void gc_init(SomVM *vm) {
     GcHeap *h = &vm->heap;
     memset(h, 0, sizeof *h);
     h->threshold = vm->opts.heap_hint > GC_MIN_THRESHOLD ? vm->opts.heap_hint : GC_MIN_THRESHOLD;
@@ -34,8 +32,7 @@ void gc_init(SomVM *vm)
     h->mark_stack = xmalloc(h->mark_cap * sizeof *h->mark_stack);
 }
 
-static void finalize(ObjHeader *o)
-{
+static void finalize(ObjHeader *o) {
     switch (o->kind) {
     case OBJ_BIGINT:
         num_bigint_finalize((SomBigInt *)o);
@@ -56,8 +53,7 @@ static void finalize(ObjHeader *o)
     }
 }
 
-void gc_fini(SomVM *vm)
-{
+void gc_fini(SomVM *vm) {
     GcHeap *h = &vm->heap;
     for (GcChunk *c = h->chunks, *next; c; c = next) {
         next = c->next;
@@ -77,8 +73,7 @@ void gc_fini(SomVM *vm)
 
 /* Sweeps one chunk: dead cells are finalised and put on the free list, live
  * cells lose their mark. Answers the number of cells freed. */
-static uint32_t sweep_chunk(GcHeap *h, GcChunk *c)
-{
+static uint32_t sweep_chunk(GcHeap *h, GcChunk *c) {
     size_t cls = c->cell_size / GC_GRANULE;
     char *cell = (char *)(c + 1);
     uint32_t freed = 0;
@@ -103,8 +98,7 @@ static uint32_t sweep_chunk(GcHeap *h, GcChunk *c)
 }
 
 /* Lazily sweeps chunks of size class cls until one yields free cells. */
-static bool sweep_some(GcHeap *h, size_t cls)
-{
+static bool sweep_some(GcHeap *h, size_t cls) {
     while (h->unswept[cls]) {
         GcChunk *c = h->unswept[cls];
         h->unswept[cls] = c->next_class;
@@ -113,14 +107,13 @@ static bool sweep_some(GcHeap *h, size_t cls)
     return false;
 }
 
-static void finish_sweep(GcHeap *h)
-{
+static void finish_sweep(GcHeap *h) {
     for (size_t cls = 0; cls <= GC_NCLASSES; cls++)
-        while (h->unswept[cls]) sweep_some(h, cls);
+        while (h->unswept[cls])
+            sweep_some(h, cls);
 }
 
-static void refill(GcHeap *h, size_t cls)
-{
+static void refill(GcHeap *h, size_t cls) {
     if (sweep_some(h, cls)) return;
     size_t cell = cls * GC_GRANULE;
     GcChunk *c = xmalloc(GC_CHUNK_SIZE);
@@ -143,11 +136,9 @@ static void refill(GcHeap *h, size_t cls)
     h->free[cls] = head;
 }
 
-void *gc_alloc(SomVM *vm, size_t size, int kind, SomClass *cls)
-{
+void *gc_alloc(SomVM *vm, size_t size, int kind, SomClass *cls) {
     GcHeap *h = &vm->heap;
-    if (h->inhibit == 0 &&
-        (vm->opts.gc_stress || h->allocated_since_gc >= h->threshold))
+    if (h->inhibit == 0 && (vm->opts.gc_stress || h->allocated_since_gc >= h->threshold))
         gc_collect(vm);
     size = (size + GC_GRANULE - 1) & ~(size_t)(GC_GRANULE - 1);
     h->allocated_since_gc += size;
@@ -179,8 +170,7 @@ void *gc_alloc(SomVM *vm, size_t size, int kind, SomClass *cls)
 
 /* ---- marking ------------------------------------------------------------ */
 
-static void grey(GcHeap *h, void *p)
-{
+static void grey(GcHeap *h, void *p) {
     ObjHeader *o = p;
     if (!o || o->mark) return;
     o->mark = 1;
@@ -197,18 +187,16 @@ static void grey(GcHeap *h, void *p)
     h->mark_stack[h->mark_top++] = o;
 }
 
-static inline void grey_value(GcHeap *h, Value v)
-{
+static inline void grey_value(GcHeap *h, Value v) {
     if (som_is_obj(v) && v) grey(h, (void *)v);
 }
 
-static void scan_values(GcHeap *h, const Value *v, size_t n)
-{
-    for (size_t i = 0; i < n; i++) grey_value(h, v[i]);
+static void scan_values(GcHeap *h, const Value *v, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        grey_value(h, v[i]);
 }
 
-static void scan_method(GcHeap *h, SomMethod *m)
-{
+static void scan_method(GcHeap *h, SomMethod *m) {
     grey(h, m->signature);
     grey(h, m->holder);
     grey(h, m->home);
@@ -223,8 +211,7 @@ static void scan_method(GcHeap *h, SomMethod *m)
     }
 }
 
-static void scan(GcHeap *h, ObjHeader *o)
-{
+static void scan(GcHeap *h, ObjHeader *o) {
     grey(h, o->cls);
     switch (o->kind) {
     case OBJ_INSTANCE: {
@@ -275,13 +262,12 @@ static void scan(GcHeap *h, ObjHeader *o)
     }
 }
 
-static void drain(GcHeap *h)
-{
-    while (h->mark_top > 0) scan(h, h->mark_stack[--h->mark_top]);
+static void drain(GcHeap *h) {
+    while (h->mark_top > 0)
+        scan(h, h->mark_stack[--h->mark_top]);
 }
 
-static void mark_roots(SomVM *vm)
-{
+static void mark_roots(SomVM *vm) {
     GcHeap *h = &vm->heap;
     scan_values(h, vm->stack, (size_t)(vm->sp - vm->stack));
     for (int32_t i = 0; i <= vm->top; i++) {
@@ -290,7 +276,8 @@ static void mark_roots(SomVM *vm)
         grey(h, f->ctx);
         grey_value(h, f->self);
     }
-    for (int i = 0; i < vm->nroots; i++) grey_value(h, *vm->roots[i]);
+    for (int i = 0; i < vm->nroots; i++)
+        grey_value(h, *vm->roots[i]);
     grey_value(h, vm->nil);
     grey_value(h, vm->true_);
     grey_value(h, vm->false_);
@@ -298,7 +285,8 @@ static void mark_roots(SomVM *vm)
     grey(h, vm->boot_method);
     SomClass **classes = &vm->objectClass;
     size_t nclasses = (size_t)(&vm->systemClass - &vm->objectClass) + 1;
-    for (size_t i = 0; i < nclasses; i++) grey(h, classes[i]);
+    for (size_t i = 0; i < nclasses; i++)
+        grey(h, classes[i]);
     for (uint32_t i = 0; vm->symbols.slots && i <= vm->symbols.mask; i++)
         grey(h, vm->symbols.slots[i]);
     drain(h);
@@ -306,8 +294,7 @@ static void mark_roots(SomVM *vm)
 
 /* ---- sweeping ----------------------------------------------------------- */
 
-static void sweep_large(GcHeap *h)
-{
+static void sweep_large(GcHeap *h) {
     GcLarge **link = &h->large;
     while (*link) {
         GcLarge *l = *link;
@@ -325,16 +312,14 @@ static void sweep_large(GcHeap *h)
 }
 
 /* Starts lazy sweeping of the small-object chunks (see gc.h). */
-static void start_sweep(GcHeap *h)
-{
+static void start_sweep(GcHeap *h) {
     for (size_t cls = 0; cls <= GC_NCLASSES; cls++) {
         h->free[cls] = NULL;
         h->unswept[cls] = h->by_class[cls];
     }
 }
 
-void gc_collect(SomVM *vm)
-{
+void gc_collect(SomVM *vm) {
     GcHeap *h = &vm->heap;
     if (h->inhibit) return;
     uint8_t saved = vm->state;
@@ -363,8 +348,7 @@ void gc_collect(SomVM *vm)
     }
 }
 
-static int valid_ref(SomVM *vm, Value v)
-{
+static int valid_ref(SomVM *vm, Value v) {
     if (!som_is_obj(v)) return 1;
     if (!v) return 0;
     ObjHeader *o = (ObjHeader *)v;
@@ -372,8 +356,7 @@ static int valid_ref(SomVM *vm, Value v)
     return o->kind != OBJ_FREE && o->kind <= OBJ_CONTEXT;
 }
 
-size_t gc_verify(SomVM *vm)
-{
+size_t gc_verify(SomVM *vm) {
     size_t bad = 0;
     finish_sweep(&vm->heap);
     for (GcChunk *c = vm->heap.chunks; c; c = c->next) {
@@ -383,13 +366,16 @@ size_t gc_verify(SomVM *vm)
             if (o->kind == OBJ_FREE) continue;
             if (o->kind == OBJ_INSTANCE) {
                 SomInstance *in = (SomInstance *)o;
-                for (uint32_t k = 0; k < in->nfields; k++) bad += !valid_ref(vm, in->fields[k]);
+                for (uint32_t k = 0; k < in->nfields; k++)
+                    bad += !valid_ref(vm, in->fields[k]);
             } else if (o->kind == OBJ_ARRAY) {
                 SomArray *a = (SomArray *)o;
-                for (uint64_t k = 0; k < a->len; k++) bad += !valid_ref(vm, a->items[k]);
+                for (uint64_t k = 0; k < a->len; k++)
+                    bad += !valid_ref(vm, a->items[k]);
             }
         }
     }
-    for (Value *p = vm->stack; p < vm->sp; p++) bad += !valid_ref(vm, *p);
+    for (Value *p = vm->stack; p < vm->sp; p++)
+        bad += !valid_ref(vm, *p);
     return bad;
 }

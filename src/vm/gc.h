@@ -34,11 +34,11 @@ typedef struct SomClass SomClass;
 #define GC_CHUNK_SIZE (64 * 1024)
 
 typedef struct GcChunk {
-    struct GcChunk *next;        /* all chunks */
-    struct GcChunk *next_class;  /* chunks of the same size class */
+    struct GcChunk *next;       /* all chunks */
+    struct GcChunk *next_class; /* chunks of the same size class */
     uint32_t cell_size;
     uint32_t ncells;
-    uint64_t pad;                /* keeps the cells that follow 16-byte aligned */
+    uint64_t pad; /* keeps the cells that follow 16-byte aligned */
 } GcChunk;
 _Static_assert(sizeof(GcChunk) % 16 == 0, "GcChunk must keep cells 16-byte aligned");
 
@@ -52,22 +52,22 @@ _Static_assert(sizeof(GcLarge) % 16 == 0, "GcLarge must keep objects 16-byte ali
 typedef struct GcStats {
     uint64_t collections;
     uint64_t ns_total;
-    uint64_t bytes_allocated;  /* total since start */
-    uint64_t bytes_live;       /* after the last collection */
+    uint64_t bytes_allocated; /* total since start */
+    uint64_t bytes_live;      /* after the last collection */
 } GcStats;
 
 typedef struct GcHeap {
-    void *free[GC_NCLASSES + 1];  /* free lists by size class (index = size/16) */
-    GcChunk *by_class[GC_NCLASSES + 1];  /* chunks of each size class */
-    GcChunk *unswept[GC_NCLASSES + 1];   /* next chunk of the class still to sweep */
+    void *free[GC_NCLASSES + 1];        /* free lists by size class (index = size/16) */
+    GcChunk *by_class[GC_NCLASSES + 1]; /* chunks of each size class */
+    GcChunk *unswept[GC_NCLASSES + 1];  /* next chunk of the class still to sweep */
     GcChunk *chunks;
     GcLarge *large;
-    size_t heap_bytes;            /* chunk + large bytes in use */
+    size_t heap_bytes; /* chunk + large bytes in use */
     size_t allocated_since_gc;
-    size_t threshold;             /* collect when allocated_since_gc exceeds it */
+    size_t threshold; /* collect when allocated_since_gc exceeds it */
     ObjHeader **mark_stack;
     size_t mark_top, mark_cap;
-    int inhibit;                  /* >0: no collection (bootstrap, compiler) */
+    int inhibit; /* >0: no collection (bootstrap, compiler) */
     GcStats stats;
 } GcHeap;
 

@@ -22,23 +22,27 @@
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-static inline void publish_top(SomVM *vm, int32_t t) { __atomic_store_n(&vm->top, t, __ATOMIC_RELEASE); }
+static inline void publish_top(SomVM *vm, int32_t t) {
+    __atomic_store_n(&vm->top, t, __ATOMIC_RELEASE);
+}
 #define PUBLISH(t) publish_top(vm, top = (t))
 
-static inline int tf_kind(Value v)
-{
+static inline int tf_kind(Value v) {
     switch (som_kind(v)) {
-    case -1: return TF_INT;
-    case OBJ_BIGINT: return TF_BIGINT;
-    case OBJ_DOUBLE: return TF_DOUBLE;
-    default: return TF_OTHER;
+    case -1:
+        return TF_INT;
+    case OBJ_BIGINT:
+        return TF_BIGINT;
+    case OBJ_DOUBLE:
+        return TF_DOUBLE;
+    default:
+        return TF_OTHER;
     }
 }
 
 /* Inline-cache miss: look in the other entries, then do a full lookup and
  * remember the result. Answers NULL when the selector is not understood. */
-static SomMethod *ic_miss(SomVM *vm, CallSite *cs, SomClass *cls, SomClass *lookup_cls)
-{
+static SomMethod *ic_miss(SomVM *vm, CallSite *cs, SomClass *cls, SomClass *lookup_cls) {
     for (int i = 1; i < SOM_IC_SIZE; i++)
         if (cs->ic[i].cls == cls) {
             cs->ic[i].hits++;
@@ -58,10 +62,11 @@ static SomMethod *ic_miss(SomVM *vm, CallSite *cs, SomClass *cls, SomClass *look
     return m;
 }
 
-int interp_labels(InterpLabel *out, int max) { return interp_call(NULL, (SomMethod *)(void *)out, max); }
+int interp_labels(InterpLabel *out, int max) {
+    return interp_call(NULL, (SomMethod *)(void *)out, max);
+}
 
-void interp_backtrace(SomVM *vm, FILE *f)
-{
+void interp_backtrace(SomVM *vm, FILE *f) {
     fprintf(f, "Traceback (innermost first):\n");
     int shown = 0;
     for (int32_t i = vm->top; i >= 0; i--) {
@@ -74,24 +79,25 @@ void interp_backtrace(SomVM *vm, FILE *f)
         }
         char name[256];
         class_method_name(fr->method, name, sizeof name);
-        const char *file = fr->method->holder && fr->method->holder->file
-                               ? fr->method->holder->file->bytes : "?";
+        const char *file =
+            fr->method->holder && fr->method->holder->file ? fr->method->holder->file->bytes : "?";
         fprintf(f, "  at %s (%s:%u)\n", name, file, class_method_line(fr->method, fr->bci));
         shown++;
     }
 }
 
-static SomContext *new_context(SomVM *vm, uint32_t n)
-{
+static SomContext *new_context(SomVM *vm, uint32_t n) {
     SomContext *c = gc_alloc(vm, sizeof(SomContext) + n * sizeof(Value), OBJ_CONTEXT, NULL);
     c->nvars = n;
-    for (uint32_t i = 0; i < n; i++) c->vars[i] = vm->nil;
+    for (uint32_t i = 0; i < n; i++)
+        c->vars[i] = vm->nil;
     return c;
 }
 
-static SomBlock *new_block(SomVM *vm, SomMethod *bm, SomContext *ctx, Value self)
-{
-    SomClass *cls = bm->nargs == 0 ? vm->block1Class : bm->nargs == 1 ? vm->block2Class : vm->block3Class;
+static SomBlock *new_block(SomVM *vm, SomMethod *bm, SomContext *ctx, Value self) {
+    SomClass *cls = bm->nargs == 0   ? vm->block1Class
+                    : bm->nargs == 1 ? vm->block2Class
+                                     : vm->block3Class;
     SomBlock *b = gc_alloc(vm, sizeof(SomBlock), OBJ_BLOCK, cls);
     b->method = bm;
     b->ctx = ctx;
@@ -99,42 +105,43 @@ static SomBlock *new_block(SomVM *vm, SomMethod *bm, SomContext *ctx, Value self
     return b;
 }
 
-static inline SomContext *ctx_at(SomContext *c, unsigned depth)
-{
-    while (depth--) c = c->outer;
+static inline SomContext *ctx_at(SomContext *c, unsigned depth) {
+    while (depth--)
+        c = c->outer;
     return c;
 }
 
 /* Number of arguments a selector takes. */
-static int selector_arity(const SomString *sel)
-{
+static int selector_arity(const SomString *sel) {
     if (sel->len && strchr("~&|*/\\+=><,@%-", sel->bytes[0])) return 1;
     int n = 0;
-    for (uint64_t i = 0; i < sel->len; i++) n += sel->bytes[i] == ':';
+    for (uint64_t i = 0; i < sel->len; i++)
+        n += sel->bytes[i] == ':';
     return n;
 }
 
 /* Inlined double helpers for the arithmetic fast paths (num.h has the
  * general versions; these must stay equivalent). */
-static inline __attribute__((always_inline)) double fast_double(Value v)
-{
+static inline __attribute__((always_inline)) double fast_double(Value v) {
     if (som_is_imm_double(v)) return som_imm_double(v);
     if (som_is_int(v)) return (double)som_int(v);
     return ((SomDouble *)v)->d;
 }
 
-static inline __attribute__((always_inline)) Value fast_new_double(SomVM *vm, double d)
-{
+static inline __attribute__((always_inline)) Value fast_new_double(SomVM *vm, double d) {
     Value imm;
     if (LIKELY(som_try_imm_double(d, &imm))) return imm;
     return num_new_double(vm, d);
 }
 
-static bool is_symbol(Value v) { return som_is_obj(v) && som_hdr(v)->kind == OBJ_SYMBOL; }
-static bool is_array(Value v) { return som_is_obj(v) && som_hdr(v)->kind == OBJ_ARRAY; }
+static bool is_symbol(Value v) {
+    return som_is_obj(v) && som_hdr(v)->kind == OBJ_SYMBOL;
+}
+static bool is_array(Value v) {
+    return som_is_obj(v) && som_hdr(v)->kind == OBJ_ARRAY;
+}
 
-int interp_call(SomVM *vm, SomMethod *entry, int nargs)
-{
+int interp_call(SomVM *vm, SomMethod *entry, int nargs) {
     static void *const labels[BC__COUNT] = {
 #define SOM_BC_LABEL(name, n) &&L_##name,
         SOM_BYTECODES(SOM_BC_LABEL)
@@ -142,12 +149,14 @@ int interp_call(SomVM *vm, SomMethod *entry, int nargs)
     };
     if (UNLIKELY(!vm)) { /* interp_labels(): report the handlers' addresses */
         InterpLabel *out = (InterpLabel *)(void *)entry;
-        static const struct { const char *name; } extra[] = {
-            {"interp:invoke"}, {"interp:activate"}, {"interp:primitive"}, {"interp:send_sel"},
-            {"interp:send_site"}, {"interp:dnu"}, {"interp:not_boolean"}, {"interp:error"},
+        static const struct {
+            const char *name;
+        } extra[] = {
+            {"interp:invoke"},    {"interp:activate"}, {"interp:primitive"},   {"interp:send_sel"},
+            {"interp:send_site"}, {"interp:dnu"},      {"interp:not_boolean"}, {"interp:error"},
         };
-        void *const extra_addr[] = {&&invoke, &&activate, &&primitive, &&send_sel,
-                                    &&send_site, &&dnu, &&not_boolean, &&error};
+        void *const extra_addr[] = {&&invoke,    &&activate, &&primitive,   &&send_sel,
+                                    &&send_site, &&dnu,      &&not_boolean, &&error};
         int count = 0;
         for (int i = 0; i < BC__COUNT && count < nargs; i++, count++) {
             out[count].name = som_bc_name[i];
@@ -178,12 +187,18 @@ int interp_call(SomVM *vm, SomMethod *entry, int nargs)
 #ifdef SOM_BC_STATS /* development aid: dynamic opcode pair counts, printed at exit */
     static uint64_t pair_counts[BC__COUNT][BC__COUNT];
     static unsigned last_op;
-#define DISPATCH() do { pair_counts[last_op][*ip]++; last_op = *ip; goto *labels[*ip++]; } while (0)
+#define DISPATCH()                                                                                 \
+    do {                                                                                           \
+        pair_counts[last_op][*ip]++;                                                               \
+        last_op = *ip;                                                                             \
+        goto *labels[*ip++];                                                                       \
+    } while (0)
     if (!entry) {
         for (int a = 0; a < BC__COUNT; a++)
             for (int b = 0; b < BC__COUNT; b++)
                 if (pair_counts[a][b] > 1000000)
-                    fprintf(stderr, "%12llu %s %s\n", (unsigned long long)pair_counts[a][b], som_bc_name[a], som_bc_name[b]);
+                    fprintf(stderr, "%12llu %s %s\n", (unsigned long long)pair_counts[a][b],
+                            som_bc_name[a], som_bc_name[b]);
         return 0;
     }
 #else
@@ -208,8 +223,13 @@ invoke: /* callee, n; receiver and arguments at sp[-n-1 .. -1] */
     if (callee->trivial && !vm->no_trivial) {
         recv = sp[-n - 1];
         switch (callee->trivial) {
-        case TRIV_SELF: sp -= n; DISPATCH();
-        case TRIV_LITERAL: sp -= n; sp[-1] = callee->literals[callee->trivial_arg]; DISPATCH();
+        case TRIV_SELF:
+            sp -= n;
+            DISPATCH();
+        case TRIV_LITERAL:
+            sp -= n;
+            sp[-1] = callee->literals[callee->trivial_arg];
+            DISPATCH();
         case TRIV_GETTER:
             if (LIKELY(som_is_obj(recv) && som_hdr(recv)->kind == OBJ_INSTANCE &&
                        callee->trivial_arg < ((SomInstance *)recv)->nfields)) {
@@ -225,11 +245,12 @@ invoke: /* callee, n; receiver and arguments at sp[-n-1 .. -1] */
                 DISPATCH();
             }
             break;
-        default: break;
+        default:
+            break;
         }
     }
     if (callee->kind == MK_PRIMITIVE) goto primitive;
-activate: {
+activate : {
     if (UNLIKELY(top + 1 >= (int32_t)vm->max_frames ||
                  sp + callee->nlocals + callee->maxstack + 8 > vm->stack_end)) {
         SAVE();
@@ -251,7 +272,8 @@ activate: {
         nf->self = nf->bp[0];
         nf->ctx = NULL;
     }
-    for (unsigned i = callee->nlocals; i > 0; i--) *sp++ = nil;
+    for (unsigned i = callee->nlocals; i > 0; i--)
+        *sp++ = nil;
     PUBLISH(top + 1);
     fp = nf;
     LOAD_FRAME();
@@ -279,8 +301,8 @@ primitive:
     switch (callee->prim_kind) {
     case PK_ARRAY_AT: {
         Value a = sp[-2], i = sp[-1];
-        if (LIKELY(!vm->exact_hooks && som_is_obj(a) && som_hdr(a)->kind == OBJ_ARRAY && som_is_int(i) &&
-                   (uint64_t)(som_int(i) - 1) < ((SomArray *)a)->len)) {
+        if (LIKELY(!vm->exact_hooks && som_is_obj(a) && som_hdr(a)->kind == OBJ_ARRAY &&
+                   som_is_int(i) && (uint64_t)(som_int(i) - 1) < ((SomArray *)a)->len)) {
             sp[-2] = ((SomArray *)a)->items[som_int(i) - 1];
             sp--;
             DISPATCH();
@@ -289,8 +311,8 @@ primitive:
     }
     case PK_ARRAY_AT_PUT: {
         Value a = sp[-3], i = sp[-2];
-        if (LIKELY(!vm->exact_hooks && som_is_obj(a) && som_hdr(a)->kind == OBJ_ARRAY && som_is_int(i) &&
-                   (uint64_t)(som_int(i) - 1) < ((SomArray *)a)->len)) {
+        if (LIKELY(!vm->exact_hooks && som_is_obj(a) && som_hdr(a)->kind == OBJ_ARRAY &&
+                   som_is_int(i) && (uint64_t)(som_int(i) - 1) < ((SomArray *)a)->len)) {
             ((SomArray *)a)->items[som_int(i) - 1] = sp[-1];
             sp -= 2; /* answers the array */
             DISPATCH();
@@ -326,7 +348,8 @@ primitive:
     case PK_PERFORM_IN_SUPER: {
         bool super = callee->prim_kind == PK_PERFORM_IN_SUPER;
         Value s = sp[super ? -2 : -1];
-        if (!is_symbol(s) || (super && (!som_is_obj(sp[-1]) || som_hdr(sp[-1])->kind != OBJ_CLASS))) {
+        if (!is_symbol(s) ||
+            (super && (!som_is_obj(sp[-1]) || som_hdr(sp[-1])->kind != OBJ_CLASS))) {
             som_prim_error(vm, "Expected instance of 'Symbol' but got instance of '%s'.",
                            som_class_of(vm, s)->name->bytes);
             goto error;
@@ -363,7 +386,8 @@ primitive:
             som_prim_error(vm, "Stack overflow: too many arguments");
             goto error;
         }
-        for (uint64_t i = 0; i < arr->len; i++) *sp++ = arr->items[i];
+        for (uint64_t i = 0; i < arr->len; i++)
+            *sp++ = arr->items[i];
         n = (int)arr->len;
         sel = (SomString *)s;
         if (!lookup_cls) lookup_cls = som_class_of(vm, sp[-n - 1]);
@@ -378,7 +402,8 @@ primitive:
         SomArray *arr = (SomArray *)a;
         SomMethod *target = (SomMethod *)m;
         SomClass *c = som_class_of(vm, obj);
-        while (c && c != target->holder) c = c->super;
+        while (c && c != target->holder)
+            c = c->super;
         if (!c) { /* the method's code assumes its holder's layout */
             som_prim_error(vm, "invokeOn:with: receiver is an instance of %s, not of %s",
                            som_class_of(vm, obj)->name->bytes, target->holder->name->bytes);
@@ -391,7 +416,8 @@ primitive:
         }
         sp -= 3;
         *sp++ = obj;
-        for (uint64_t i = 0; i < arr->len; i++) *sp++ = arr->items[i];
+        for (uint64_t i = 0; i < arr->len; i++)
+            *sp++ = arr->items[i];
         n = (int)arr->len;
         callee = target;
         goto invoke;
@@ -408,7 +434,8 @@ send_sel: /* sel, n, lookup_cls; receiver and arguments on the stack */
     if (UNLIKELY(lookup_cls != som_class_of(vm, sp[-n - 1]))) {
         /* perform:inSuperclass: - only classes the receiver inherits from */
         SomClass *c = som_class_of(vm, sp[-n - 1]);
-        while (c && c != lookup_cls) c = c->super;
+        while (c && c != lookup_cls)
+            c = c->super;
         if (!c) {
             som_prim_error(vm, "perform:inSuperclass: %s is not a superclass of %s",
                            lookup_cls->name->bytes, som_class_of(vm, sp[-n - 1])->name->bytes);
@@ -419,7 +446,7 @@ send_sel: /* sel, n, lookup_cls; receiver and arguments on the stack */
     if (callee) goto invoke;
     goto dnu;
 
-send_site: /* k: call site of a SEND (or of an arithmetic op's slow path) */ {
+send_site : /* k: call site of a SEND (or of an arithmetic op's slow path) */ {
     CallSite *cs = &sites[k];
     n = cs->nargs;
     recv = sp[-n - 1];
@@ -437,10 +464,11 @@ send_site: /* k: call site of a SEND (or of an arithmetic op's slow path) */ {
     goto dnu;
 }
 
-dnu: /* sel, n; receiver and arguments on the stack */ {
+dnu : /* sel, n; receiver and arguments on the stack */ {
     SAVE();
     SomArray *arr = som_array_new(vm, (size_t)n);
-    for (int i = 0; i < n; i++) arr->items[i] = sp[-n + i];
+    for (int i = 0; i < n; i++)
+        arr->items[i] = sp[-n + i];
     sp -= n;
     recv = sp[-1];
     *sp++ = SOM_V(sel);
@@ -462,7 +490,7 @@ L_PUSH_LOCAL:
 L_PUSH_SELF:
     *sp++ = self;
     DISPATCH();
-L_PUSH_CTX: {
+L_PUSH_CTX : {
     SomContext *c = ctx_at(fp->ctx, ip[0]);
     *sp++ = c->vars[ip[1]];
     ip += 2;
@@ -494,7 +522,7 @@ L_PUSH_FALSE:
 L_PUSH_INT:
     *sp++ = som_mkint((int8_t)*ip++);
     DISPATCH();
-L_PUSH_GLOBAL: {
+L_PUSH_GLOBAL : {
     k = W();
     Value v;
     if (LIKELY(som_global_get(vm, (SomString *)lits[k], &v))) {
@@ -509,7 +537,7 @@ L_PUSH_GLOBAL: {
     lookup_cls = som_class_of(vm, self);
     goto send_sel;
 }
-L_PUSH_BLOCK: {
+L_PUSH_BLOCK : {
     k = W();
     SAVE();
     SomBlock *b = new_block(vm, (SomMethod *)lits[k], fp->ctx, self);
@@ -519,7 +547,7 @@ L_PUSH_BLOCK: {
 L_STORE_LOCAL:
     bp[*ip++] = *--sp;
     DISPATCH();
-L_STORE_CTX: {
+L_STORE_CTX : {
     SomContext *c = ctx_at(fp->ctx, ip[0]);
     c->vars[ip[1]] = *--sp;
     ip += 2;
@@ -545,7 +573,7 @@ L_POP:
 L_SEND:
     k = W();
     goto send_site;
-L_SUPER_SEND: {
+L_SUPER_SEND : {
     k = W();
     CallSite *cs = &sites[k];
     n = cs->nargs;
@@ -567,7 +595,7 @@ L_RETURN_SELF:
     goto do_return;
 L_RETURN_LOCAL:
     ret = sp[-1];
-do_return: {
+do_return : {
     if (meth->kind == MK_METHOD && meth->nctx) fp->ctx->frame = NULL;
     if (UNLIKELY(vm->exact_hooks)) {
         SAVE();
@@ -585,10 +613,11 @@ do_return: {
     ip = fp->ip;
     DISPATCH();
 }
-L_RETURN_NLR: {
+L_RETURN_NLR : {
     ret = sp[-1];
     SomContext *c = fp->ctx;
-    while (c && c->outer) c = c->outer;
+    while (c && c->outer)
+        c = c->outer;
     SomFrame *home = c ? c->frame : NULL;
     int32_t hi = home ? (int32_t)(home - vm->frames) : -1;
     if (hi > base_top) {
@@ -650,10 +679,11 @@ L_JUMP_IF_FALSE:
     COND_JUMP(falseV, trueV);
 L_JUMP_IF_TRUE:
     COND_JUMP(trueV, falseV);
-not_boolean: /* an inlined conditional saw a non-boolean: send its message for real */ {
+not_boolean : /* an inlined conditional saw a non-boolean: send its message for real */ {
     CallSite *cs = &sites[ip[-2] | (ip[-1] << 8)];
     sp++; /* the receiver is back on the stack */
-    for (int i = 0; i < cs->nargs; i++) *sp++ = nil;
+    for (int i = 0; i < cs->nargs; i++)
+        *sp++ = nil;
     fp->bci = (uint32_t)(ip - 5 - meth->code);
     ip = meth->code + cs->bci;
     sel = cs->selector;
@@ -679,11 +709,11 @@ L_JUMP_BACK:
     DISPATCH();
 
 /* Type feedback of the fast paths: the operand kinds the send site saw. */
-#define TF_BIT(ka, kb) (1u << ((ka) * 4 + (kb)))
+#define TF_BIT(ka, kb) (1u << ((ka)*4 + (kb)))
 #define FEEDBACK(bits)                                                                             \
     do {                                                                                           \
-        uint32_t *fb_ = &sites[k].argkinds;                                                      \
-        if (UNLIKELY(!(*fb_ & (bits)))) *fb_ |= (bits);                                          \
+        uint32_t *fb_ = &sites[k].argkinds;                                                        \
+        if (UNLIKELY(!(*fb_ & (bits)))) *fb_ |= (bits);                                            \
     } while (0)
 #define ARITH_SLOW(a, b)                                                                           \
     do {                                                                                           \
@@ -691,7 +721,7 @@ L_JUMP_BACK:
         goto send_site;                                                                            \
     } while (0)
 
-L_ADD: {
+L_ADD : {
     k = W();
     Value a = sp[-2], b = sp[-1];
     if (LIKELY(a & b & 1)) {
@@ -712,7 +742,7 @@ L_ADD: {
     }
     ARITH_SLOW(a, b);
 }
-L_SUB: {
+L_SUB : {
     k = W();
     Value a = sp[-2], b = sp[-1];
     if (LIKELY(a & b & 1)) {
@@ -733,7 +763,7 @@ L_SUB: {
     }
     ARITH_SLOW(a, b);
 }
-L_MUL: {
+L_MUL : {
     k = W();
     Value a = sp[-2], b = sp[-1];
     if (LIKELY(a & b & 1)) {
@@ -784,7 +814,7 @@ L_GE:
     COMPARE(>=);
 L_EQ:
     COMPARE(==);
-L_NE: {
+L_NE : {
     k = W();
     Value a = sp[-2], b = sp[-1];
     if (LIKELY(a & b & 1)) {
@@ -812,7 +842,7 @@ L_NE: {
         }                                                                                          \
         ARITH_SLOW(a, b);                                                                          \
     } while (0)
-L_FDIV: { /* // of small integers and doubles: an IEEE division (x // 0 is inf or nan) */
+L_FDIV : { /* // of small integers and doubles: an IEEE division (x // 0 is inf or nan) */
     k = W();
     Value a = sp[-2], b = sp[-1];
     if (LIKELY((som_is_int(a) || num_is_double(a)) && (som_is_int(b) || num_is_double(b)))) {
@@ -833,7 +863,7 @@ L_BAND:
     INT_BINOP(((r = x & y), 1));
 L_BXOR:
     INT_BINOP(((r = x ^ y), 1));
-L_INC_LOCAL_JLE: {
+L_INC_LOCAL_JLE : {
     unsigned ci = ip[0], li = ip[1];
     ip += 2;
     k = W();
@@ -864,7 +894,7 @@ field_error:
     fp->bci = (uint32_t)(ip - 1 - meth->code);
 /* `a && b` / `a and: b` with b already evaluated: what Boolean's methods
  * answer (b value for a block b), without the sends; anything else sends. */
-L_AND: {
+L_AND : {
     k = W();
     Value a = sp[-2], b = sp[-1];
     if (a == falseV || (a == trueV && (b == trueV || b == falseV))) {
@@ -874,7 +904,7 @@ L_AND: {
     }
     goto send_site;
 }
-L_OR: {
+L_OR : {
     k = W();
     Value a = sp[-2], b = sp[-1];
     if (a == trueV || (a == falseV && (b == trueV || b == falseV))) {

@@ -23,15 +23,13 @@
 
 /* ---- making numbers --------------------------------------------------- */
 
-static Value bigint_new(SomVM *vm, mpz_srcptr z)
-{
+static Value bigint_new(SomVM *vm, mpz_srcptr z) {
     SomBigInt *b = gc_alloc(vm, sizeof(SomBigInt), OBJ_BIGINT, vm->integerClass);
     mpz_init_set(b->z, z);
     return SOM_V(b);
 }
 
-Value num_from_i64(SomVM *vm, int64_t i)
-{
+Value num_from_i64(SomVM *vm, int64_t i) {
     if (som_fits_smallint(i)) return som_mkint(i);
     mpz_t z;
     mpz_init_set_si(z, (long)i);
@@ -40,8 +38,7 @@ Value num_from_i64(SomVM *vm, int64_t i)
     return v;
 }
 
-Value num_from_mpz(SomVM *vm, const mpz_t z)
-{
+Value num_from_mpz(SomVM *vm, const mpz_t z) {
     if (mpz_fits_slong_p(z)) {
         long i = mpz_get_si(z);
         if (som_fits_smallint(i)) return som_mkint(i);
@@ -49,8 +46,7 @@ Value num_from_mpz(SomVM *vm, const mpz_t z)
     return bigint_new(vm, z);
 }
 
-Value num_new_double(SomVM *vm, double d)
-{
+Value num_new_double(SomVM *vm, double d) {
     Value imm;
     if (som_try_imm_double(d, &imm)) return imm;
     SomDouble *o = gc_alloc(vm, sizeof(SomDouble), OBJ_DOUBLE, vm->doubleClass);
@@ -58,12 +54,13 @@ Value num_new_double(SomVM *vm, double d)
     return SOM_V(o);
 }
 
-void num_bigint_finalize(SomBigInt *b) { mpz_clear(b->z); }
+void num_bigint_finalize(SomBigInt *b) {
+    mpz_clear(b->z);
+}
 
 /* ---- parsing ------------------------------------------------------------ */
 
-bool num_text_to_mpz(mpz_t out, const char *text, size_t len)
-{
+bool num_text_to_mpz(mpz_t out, const char *text, size_t len) {
     size_t i = 0;
     bool neg = len > 0 && text[0] == '-';
     if (neg) i = 1;
@@ -81,11 +78,11 @@ bool num_text_to_mpz(mpz_t out, const char *text, size_t len)
     return true;
 }
 
-Value num_parse_integer(SomVM *vm, const char *digits, size_t len, bool neg)
-{
+Value num_parse_integer(SomVM *vm, const char *digits, size_t len, bool neg) {
     if (len <= 18) { /* 10^18 - 1 fits an int64 with room to spare */
         int64_t v = 0;
-        for (size_t i = 0; i < len; i++) v = v * 10 + (digits[i] - '0');
+        for (size_t i = 0; i < len; i++)
+            v = v * 10 + (digits[i] - '0');
         return num_from_i64(vm, neg ? -v : v);
     }
     mpz_t z;
@@ -97,8 +94,7 @@ Value num_parse_integer(SomVM *vm, const char *digits, size_t len, bool neg)
     return v;
 }
 
-bool num_parse_double(const char *text, size_t len, double *out)
-{
+bool num_parse_double(const char *text, size_t len, double *out) {
     char small[64];
     char *buf = len < sizeof small ? small : malloc(len + 1);
     if (!buf) return false;
@@ -116,15 +112,13 @@ bool num_parse_double(const char *text, size_t len, double *out)
 
 /* ---- integer <-> double ----------------------------------------------- */
 
-char *num_mpz_to_text(const mpz_srcptr z)
-{
+char *num_mpz_to_text(const mpz_srcptr z) {
     char *buf = malloc(mpz_sizeinbase(z, 10) + 2);
     if (buf) mpz_get_str(buf, 10, z);
     return buf;
 }
 
-double num_mpz_to_double(const mpz_srcptr z)
-{
+double num_mpz_to_double(const mpz_srcptr z) {
     size_t bits = mpz_sizeinbase(z, 2);
     if (bits <= 63) return (double)mpz_get_si(z); /* int64 -> double rounds to nearest */
     /* Keep the top 64 bits and fold every lower bit into a sticky bit: the
@@ -145,16 +139,14 @@ double num_mpz_to_double(const mpz_srcptr z)
     return mpz_sgn(z) < 0 ? -d : d;
 }
 
-int num_cmp_mpz_double(const mpz_srcptr z, double d)
-{
+int num_cmp_mpz_double(const mpz_srcptr z, double d) {
     if (isnan(d)) return 2;
     if (isinf(d)) return d > 0 ? -1 : 1;
     int c = mpz_cmp_d(z, d); /* exact in GMP */
     return c < 0 ? -1 : c > 0;
 }
 
-int num_cmp_i64_double(int64_t i, double d)
-{
+int num_cmp_i64_double(int64_t i, double d) {
     if (isnan(d)) return 2;
     if (i >= -(INT64_C(1) << 53) && i <= (INT64_C(1) << 53)) { /* exact as a double */
         double x = (double)i;
@@ -167,8 +159,7 @@ int num_cmp_i64_double(int64_t i, double d)
     return c;
 }
 
-bool num_to_double(Value v, double *out)
-{
+bool num_to_double(Value v, double *out) {
     if (som_is_int(v)) {
         *out = (double)som_int(v);
         return true;
@@ -184,8 +175,7 @@ bool num_to_double(Value v, double *out)
     return true;
 }
 
-bool num_from_integral_double(SomVM *vm, double d, Value *out)
-{
+bool num_from_integral_double(SomVM *vm, double d, Value *out) {
     if (isnan(d) || isinf(d)) return false;
     /* 2^62 is exactly representable; everything strictly inside is small */
     if (d > -4611686018427387904.0 && d < 4611686018427387904.0) {
@@ -199,8 +189,7 @@ bool num_from_integral_double(SomVM *vm, double d, Value *out)
     return true;
 }
 
-uint32_t num_double_hash(double d)
-{
+uint32_t num_double_hash(double d) {
     if (d == 0.0) d = 0.0; /* -0.0 = 0.0, so they must hash alike */
     uint64_t bits;
     memcpy(&bits, &d, sizeof bits);
@@ -210,8 +199,7 @@ uint32_t num_double_hash(double d)
     return (uint32_t)bits;
 }
 
-Value num_int_to_string(SomVM *vm, Value v)
-{
+Value num_int_to_string(SomVM *vm, Value v) {
     if (som_is_int(v)) {
         char buf[32];
         int n = snprintf(buf, sizeof buf, "%lld", (long long)som_int(v));
@@ -224,15 +212,20 @@ Value num_int_to_string(SomVM *vm, Value v)
     return s;
 }
 
-const char *num_type_name(SomVM *vm, Value v)
-{
+const char *num_type_name(SomVM *vm, Value v) {
     switch (som_kind(v)) {
-    case -1: return "Int";
-    case OBJ_BIGINT: return "ArbInt";
-    case OBJ_DOUBLE: return "Double";
-    case OBJ_STRING: return "String_";
-    case OBJ_SYMBOL: return "Symbol";
-    default: break;
+    case -1:
+        return "Int";
+    case OBJ_BIGINT:
+        return "ArbInt";
+    case OBJ_DOUBLE:
+        return "Double";
+    case OBJ_STRING:
+        return "String_";
+    case OBJ_SYMBOL:
+        return "Symbol";
+    default:
+        break;
     }
     SomClass *c = som_class_of(vm, v);
     if (c && c->name) return c->name->bytes;
@@ -244,8 +237,7 @@ const char *num_type_name(SomVM *vm, Value v)
 /* Shortest digits of |d| (finite, non-zero) that read back as d: stores the
  * digits without trailing zeros (NUL-terminated) and answers the decimal
  * exponent of the first digit. */
-static int shortest_digits(double d, char *digits)
-{
+static int shortest_digits(double d, char *digits) {
     char tmp[40];
     /* SPEC 6.3 tries precisions 0..16 and takes the first that reads back.
      * For normal doubles, precision 14 (15 digits) gives the same digits
@@ -263,23 +255,25 @@ static int shortest_digits(double d, char *digits)
     const char *s = tmp;
     for (; *s && *s != 'e'; s++)
         if (*s >= '0' && *s <= '9') digits[n++] = *s;
-    while (n > 1 && digits[n - 1] == '0') n--;
+    while (n > 1 && digits[n - 1] == '0')
+        n--;
     digits[n] = 0;
     return (int)strtol(s + 1, NULL, 10);
 }
 
-static size_t format_positional(const char *digits, int exp, char *out)
-{
+static size_t format_positional(const char *digits, int exp, char *out) {
     size_t n = strlen(digits), k = 0;
     if (exp < 0) {
         out[k++] = '0';
         out[k++] = '.';
-        for (int i = -1; i > exp; i--) out[k++] = '0';
+        for (int i = -1; i > exp; i--)
+            out[k++] = '0';
         memcpy(out + k, digits, n);
         return k + n;
     }
     size_t intlen = (size_t)exp + 1;
-    for (size_t i = 0; i < intlen; i++) out[k++] = i < n ? digits[i] : '0';
+    for (size_t i = 0; i < intlen; i++)
+        out[k++] = i < n ? digits[i] : '0';
     out[k++] = '.';
     if (n > intlen) {
         memcpy(out + k, digits + intlen, n - intlen);
@@ -290,8 +284,7 @@ static size_t format_positional(const char *digits, int exp, char *out)
     return k;
 }
 
-static size_t format_scientific(const char *digits, int exp, char *out)
-{
+static size_t format_scientific(const char *digits, int exp, char *out) {
     size_t n = strlen(digits), k = 0;
     out[k++] = digits[0];
     if (n > 1) {
@@ -303,8 +296,7 @@ static size_t format_scientific(const char *digits, int exp, char *out)
     return k;
 }
 
-size_t num_format_double(double d, char *buf)
-{
+size_t num_format_double(double d, char *buf) {
     if (isnan(d)) return (size_t)sprintf(buf, "NaN");
     if (isinf(d)) return (size_t)sprintf(buf, d > 0 ? "inf" : "-inf");
     if (d == 0.0) return (size_t)sprintf(buf, signbit(d) ? "-0.0" : "0.0");

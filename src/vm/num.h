@@ -36,8 +36,8 @@
 
 typedef struct SomVM SomVM;
 
-Value num_from_i64(SomVM *vm, int64_t i);      /* small or big */
-Value num_from_mpz(SomVM *vm, const mpz_t z);  /* normalising */
+Value num_from_i64(SomVM *vm, int64_t i);     /* small or big */
+Value num_from_mpz(SomVM *vm, const mpz_t z); /* normalising */
 Value num_new_double(SomVM *vm, double d);
 /* Parses decimal digits (no sign) as an integer literal, negated if neg.
  * The caller guarantees len >= 1 and that all bytes are digits. */
@@ -47,17 +47,21 @@ size_t num_format_double(double d, char *buf);
 /* Decimal text of an integer value (small or big); answers a String. */
 Value num_int_to_string(SomVM *vm, Value v);
 
-static inline bool num_is_double(Value v)
-{
+static inline bool num_is_double(Value v) {
     return som_is_imm_double(v) || (som_is_obj(v) && ((ObjHeader *)v)->kind == OBJ_DOUBLE);
 }
-static inline bool num_is_bigint(Value v) { return som_is_obj(v) && ((ObjHeader *)v)->kind == OBJ_BIGINT; }
-static inline double num_double(Value v)
-{
+static inline bool num_is_bigint(Value v) {
+    return som_is_obj(v) && ((ObjHeader *)v)->kind == OBJ_BIGINT;
+}
+static inline double num_double(Value v) {
     return som_is_imm_double(v) ? som_imm_double(v) : ((SomDouble *)v)->d;
 }
-static inline bool num_is_integer(Value v) { return som_is_int(v) || num_is_bigint(v); }
-static inline bool num_is_number(Value v) { return num_is_integer(v) || num_is_double(v); }
+static inline bool num_is_integer(Value v) {
+    return som_is_int(v) || num_is_bigint(v);
+}
+static inline bool num_is_number(Value v) {
+    return num_is_integer(v) || num_is_double(v);
+}
 
 /* Called by the collector when a SomBigInt dies. */
 void num_bigint_finalize(SomBigInt *b);
@@ -98,33 +102,33 @@ const char *num_type_name(SomVM *vm, Value v);
 
 /* ---- primitives (also the interpreter's slow paths) ---------------------- */
 
-int num_prim_add(SomVM *vm, Value *args);         /* + */
-int num_prim_sub(SomVM *vm, Value *args);         /* - */
-int num_prim_mul(SomVM *vm, Value *args);         /* * */
-int num_prim_div(SomVM *vm, Value *args);         /* /   (Integer only) */
-int num_prim_fdiv(SomVM *vm, Value *args);        /* //  */
-int num_prim_mod(SomVM *vm, Value *args);         /* %   */
-int num_prim_rem(SomVM *vm, Value *args);         /* rem: (Integer only) */
-int num_prim_and(SomVM *vm, Value *args);         /* &   (Integer only) */
-int num_prim_xor(SomVM *vm, Value *args);         /* bitXor: (Integer only) */
-int num_prim_shl(SomVM *vm, Value *args);         /* <<  (Integer only) */
-int num_prim_shr(SomVM *vm, Value *args);         /* >>> (Integer only) */
-int num_prim_eq(SomVM *vm, Value *args);          /* =   (false for non-numbers) */
-int num_prim_ne(SomVM *vm, Value *args);          /* <>, ~= on numbers: not = */
-int num_prim_lt(SomVM *vm, Value *args);          /* <   */
-int num_prim_le(SomVM *vm, Value *args);          /* <=  */
-int num_prim_gt(SomVM *vm, Value *args);          /* >   */
-int num_prim_ge(SomVM *vm, Value *args);          /* >=  */
-int num_prim_sqrt(SomVM *vm, Value *args);        /* sqrt */
-int num_prim_as_string(SomVM *vm, Value *args);   /* asString */
-int num_prim_as_double(SomVM *vm, Value *args);   /* asDouble */
-int num_prim_as_integer(SomVM *vm, Value *args);  /* asInteger (Double: truncates) */
-int num_prim_round(SomVM *vm, Value *args);       /* round (Double) */
-int num_prim_sin(SomVM *vm, Value *args);         /* sin (Double) */
-int num_prim_cos(SomVM *vm, Value *args);         /* cos (Double) */
-int num_prim_as32_signed(SomVM *vm, Value *args);   /* as32BitSignedValue */
-int num_prim_as32_unsigned(SomVM *vm, Value *args); /* as32BitUnsignedValue */
-int num_prim_at_random(SomVM *vm, Value *args);     /* atRandom */
+int num_prim_add(SomVM *vm, Value *args);             /* + */
+int num_prim_sub(SomVM *vm, Value *args);             /* - */
+int num_prim_mul(SomVM *vm, Value *args);             /* * */
+int num_prim_div(SomVM *vm, Value *args);             /* /   (Integer only) */
+int num_prim_fdiv(SomVM *vm, Value *args);            /* //  */
+int num_prim_mod(SomVM *vm, Value *args);             /* %   */
+int num_prim_rem(SomVM *vm, Value *args);             /* rem: (Integer only) */
+int num_prim_and(SomVM *vm, Value *args);             /* &   (Integer only) */
+int num_prim_xor(SomVM *vm, Value *args);             /* bitXor: (Integer only) */
+int num_prim_shl(SomVM *vm, Value *args);             /* <<  (Integer only) */
+int num_prim_shr(SomVM *vm, Value *args);             /* >>> (Integer only) */
+int num_prim_eq(SomVM *vm, Value *args);              /* =   (false for non-numbers) */
+int num_prim_ne(SomVM *vm, Value *args);              /* <>, ~= on numbers: not = */
+int num_prim_lt(SomVM *vm, Value *args);              /* <   */
+int num_prim_le(SomVM *vm, Value *args);              /* <=  */
+int num_prim_gt(SomVM *vm, Value *args);              /* >   */
+int num_prim_ge(SomVM *vm, Value *args);              /* >=  */
+int num_prim_sqrt(SomVM *vm, Value *args);            /* sqrt */
+int num_prim_as_string(SomVM *vm, Value *args);       /* asString */
+int num_prim_as_double(SomVM *vm, Value *args);       /* asDouble */
+int num_prim_as_integer(SomVM *vm, Value *args);      /* asInteger (Double: truncates) */
+int num_prim_round(SomVM *vm, Value *args);           /* round (Double) */
+int num_prim_sin(SomVM *vm, Value *args);             /* sin (Double) */
+int num_prim_cos(SomVM *vm, Value *args);             /* cos (Double) */
+int num_prim_as32_signed(SomVM *vm, Value *args);     /* as32BitSignedValue */
+int num_prim_as32_unsigned(SomVM *vm, Value *args);   /* as32BitUnsignedValue */
+int num_prim_at_random(SomVM *vm, Value *args);       /* atRandom */
 int num_prim_int_from_string(SomVM *vm, Value *args); /* Integer class>>fromString: */
 int num_prim_dbl_from_string(SomVM *vm, Value *args); /* Double class>>fromString: */
 int num_prim_dbl_infinity(SomVM *vm, Value *args);    /* Double class>>PositiveInfinity */

@@ -24,25 +24,25 @@ typedef struct SomVM SomVM;
 typedef struct SomClass SomClass;
 
 typedef enum ObjKind {
-    OBJ_FREE = 0,  /* a free cell in the heap (never seen by SOM code) */
-    OBJ_INSTANCE,  /* SomInstance: ordinary object with n field slots */
-    OBJ_ARRAY,     /* SomArray */
-    OBJ_STRING,    /* SomString */
-    OBJ_SYMBOL,    /* SomString, interned */
-    OBJ_DOUBLE,    /* SomDouble */
-    OBJ_BIGINT,    /* SomBigInt (GMP), only for values outside the small range */
-    OBJ_BLOCK,     /* SomBlock: a closure */
-    OBJ_METHOD,    /* SomMethod: compiled method, block body, or primitive */
-    OBJ_CLASS,     /* SomClass */
-    OBJ_CONTEXT,   /* SomContext: heap-allocated captured variables */
+    OBJ_FREE = 0, /* a free cell in the heap (never seen by SOM code) */
+    OBJ_INSTANCE, /* SomInstance: ordinary object with n field slots */
+    OBJ_ARRAY,    /* SomArray */
+    OBJ_STRING,   /* SomString */
+    OBJ_SYMBOL,   /* SomString, interned */
+    OBJ_DOUBLE,   /* SomDouble */
+    OBJ_BIGINT,   /* SomBigInt (GMP), only for values outside the small range */
+    OBJ_BLOCK,    /* SomBlock: a closure */
+    OBJ_METHOD,   /* SomMethod: compiled method, block body, or primitive */
+    OBJ_CLASS,    /* SomClass */
+    OBJ_CONTEXT,  /* SomContext: heap-allocated captured variables */
 } ObjKind;
 
 typedef struct ObjHeader {
-    SomClass *cls;  /* class of the object; NULL only during bootstrap */
-    uint32_t hash;  /* identity hash, assigned at allocation, stable */
-    uint8_t kind;   /* ObjKind */
-    uint8_t mark;   /* GC mark bit */
-    uint16_t gcinfo;/* size class of the cell (0 = large object) */
+    SomClass *cls;   /* class of the object; NULL only during bootstrap */
+    uint32_t hash;   /* identity hash, assigned at allocation, stable */
+    uint8_t kind;    /* ObjKind */
+    uint8_t mark;    /* GC mark bit */
+    uint16_t gcinfo; /* size class of the cell (0 = large object) */
 } ObjHeader;
 
 typedef struct SomInstance {
@@ -63,9 +63,9 @@ typedef struct SomArray {
 typedef struct SomString {
     ObjHeader h;
     uint64_t len;
-    uint32_t hash;      /* content hash (djb2), computed at creation */
+    uint32_t hash; /* content hash (djb2), computed at creation */
     uint32_t pad;
-    Value gval;         /* symbols: the global of this name, 0 when unset */
+    Value gval; /* symbols: the global of this name, 0 when unset */
     char bytes[];
 } SomString;
 
@@ -76,7 +76,7 @@ typedef struct SomDouble {
 
 typedef struct SomBigInt {
     ObjHeader h;
-    mpz_t z;            /* freed by the collector when the object dies */
+    mpz_t z; /* freed by the collector when the object dies */
 } SomBigInt;
 
 typedef struct SomContext SomContext;
@@ -97,7 +97,7 @@ typedef struct SomBlock {
 struct SomContext {
     ObjHeader h;
     SomContext *outer;
-    struct SomFrame *frame;  /* not a GC reference */
+    struct SomFrame *frame; /* not a GC reference */
     uint32_t nvars;
     uint32_t pad;
     Value vars[];
@@ -121,7 +121,7 @@ typedef struct CallSite {
     uint8_t is_super;
     uint8_t megamorphic;
     uint8_t pad;
-    uint32_t bci;               /* bytecode index of the send */
+    uint32_t bci; /* bytecode index of the send */
     uint32_t argkinds;
     uint32_t misses;
     struct {
@@ -140,10 +140,10 @@ typedef enum MethodKind { MK_METHOD, MK_BLOCK, MK_PRIMITIVE } MethodKind;
 /* Methods that need no activation record: executed at the send site. */
 typedef enum Trivial {
     TRIV_NONE,
-    TRIV_SELF,     /* ^self (including empty bodies) */
-    TRIV_LITERAL,  /* ^<literal>: trivial_arg indexes literals */
-    TRIV_GETTER,   /* ^field: trivial_arg is the field index */
-    TRIV_SETTER,   /* field := arg (answers self): trivial_arg is the field index */
+    TRIV_SELF,    /* ^self (including empty bodies) */
+    TRIV_LITERAL, /* ^<literal>: trivial_arg indexes literals */
+    TRIV_GETTER,  /* ^field: trivial_arg is the field index */
+    TRIV_SETTER,  /* field := arg (answers self): trivial_arg is the field index */
 } Trivial;
 
 /* Special primitive behaviours the interpreter executes itself (they start
@@ -157,7 +157,7 @@ typedef enum PrimKind {
     PK_PERFORM_WITH_ARGS_IN_SUPER,
     PK_INVOKE_ON_WITH,
     PK_RESTART,
-    PK_ARRAY_AT,      /* plain primitives with an interpreter fast path */
+    PK_ARRAY_AT, /* plain primitives with an interpreter fast path */
     PK_ARRAY_AT_PUT,
 } PrimKind;
 
@@ -168,28 +168,28 @@ typedef struct LineEntry {
 
 typedef struct SomMethod {
     ObjHeader h;
-    struct SomString *signature;  /* selector Symbol ("value"... for blocks) */
-    SomClass *holder;             /* class holding the method (home's holder for blocks) */
-    struct SomMethod *home;       /* for blocks: the lexically enclosing method */
-    uint8_t *code;                /* owned */
-    Value *literals;              /* owned array, scanned by the GC */
-    CallSite *sites;              /* owned */
-    LineEntry *lines;             /* owned: bci -> source line, ascending bci */
-    SomPrimFn prim;               /* MK_PRIMITIVE */
-    void *jit;                    /* reserved for the JIT / profiler */
-    uint64_t invocations;         /* activations so far (exact profiling, JIT triggers) */
+    struct SomString *signature; /* selector Symbol ("value"... for blocks) */
+    SomClass *holder;            /* class holding the method (home's holder for blocks) */
+    struct SomMethod *home;      /* for blocks: the lexically enclosing method */
+    uint8_t *code;               /* owned */
+    Value *literals;             /* owned array, scanned by the GC */
+    CallSite *sites;             /* owned */
+    LineEntry *lines;            /* owned: bci -> source line, ascending bci */
+    SomPrimFn prim;              /* MK_PRIMITIVE */
+    void *jit;                   /* reserved for the JIT / profiler */
+    uint64_t invocations;        /* activations so far (exact profiling, JIT triggers) */
     uint32_t code_len, nliterals, nsites, nlines;
-    uint32_t line;                /* line of the definition */
-    uint16_t nargs;               /* arguments, not counting self */
-    uint16_t nlocals;             /* stack slots after the arguments */
-    uint16_t maxstack;            /* operand stack depth needed */
-    uint16_t nctx;                /* captured variables (0: no own context) */
-    uint8_t kind;                 /* MethodKind */
-    uint8_t prim_kind;            /* PrimKind */
-    uint8_t trivial;              /* Trivial */
-    uint8_t has_nlr_blocks;       /* method: some nested block does ^ */
+    uint32_t line;          /* line of the definition */
+    uint16_t nargs;         /* arguments, not counting self */
+    uint16_t nlocals;       /* stack slots after the arguments */
+    uint16_t maxstack;      /* operand stack depth needed */
+    uint16_t nctx;          /* captured variables (0: no own context) */
+    uint8_t kind;           /* MethodKind */
+    uint8_t prim_kind;      /* PrimKind */
+    uint8_t trivial;        /* Trivial */
+    uint8_t has_nlr_blocks; /* method: some nested block does ^ */
     uint16_t trivial_arg;
-    uint16_t id;                  /* small per-VM id, 0 = not assigned */
+    uint16_t id; /* small per-VM id, 0 = not assigned */
 } SomMethod;
 
 /* ---- classes ----------------------------------------------------------- */
@@ -203,13 +203,13 @@ typedef struct MethodSlot {
  * this class live in `cfields` (sized by the metaclass's ninstfields). */
 struct SomClass {
     ObjHeader h;
-    struct SomString *name;     /* Symbol: #Foo or #'Foo class' */
-    SomClass *super;            /* NULL for Object */
-    SomArray *methods;          /* invokables in source order; identity is stable */
-    SomArray *field_names;      /* Symbols of all instance fields, inherited first */
-    SomArray *cfields;          /* class-side field values of this class object */
-    struct SomString *file;     /* source file path (String) or NULL */
-    MethodSlot *mtab;           /* own methods by selector (open addressing), owned */
+    struct SomString *name; /* Symbol: #Foo or #'Foo class' */
+    SomClass *super;        /* NULL for Object */
+    SomArray *methods;      /* invokables in source order; identity is stable */
+    SomArray *field_names;  /* Symbols of all instance fields, inherited first */
+    SomArray *cfields;      /* class-side field values of this class object */
+    struct SomString *file; /* source file path (String) or NULL */
+    MethodSlot *mtab;       /* own methods by selector (open addressing), owned */
     uint32_t mtab_mask;
     uint32_t ninstfields;
     uint8_t is_meta;

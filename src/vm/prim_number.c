@@ -24,38 +24,41 @@
 
 typedef enum { NK_SMALL, NK_BIG, NK_DOUBLE, NK_OTHER } NumKind;
 
-static NumKind kind_of(Value v)
-{
+static NumKind kind_of(Value v) {
     if (som_is_int(v)) return NK_SMALL;
     if (som_is_imm_double(v)) return NK_DOUBLE;
     switch (som_hdr(v)->kind) {
-    case OBJ_BIGINT: return NK_BIG;
-    case OBJ_DOUBLE: return NK_DOUBLE;
-    default: return NK_OTHER;
+    case OBJ_BIGINT:
+        return NK_BIG;
+    case OBJ_DOUBLE:
+        return NK_DOUBLE;
+    default:
+        return NK_OTHER;
     }
 }
 
 /* ---- errors ------------------------------------------------------------ */
 
-static int err_numeric(SomVM *vm, Value v)
-{
+static int err_numeric(SomVM *vm, Value v) {
     return som_prim_error(vm, "Expected a numeric type but got type '%s'.", num_type_name(vm, v));
 }
 
-static int err_int(SomVM *vm, Value v)
-{
+static int err_int(SomVM *vm, Value v) {
     return som_prim_error(vm, "Expected object of type 'Int' but got type '%s'.",
                           num_type_name(vm, v));
 }
 
-static int err_zero(SomVM *vm) { return som_prim_error(vm, "Division by zero."); }
-static int err_double(SomVM *vm) { return som_prim_error(vm, "Can't represent as double."); }
+static int err_zero(SomVM *vm) {
+    return som_prim_error(vm, "Division by zero.");
+}
+static int err_double(SomVM *vm) {
+    return som_prim_error(vm, "Can't represent as double.");
+}
 
 /* ---- operand helpers --------------------------------------------------- */
 
 /* An mpz view of an integer Value: `tmp` (initialised) holds small values. */
-static mpz_srcptr as_mpz(Value v, mpz_t tmp)
-{
+static mpz_srcptr as_mpz(Value v, mpz_t tmp) {
     if (som_is_int(v)) {
         mpz_set_si(tmp, (long)som_int(v));
         return tmp;
@@ -63,32 +66,33 @@ static mpz_srcptr as_mpz(Value v, mpz_t tmp)
     return ((SomBigInt *)v)->z;
 }
 
-static bool is_zero(Value v) { return v == som_mkint(0); }
+static bool is_zero(Value v) {
+    return v == som_mkint(0);
+}
 
 /* Coerces two numbers to doubles; reports the SPEC errors otherwise. */
-static int coerce2(SomVM *vm, Value a, Value b, double *x, double *y)
-{
+static int coerce2(SomVM *vm, Value a, Value b, double *x, double *y) {
     if (kind_of(a) == NK_OTHER) return err_numeric(vm, a);
     if (kind_of(b) == NK_OTHER) return err_numeric(vm, b);
     if (!num_to_double(a, x) || !num_to_double(b, y)) return err_double(vm);
     return PRIM_OK;
 }
 
-static int answer_double(SomVM *vm, Value *args, double d)
-{
+static int answer_double(SomVM *vm, Value *args, double d) {
     args[0] = num_new_double(vm, d);
     return PRIM_OK;
 }
 
 /* Both integers (any size) and the receiver is an Integer. */
-static bool both_int(Value a, Value b) { return num_is_integer(a) && num_is_integer(b); }
+static bool both_int(Value a, Value b) {
+    return num_is_integer(a) && num_is_integer(b);
+}
 
 /* ---- + - * ------------------------------------------------------------- */
 
 typedef enum { OP_ADD, OP_SUB, OP_MUL } ArithOp;
 
-static int int_arith(SomVM *vm, Value *args, ArithOp op)
-{
+static int int_arith(SomVM *vm, Value *args, ArithOp op) {
     Value a = args[0], b = args[1];
     if (som_is_int(a) && som_is_int(b)) {
         int64_t x = som_int(a), y = som_int(b), r;
@@ -114,8 +118,7 @@ static int int_arith(SomVM *vm, Value *args, ArithOp op)
     return PRIM_OK;
 }
 
-static int arith(SomVM *vm, Value *args, ArithOp op)
-{
+static int arith(SomVM *vm, Value *args, ArithOp op) {
     if (both_int(args[0], args[1])) return int_arith(vm, args, op);
     double x, y;
     int rc = coerce2(vm, args[0], args[1], &x, &y);
@@ -123,24 +126,28 @@ static int arith(SomVM *vm, Value *args, ArithOp op)
     return answer_double(vm, args, op == OP_ADD ? x + y : op == OP_SUB ? x - y : x * y);
 }
 
-int num_prim_add(SomVM *vm, Value *args) { return arith(vm, args, OP_ADD); }
-int num_prim_sub(SomVM *vm, Value *args) { return arith(vm, args, OP_SUB); }
-int num_prim_mul(SomVM *vm, Value *args) { return arith(vm, args, OP_MUL); }
+int num_prim_add(SomVM *vm, Value *args) {
+    return arith(vm, args, OP_ADD);
+}
+int num_prim_sub(SomVM *vm, Value *args) {
+    return arith(vm, args, OP_SUB);
+}
+int num_prim_mul(SomVM *vm, Value *args) {
+    return arith(vm, args, OP_MUL);
+}
 
 /* ---- / // % rem: ------------------------------------------------------- */
 
 typedef enum { DIV_TQ, DIV_FR, DIV_TR } DivOp; /* truncated quotient, floored/truncated rest */
 
-static int64_t small_div(int64_t x, int64_t y, DivOp op)
-{
+static int64_t small_div(int64_t x, int64_t y, DivOp op) {
     if (op == DIV_TQ) return x / y; /* 63-bit operands: no INT64_MIN / -1 */
     int64_t r = x % y;
     if (op == DIV_FR && r != 0 && ((r < 0) != (y < 0))) r += y;
     return r;
 }
 
-static int int_divide(SomVM *vm, Value *args, DivOp op)
-{
+static int int_divide(SomVM *vm, Value *args, DivOp op) {
     Value a = args[0], b = args[1];
     if (is_zero(b)) return err_zero(vm);
     if (som_is_int(a) && som_is_int(b)) {
@@ -161,8 +168,7 @@ static int int_divide(SomVM *vm, Value *args, DivOp op)
     return PRIM_OK;
 }
 
-int num_prim_div(SomVM *vm, Value *args)
-{
+int num_prim_div(SomVM *vm, Value *args) {
     Value a = args[0], b = args[1];
     if (!num_is_integer(a)) return err_int(vm, a);
     if (num_is_integer(b)) return int_divide(vm, args, DIV_TQ);
@@ -175,8 +181,7 @@ int num_prim_div(SomVM *vm, Value *args)
     return PRIM_OK;
 }
 
-int num_prim_fdiv(SomVM *vm, Value *args)
-{
+int num_prim_fdiv(SomVM *vm, Value *args) {
     double x, y;
     int rc = coerce2(vm, args[0], args[1], &x, &y);
     if (rc != PRIM_OK) return rc;
@@ -185,8 +190,7 @@ int num_prim_fdiv(SomVM *vm, Value *args)
 
 /* `%` floors for Integer receivers; Double receivers (and Double arguments)
  * use C fmod. `rem:` truncates. */
-static int modulo(SomVM *vm, Value *args, DivOp op)
-{
+static int modulo(SomVM *vm, Value *args, DivOp op) {
     Value a = args[0], b = args[1];
     if (op == DIV_TR && !num_is_integer(a)) return err_int(vm, a);
     if (both_int(a, b)) return int_divide(vm, args, op);
@@ -196,20 +200,22 @@ static int modulo(SomVM *vm, Value *args, DivOp op)
     return answer_double(vm, args, fmod(x, y));
 }
 
-int num_prim_mod(SomVM *vm, Value *args) { return modulo(vm, args, DIV_FR); }
-int num_prim_rem(SomVM *vm, Value *args) { return modulo(vm, args, DIV_TR); }
+int num_prim_mod(SomVM *vm, Value *args) {
+    return modulo(vm, args, DIV_FR);
+}
+int num_prim_rem(SomVM *vm, Value *args) {
+    return modulo(vm, args, DIV_TR);
+}
 
 /* ---- & bitXor: << >>> ---------------------------------------------------- */
 
-static int check_ints(SomVM *vm, Value a, Value b)
-{
+static int check_ints(SomVM *vm, Value a, Value b) {
     if (!num_is_integer(a)) return err_int(vm, a);
     if (!num_is_integer(b)) return err_int(vm, b);
     return PRIM_OK;
 }
 
-static int bitop(SomVM *vm, Value *args, bool is_and)
-{
+static int bitop(SomVM *vm, Value *args, bool is_and) {
     Value a = args[0], b = args[1];
     int rc = check_ints(vm, a, b);
     if (rc != PRIM_OK) return rc;
@@ -230,12 +236,15 @@ static int bitop(SomVM *vm, Value *args, bool is_and)
     return PRIM_OK;
 }
 
-int num_prim_and(SomVM *vm, Value *args) { return bitop(vm, args, true); }
-int num_prim_xor(SomVM *vm, Value *args) { return bitop(vm, args, false); }
+int num_prim_and(SomVM *vm, Value *args) {
+    return bitop(vm, args, true);
+}
+int num_prim_xor(SomVM *vm, Value *args) {
+    return bitop(vm, args, false);
+}
 
 /* A shift count: negative or huge counts are errors for `<<`. */
-static int shift_count(SomVM *vm, Value b, uint64_t *n)
-{
+static int shift_count(SomVM *vm, Value b, uint64_t *n) {
     if (num_is_bigint(b)) {
         if (mpz_sgn(((SomBigInt *)b)->z) < 0) return som_prim_error(vm, "Negative shift.");
         *n = UINT64_MAX;
@@ -246,8 +255,7 @@ static int shift_count(SomVM *vm, Value b, uint64_t *n)
     return PRIM_OK;
 }
 
-int num_prim_shl(SomVM *vm, Value *args)
-{
+int num_prim_shl(SomVM *vm, Value *args) {
     Value a = args[0];
     uint64_t n = 0;
     int rc = check_ints(vm, a, args[1]);
@@ -276,8 +284,7 @@ int num_prim_shl(SomVM *vm, Value *args)
 
 /* Logical shift of the 64-bit two's-complement pattern for values that fit
  * 64 bits; arithmetic (floor) shift for larger magnitudes. */
-int num_prim_shr(SomVM *vm, Value *args)
-{
+int num_prim_shr(SomVM *vm, Value *args) {
     Value a = args[0];
     uint64_t n = 0;
     int rc = check_ints(vm, a, args[1]);
@@ -305,12 +312,13 @@ int num_prim_shr(SomVM *vm, Value *args)
 
 /* ---- comparisons -------------------------------------------------------- */
 
-static int double_cmp(double x, double y) { return x < y ? -1 : x > y ? 1 : x == y ? 0 : 2; }
+static int double_cmp(double x, double y) {
+    return x < y ? -1 : x > y ? 1 : x == y ? 0 : 2;
+}
 
 /* Three-way comparison of two numbers: -1, 0, 1, or 2 when unordered (NaN).
  * Answers false for non-numbers. */
-static bool compare(Value a, Value b, int *out)
-{
+static bool compare(Value a, Value b, int *out) {
     NumKind ka = kind_of(a), kb = kind_of(b);
     if (ka == NK_OTHER || kb == NK_OTHER) return false;
     if (ka == NK_SMALL && kb == NK_SMALL) {
@@ -335,18 +343,18 @@ static bool compare(Value a, Value b, int *out)
     return true;
 }
 
-static Value boolean(SomVM *vm, bool b) { return b ? vm->true_ : vm->false_; }
+static Value boolean(SomVM *vm, bool b) {
+    return b ? vm->true_ : vm->false_;
+}
 
-int num_prim_eq(SomVM *vm, Value *args)
-{
+int num_prim_eq(SomVM *vm, Value *args) {
     int c;
     if (kind_of(args[0]) == NK_OTHER) return err_numeric(vm, args[0]);
     args[0] = boolean(vm, compare(args[0], args[1], &c) && c == 0);
     return PRIM_OK;
 }
 
-int num_prim_ne(SomVM *vm, Value *args)
-{
+int num_prim_ne(SomVM *vm, Value *args) {
     int c;
     if (kind_of(args[0]) == NK_OTHER) return err_numeric(vm, args[0]);
     args[0] = boolean(vm, !(compare(args[0], args[1], &c) && c == 0));
@@ -354,8 +362,7 @@ int num_prim_ne(SomVM *vm, Value *args)
 }
 
 /* `mask` has bit (c + 1) set for each accepted outcome c in {-1, 0, 1}. */
-static int ordered(SomVM *vm, Value *args, unsigned mask)
-{
+static int ordered(SomVM *vm, Value *args, unsigned mask) {
     int c;
     if (kind_of(args[0]) == NK_OTHER) return err_numeric(vm, args[0]);
     if (!compare(args[0], args[1], &c)) return err_numeric(vm, args[1]);
@@ -363,17 +370,24 @@ static int ordered(SomVM *vm, Value *args, unsigned mask)
     return PRIM_OK;
 }
 
-int num_prim_lt(SomVM *vm, Value *args) { return ordered(vm, args, 1u); }
-int num_prim_le(SomVM *vm, Value *args) { return ordered(vm, args, 3u); }
-int num_prim_gt(SomVM *vm, Value *args) { return ordered(vm, args, 4u); }
-int num_prim_ge(SomVM *vm, Value *args) { return ordered(vm, args, 6u); }
+int num_prim_lt(SomVM *vm, Value *args) {
+    return ordered(vm, args, 1u);
+}
+int num_prim_le(SomVM *vm, Value *args) {
+    return ordered(vm, args, 3u);
+}
+int num_prim_gt(SomVM *vm, Value *args) {
+    return ordered(vm, args, 4u);
+}
+int num_prim_ge(SomVM *vm, Value *args) {
+    return ordered(vm, args, 6u);
+}
 
 /* ---- unary -------------------------------------------------------------- */
 
 /* Integer sqrt: the double root, as an Integer when it is integral. Integers
  * beyond the double range use the exact root instead. */
-static int int_sqrt(SomVM *vm, Value *args)
-{
+static int int_sqrt(SomVM *vm, Value *args) {
     double x;
     if (num_to_double(args[0], &x)) {
         double r = sqrt(x);
@@ -395,29 +409,33 @@ static int int_sqrt(SomVM *vm, Value *args)
     return PRIM_OK;
 }
 
-int num_prim_sqrt(SomVM *vm, Value *args)
-{
+int num_prim_sqrt(SomVM *vm, Value *args) {
     switch (kind_of(args[0])) {
-    case NK_DOUBLE: return answer_double(vm, args, sqrt(num_double(args[0])));
-    case NK_OTHER: return err_numeric(vm, args[0]);
-    default: return int_sqrt(vm, args);
+    case NK_DOUBLE:
+        return answer_double(vm, args, sqrt(num_double(args[0])));
+    case NK_OTHER:
+        return err_numeric(vm, args[0]);
+    default:
+        return int_sqrt(vm, args);
     }
 }
 
 /* Applies a libm function to any number, answering a Double. */
-static int unary_double(SomVM *vm, Value *args, double (*f)(double))
-{
+static int unary_double(SomVM *vm, Value *args, double (*f)(double)) {
     double x;
     if (kind_of(args[0]) == NK_OTHER) return err_numeric(vm, args[0]);
     if (!num_to_double(args[0], &x)) return err_double(vm);
     return answer_double(vm, args, f(x));
 }
 
-int num_prim_sin(SomVM *vm, Value *args) { return unary_double(vm, args, sin); }
-int num_prim_cos(SomVM *vm, Value *args) { return unary_double(vm, args, cos); }
+int num_prim_sin(SomVM *vm, Value *args) {
+    return unary_double(vm, args, sin);
+}
+int num_prim_cos(SomVM *vm, Value *args) {
+    return unary_double(vm, args, cos);
+}
 
-int num_prim_as_string(SomVM *vm, Value *args)
-{
+int num_prim_as_string(SomVM *vm, Value *args) {
     NumKind k = kind_of(args[0]);
     if (k == NK_OTHER) return err_numeric(vm, args[0]);
     if (k != NK_DOUBLE) {
@@ -430,8 +448,7 @@ int num_prim_as_string(SomVM *vm, Value *args)
     return PRIM_OK;
 }
 
-int num_prim_as_double(SomVM *vm, Value *args)
-{
+int num_prim_as_double(SomVM *vm, Value *args) {
     double x;
     if (num_is_double(args[0])) return PRIM_OK;
     if (kind_of(args[0]) == NK_OTHER) return err_numeric(vm, args[0]);
@@ -440,23 +457,26 @@ int num_prim_as_double(SomVM *vm, Value *args)
 }
 
 /* Double -> Integer by `f` (trunc or round); Integers answer themselves. */
-static int to_integer(SomVM *vm, Value *args, double (*f)(double))
-{
+static int to_integer(SomVM *vm, Value *args, double (*f)(double)) {
     NumKind k = kind_of(args[0]);
     if (k == NK_OTHER) return err_numeric(vm, args[0]);
     if (k != NK_DOUBLE) return PRIM_OK;
     double d = num_double(args[0]);
     if (!num_from_integral_double(vm, f(d), &args[0]))
-        return som_prim_error(vm, "Can't represent %s as an Integer.", isnan(d) ? "NaN" : "infinity");
+        return som_prim_error(vm, "Can't represent %s as an Integer.",
+                              isnan(d) ? "NaN" : "infinity");
     return PRIM_OK;
 }
 
-int num_prim_as_integer(SomVM *vm, Value *args) { return to_integer(vm, args, trunc); }
-int num_prim_round(SomVM *vm, Value *args) { return to_integer(vm, args, round); }
+int num_prim_as_integer(SomVM *vm, Value *args) {
+    return to_integer(vm, args, trunc);
+}
+int num_prim_round(SomVM *vm, Value *args) {
+    return to_integer(vm, args, round);
+}
 
 /* The low 32 bits of the two's-complement representation. */
-static int low32(SomVM *vm, Value v, uint32_t *out)
-{
+static int low32(SomVM *vm, Value v, uint32_t *out) {
     if (!num_is_integer(v)) return err_int(vm, v);
     if (som_is_int(v)) {
         *out = (uint32_t)(uint64_t)som_int(v);
@@ -470,16 +490,14 @@ static int low32(SomVM *vm, Value v, uint32_t *out)
     return PRIM_OK;
 }
 
-int num_prim_as32_signed(SomVM *vm, Value *args)
-{
+int num_prim_as32_signed(SomVM *vm, Value *args) {
     uint32_t u = 0;
     int rc = low32(vm, args[0], &u);
     if (rc == PRIM_OK) args[0] = som_mkint((int32_t)u);
     return rc;
 }
 
-int num_prim_as32_unsigned(SomVM *vm, Value *args)
-{
+int num_prim_as32_unsigned(SomVM *vm, Value *args) {
     uint32_t u = 0;
     int rc = low32(vm, args[0], &u);
     if (rc == PRIM_OK) args[0] = som_mkint((int64_t)u);
@@ -489,8 +507,7 @@ int num_prim_as32_unsigned(SomVM *vm, Value *args)
 /* Per-thread generator: VMs in different threads never share state. */
 static _Thread_local uint64_t num_rng_state = UINT64_C(0x9E3779B97F4A7C15);
 
-static uint64_t rng_next(void)
-{
+static uint64_t rng_next(void) {
     uint64_t x = num_rng_state;
     x ^= x >> 12;
     x ^= x << 25;
@@ -501,8 +518,7 @@ static uint64_t rng_next(void)
 
 /* A pseudo-random Integer between 0 and the receiver (exclusive; same sign),
  * i.e. floor(self * r) for a random r in [0, 1). */
-int num_prim_at_random(SomVM *vm, Value *args)
-{
+int num_prim_at_random(SomVM *vm, Value *args) {
     if (!num_is_integer(args[0])) return err_int(vm, args[0]);
     mpz_t ta, r;
     mpz_inits(ta, r, NULL);
@@ -517,8 +533,7 @@ int num_prim_at_random(SomVM *vm, Value *args)
 
 /* ---- class side ---------------------------------------------------------- */
 
-int num_prim_int_from_string(SomVM *vm, Value *args)
-{
+int num_prim_int_from_string(SomVM *vm, Value *args) {
     Value s = args[1];
     if (!som_is_string_like(s))
         return som_prim_error(vm, "Expected instance of 'String' but got instance of '%s'.",
@@ -536,8 +551,7 @@ int num_prim_int_from_string(SomVM *vm, Value *args)
 }
 
 /* Malformed text answers NaN, as the core library's comment says. */
-int num_prim_dbl_from_string(SomVM *vm, Value *args)
-{
+int num_prim_dbl_from_string(SomVM *vm, Value *args) {
     Value s = args[1];
     if (!som_is_string_like(s))
         return som_prim_error(vm, "Expected instance of 'String' but got instance of '%s'.",
@@ -547,12 +561,16 @@ int num_prim_dbl_from_string(SomVM *vm, Value *args)
     return answer_double(vm, args, d);
 }
 
-int num_prim_dbl_infinity(SomVM *vm, Value *args) { return answer_double(vm, args, INFINITY); }
+int num_prim_dbl_infinity(SomVM *vm, Value *args) {
+    return answer_double(vm, args, INFINITY);
+}
 
 /* ---- the table ------------------------------------------------------------ */
 
-#define INT(sel, fn) {"Integer", false, sel, fn, PK_PLAIN}
-#define DBL(sel, fn) {"Double", false, sel, fn, PK_PLAIN}
+#define INT(sel, fn)                                                                               \
+    { "Integer", false, sel, fn, PK_PLAIN }
+#define DBL(sel, fn)                                                                               \
+    { "Double", false, sel, fn, PK_PLAIN }
 
 const PrimDef prim_number_defs[] = {
     INT("+", num_prim_add),

@@ -16,34 +16,42 @@
 #define ARGS __attribute__((unused)) SomVM *vm, __attribute__((unused)) Value *args
 #define RET(v) return (args[0] = (v), PRIM_OK)
 
-static const char *class_name_of(SomVM *vm, Value v) { return som_class_of(vm, v)->name->bytes; }
+static const char *class_name_of(SomVM *vm, Value v) {
+    return som_class_of(vm, v)->name->bytes;
+}
 
-static bool is_kind(Value v, int kind) { return som_is_obj(v) && som_hdr(v)->kind == kind; }
+static bool is_kind(Value v, int kind) {
+    return som_is_obj(v) && som_hdr(v)->kind == kind;
+}
 
-static int type_error(SomVM *vm, const char *expected, Value got)
-{
+static int type_error(SomVM *vm, const char *expected, Value got) {
     return som_prim_error(vm, "Expected instance of '%s' but got instance of '%s'.", expected,
                           class_name_of(vm, got));
 }
 
 /* ---- Object ------------------------------------------------------------- */
 
-static int obj_class(ARGS) { RET(SOM_V(som_class_of(vm, args[0]))); }
+static int obj_class(ARGS) {
+    RET(SOM_V(som_class_of(vm, args[0])));
+}
 
-static int obj_size(ARGS)
-{
+static int obj_size(ARGS) {
     Value v = args[0];
     int64_t size = 16;
-    if (is_kind(v, OBJ_INSTANCE)) size += 8 * ((SomInstance *)v)->nfields;
-    else if (is_kind(v, OBJ_ARRAY)) size += 8 * (int64_t)((SomArray *)v)->len;
-    else if (is_kind(v, OBJ_STRING) || is_kind(v, OBJ_SYMBOL)) size += (int64_t)((SomString *)v)->len;
+    if (is_kind(v, OBJ_INSTANCE))
+        size += 8 * ((SomInstance *)v)->nfields;
+    else if (is_kind(v, OBJ_ARRAY))
+        size += 8 * (int64_t)((SomArray *)v)->len;
+    else if (is_kind(v, OBJ_STRING) || is_kind(v, OBJ_SYMBOL))
+        size += (int64_t)((SomString *)v)->len;
     RET(som_mkint(size));
 }
 
-static int obj_identical(ARGS) { RET(args[0] == args[1] ? vm->true_ : vm->false_); }
+static int obj_identical(ARGS) {
+    RET(args[0] == args[1] ? vm->true_ : vm->false_);
+}
 
-static int obj_hashcode(ARGS)
-{
+static int obj_hashcode(ARGS) {
     Value v = args[0];
     if (som_is_int(v)) RET(v);
     if (num_is_double(v)) {
@@ -56,10 +64,11 @@ static int obj_hashcode(ARGS)
     RET(som_mkint(som_hdr(v)->hash));
 }
 
-static int obj_noop(ARGS) { RET(vm->false_); }
+static int obj_noop(ARGS) {
+    RET(vm->false_);
+}
 
-static bool field_index(SomVM *vm, Value obj, Value idx, uint32_t *out)
-{
+static bool field_index(SomVM *vm, Value obj, Value idx, uint32_t *out) {
     if (!is_kind(obj, OBJ_INSTANCE)) {
         som_prim_error(vm, "instVarAt: not supported on instances of %s", class_name_of(vm, obj));
         return false;
@@ -78,23 +87,20 @@ static bool field_index(SomVM *vm, Value obj, Value idx, uint32_t *out)
     return true;
 }
 
-static int obj_inst_var_at(ARGS)
-{
+static int obj_inst_var_at(ARGS) {
     uint32_t i;
     if (!field_index(vm, args[0], args[1], &i)) return PRIM_ERROR;
     RET(((SomInstance *)args[0])->fields[i]);
 }
 
-static int obj_inst_var_at_put(ARGS)
-{
+static int obj_inst_var_at_put(ARGS) {
     uint32_t i;
     if (!field_index(vm, args[0], args[1], &i)) return PRIM_ERROR;
     ((SomInstance *)args[0])->fields[i] = args[2];
     return PRIM_OK; /* answers the receiver */
 }
 
-static int obj_inst_var_named(ARGS)
-{
+static int obj_inst_var_named(ARGS) {
     SomClass *c = som_class_of(vm, args[0]);
     if (!is_kind(args[1], OBJ_SYMBOL)) return type_error(vm, "Symbol", args[1]);
     for (uint64_t i = 0; i < c->field_names->len; i++)
@@ -106,8 +112,7 @@ static int obj_inst_var_named(ARGS)
 
 /* ---- Class ---------------------------------------------------------------- */
 
-static bool inherits_from(SomClass *c, SomClass *ancestor)
-{
+static bool inherits_from(SomClass *c, SomClass *ancestor) {
     for (; c; c = c->super)
         if (c == ancestor) return true;
     return false;
@@ -124,8 +129,7 @@ static bool inherits_from(SomClass *c, SomClass *ancestor)
         if (!is_kind(args[0], OBJ_METHOD)) return type_error(vm, "Method", args[0]);               \
     } while (0)
 
-static int class_new(ARGS)
-{
+static int class_new(ARGS) {
     NEED_CLASS();
     SomClass *c = (SomClass *)args[0];
     if (inherits_from(c, vm->arrayClass)) {
@@ -141,21 +145,18 @@ static int class_new(ARGS)
     RET(SOM_V(som_instance_new(vm, c)));
 }
 
-static int class_name(ARGS)
-{
+static int class_name(ARGS) {
     NEED_CLASS();
     RET(SOM_V(((SomClass *)args[0])->name));
 }
 
-static int class_superclass(ARGS)
-{
+static int class_superclass(ARGS) {
     NEED_CLASS();
     SomClass *s = ((SomClass *)args[0])->super;
     RET(s ? SOM_V(s) : vm->nil);
 }
 
-static int class_fields(ARGS)
-{
+static int class_fields(ARGS) {
     NEED_CLASS();
     SomArray *src = ((SomClass *)args[0])->field_names;
     SomArray *a = som_array_new(vm, src->len);
@@ -164,22 +165,19 @@ static int class_fields(ARGS)
     RET(SOM_V(a));
 }
 
-static int class_methods(ARGS)
-{
+static int class_methods(ARGS) {
     NEED_CLASS();
     RET(SOM_V(((SomClass *)args[0])->methods));
 }
 
 /* ---- Method / Primitive ------------------------------------------------ */
 
-static int method_signature(ARGS)
-{
+static int method_signature(ARGS) {
     NEED_METHOD();
     RET(SOM_V(((SomMethod *)args[0])->signature));
 }
 
-static int method_holder(ARGS)
-{
+static int method_holder(ARGS) {
     NEED_METHOD();
     SomClass *h = ((SomMethod *)args[0])->holder;
     RET(h ? SOM_V(h) : vm->nil);
@@ -187,32 +185,31 @@ static int method_holder(ARGS)
 
 /* ---- Array ---------------------------------------------------------------- */
 
-static bool array_index(SomVM *vm, Value arr, Value idx, uint64_t *out)
-{
+static bool array_index(SomVM *vm, Value arr, Value idx, uint64_t *out) {
     SomArray *a = (SomArray *)arr;
     if (!som_is_int(idx)) {
-        som_prim_error(vm, "Expected object of type 'Int' but got type '%s'.", class_name_of(vm, idx));
+        som_prim_error(vm, "Expected object of type 'Int' but got type '%s'.",
+                       class_name_of(vm, idx));
         return false;
     }
     int64_t i = som_int(idx);
     if (i < 1 || (uint64_t)i > a->len) {
-        som_prim_error(vm, "Index %" PRId64 " not valid for array of length %" PRIu64 ".", i, a->len);
+        som_prim_error(vm, "Index %" PRId64 " not valid for array of length %" PRIu64 ".", i,
+                       a->len);
         return false;
     }
     *out = (uint64_t)(i - 1);
     return true;
 }
 
-static int array_at(ARGS)
-{
+static int array_at(ARGS) {
     if (!is_kind(args[0], OBJ_ARRAY)) return type_error(vm, "Array", args[0]);
     uint64_t i;
     if (!array_index(vm, args[0], args[1], &i)) return PRIM_ERROR;
     RET(((SomArray *)args[0])->items[i]);
 }
 
-static int array_at_put(ARGS)
-{
+static int array_at_put(ARGS) {
     if (!is_kind(args[0], OBJ_ARRAY)) return type_error(vm, "Array", args[0]);
     uint64_t i;
     if (!array_index(vm, args[0], args[1], &i)) return PRIM_ERROR;
@@ -220,14 +217,12 @@ static int array_at_put(ARGS)
     return PRIM_OK; /* answers the receiver */
 }
 
-static int array_length(ARGS)
-{
+static int array_length(ARGS) {
     if (!is_kind(args[0], OBJ_ARRAY)) return type_error(vm, "Array", args[0]);
     RET(som_mkint((int64_t)((SomArray *)args[0])->len));
 }
 
-static int array_new(ARGS)
-{
+static int array_new(ARGS) {
     NEED_CLASS();
     if (!som_is_int(args[1])) return type_error(vm, "Integer", args[1]);
     int64_t n = som_int(args[1]);
@@ -240,29 +235,25 @@ static int array_new(ARGS)
 
 /* ---- System --------------------------------------------------------------- */
 
-static int sys_global(ARGS)
-{
+static int sys_global(ARGS) {
     if (!is_kind(args[1], OBJ_SYMBOL)) return type_error(vm, "Symbol", args[1]);
     Value v;
     RET(som_global_get(vm, (SomString *)args[1], &v) ? v : vm->nil);
 }
 
-static int sys_global_put(ARGS)
-{
+static int sys_global_put(ARGS) {
     if (!is_kind(args[1], OBJ_SYMBOL)) return type_error(vm, "Symbol", args[1]);
     som_global_put(vm, (SomString *)args[1], args[2]);
     return PRIM_OK; /* answers system */
 }
 
-static int sys_has_global(ARGS)
-{
+static int sys_has_global(ARGS) {
     if (!is_kind(args[1], OBJ_SYMBOL)) return type_error(vm, "Symbol", args[1]);
     Value v;
     RET(som_global_get(vm, (SomString *)args[1], &v) ? vm->true_ : vm->false_);
 }
 
-static int sys_load(ARGS)
-{
+static int sys_load(ARGS) {
     if (!is_kind(args[1], OBJ_SYMBOL)) return type_error(vm, "Symbol", args[1]);
     uint8_t saved = vm->state;
     vm->state = VMS_NATIVE;
@@ -272,8 +263,7 @@ static int sys_load(ARGS)
     RET(c ? SOM_V(c) : vm->nil);
 }
 
-static int sys_load_file(ARGS)
-{
+static int sys_load_file(ARGS) {
     if (!som_is_string_like(args[1])) return type_error(vm, "String", args[1]);
     size_t len;
     char *buf = som_read_file(((SomString *)args[1])->bytes, &len);
@@ -283,16 +273,14 @@ static int sys_load_file(ARGS)
     RET(SOM_V(s));
 }
 
-static int sys_exit(ARGS)
-{
+static int sys_exit(ARGS) {
     if (!som_is_int(args[1])) return type_error(vm, "Integer", args[1]);
     fflush(vm->out);
     fflush(vm->err);
     return som_prim_exit(vm, (int)som_int(args[1]));
 }
 
-static int write_str(SomVM *vm, Value *args, FILE *f, bool nl)
-{
+static int write_str(SomVM *vm, Value *args, FILE *f, bool nl) {
     if (!som_is_string_like(args[1])) return type_error(vm, "String", args[1]);
     SomString *s = (SomString *)args[1];
     som_write(vm, f, s->bytes, s->len);
@@ -301,28 +289,35 @@ static int write_str(SomVM *vm, Value *args, FILE *f, bool nl)
     return PRIM_OK;
 }
 
-static int sys_print_string(ARGS) { return write_str(vm, args, vm->out, false); }
-static int sys_error_print(ARGS) { return write_str(vm, args, vm->err, false); }
-static int sys_error_println(ARGS) { return write_str(vm, args, vm->err, true); }
+static int sys_print_string(ARGS) {
+    return write_str(vm, args, vm->out, false);
+}
+static int sys_error_print(ARGS) {
+    return write_str(vm, args, vm->err, false);
+}
+static int sys_error_println(ARGS) {
+    return write_str(vm, args, vm->err, true);
+}
 
-static int sys_print_newline(ARGS)
-{
+static int sys_print_newline(ARGS) {
     som_write(vm, vm->out, "\n", 1);
     return PRIM_OK;
 }
 
-static int sys_print_stack_trace(ARGS)
-{
+static int sys_print_stack_trace(ARGS) {
     fflush(vm->out);
     interp_backtrace(vm, vm->out);
     return PRIM_OK;
 }
 
-static int sys_time(ARGS) { RET(som_mkint((int64_t)((som_now_ns() - vm->start_ns) / 1000000))); }
-static int sys_ticks(ARGS) { RET(som_mkint((int64_t)((som_now_ns() - vm->start_ns) / 1000) + 1)); }
+static int sys_time(ARGS) {
+    RET(som_mkint((int64_t)((som_now_ns() - vm->start_ns) / 1000000)));
+}
+static int sys_ticks(ARGS) {
+    RET(som_mkint((int64_t)((som_now_ns() - vm->start_ns) / 1000) + 1));
+}
 
-static int sys_full_gc(ARGS)
-{
+static int sys_full_gc(ARGS) {
     gc_collect(vm);
     RET(vm->true_);
 }

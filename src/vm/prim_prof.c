@@ -13,21 +13,29 @@
 #include "prims.h"
 #include "vm.h"
 
-static int prof_op(SomVM *vm, Value *args, const char *op, int64_t arg)
-{
+static int prof_op(SomVM *vm, Value *args, const char *op, int64_t arg) {
     bool ok = vm->prof_control && vm->prof_control(vm, op, arg) == 0;
     args[0] = ok ? vm->true_ : vm->false_;
     return PRIM_OK;
 }
 
-static int prof_start(SomVM *vm, Value *args) { return prof_op(vm, args, "start", 0); }
-static int prof_stop(SomVM *vm, Value *args) { return prof_op(vm, args, "stop", 0); }
-static int prof_pause(SomVM *vm, Value *args) { return prof_op(vm, args, "pause", 0); }
-static int prof_resume(SomVM *vm, Value *args) { return prof_op(vm, args, "resume", 0); }
-static int prof_running(SomVM *vm, Value *args) { return prof_op(vm, args, "running", 0); }
+static int prof_start(SomVM *vm, Value *args) {
+    return prof_op(vm, args, "start", 0);
+}
+static int prof_stop(SomVM *vm, Value *args) {
+    return prof_op(vm, args, "stop", 0);
+}
+static int prof_pause(SomVM *vm, Value *args) {
+    return prof_op(vm, args, "pause", 0);
+}
+static int prof_resume(SomVM *vm, Value *args) {
+    return prof_op(vm, args, "resume", 0);
+}
+static int prof_running(SomVM *vm, Value *args) {
+    return prof_op(vm, args, "running", 0);
+}
 
-static int prof_rate(SomVM *vm, Value *args)
-{
+static int prof_rate(SomVM *vm, Value *args) {
     if (!som_is_int(args[1]))
         return som_prim_error(vm, "profilerRate: expects an Integer (samples per second)");
     return prof_op(vm, args, "rate", som_int(args[1]));

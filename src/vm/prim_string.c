@@ -18,19 +18,19 @@
 #include "prims.h"
 #include "vm.h"
 
-static SomString *str(Value v) { return (SomString *)v; }
+static SomString *str(Value v) {
+    return (SomString *)v;
+}
 
 /* Every primitive here needs a String or Symbol receiver (a Primitive can be
  * invoked on anything through `invokeOn:with:`). */
-static int check_string(SomVM *vm, Value v, const char *what)
-{
+static int check_string(SomVM *vm, Value v, const char *what) {
     if (som_is_string_like(v)) return PRIM_OK;
     return som_prim_error(vm, "Expected instance of 'String' as %s but got instance of '%s'.", what,
                           num_type_name(vm, v));
 }
 
-int str_prim_concatenate(SomVM *vm, Value *args)
-{
+int str_prim_concatenate(SomVM *vm, Value *args) {
     int rc = check_string(vm, args[0], "receiver");
     if (rc == PRIM_OK) rc = check_string(vm, args[1], "argument");
     if (rc != PRIM_OK) return rc;
@@ -46,8 +46,7 @@ int str_prim_concatenate(SomVM *vm, Value *args)
     return PRIM_OK;
 }
 
-int str_prim_as_symbol(SomVM *vm, Value *args)
-{
+int str_prim_as_symbol(SomVM *vm, Value *args) {
     int rc = check_string(vm, args[0], "receiver");
     if (rc != PRIM_OK) return rc;
     if (som_hdr(args[0])->kind == OBJ_SYMBOL) return PRIM_OK;
@@ -56,8 +55,7 @@ int str_prim_as_symbol(SomVM *vm, Value *args)
 }
 
 /* Symbol>>asString: always a new String, never the Symbol itself. */
-int str_prim_symbol_as_string(SomVM *vm, Value *args)
-{
+int str_prim_symbol_as_string(SomVM *vm, Value *args) {
     int rc = check_string(vm, args[0], "receiver");
     if (rc != PRIM_OK) return rc;
     args[0] = SOM_V(som_string_new(vm, str(args[0])->bytes, str(args[0])->len));
@@ -66,22 +64,19 @@ int str_prim_symbol_as_string(SomVM *vm, Value *args)
 
 /* Content hash (djb2, computed at creation): equal for a String and a Symbol
  * with the same bytes. */
-int str_prim_hashcode(SomVM *vm, Value *args)
-{
+int str_prim_hashcode(SomVM *vm, Value *args) {
     int rc = check_string(vm, args[0], "receiver");
     if (rc == PRIM_OK) args[0] = som_mkint((int64_t)str(args[0])->hash);
     return rc;
 }
 
-int str_prim_length(SomVM *vm, Value *args)
-{
+int str_prim_length(SomVM *vm, Value *args) {
     int rc = check_string(vm, args[0], "receiver");
     if (rc == PRIM_OK) args[0] = som_mkint((int64_t)str(args[0])->len);
     return rc;
 }
 
-int str_prim_eq(SomVM *vm, Value *args)
-{
+int str_prim_eq(SomVM *vm, Value *args) {
     int rc = check_string(vm, args[0], "receiver");
     if (rc != PRIM_OK) return rc;
     Value a = args[0], b = args[1];
@@ -95,8 +90,7 @@ int str_prim_eq(SomVM *vm, Value *args)
 }
 
 /* Bytes from..to (1-based, inclusive); '' when to = from - 1. */
-int str_prim_substring(SomVM *vm, Value *args)
-{
+int str_prim_substring(SomVM *vm, Value *args) {
     int rc = check_string(vm, args[0], "receiver");
     if (rc != PRIM_OK) return rc;
     if (!som_is_int(args[1]) || !som_is_int(args[2]))
@@ -115,27 +109,40 @@ int str_prim_substring(SomVM *vm, Value *args)
 
 typedef bool (*ByteClass)(unsigned char c);
 
-static bool is_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
-static bool is_letter(unsigned char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-static bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
+static bool is_space(unsigned char c) {
+    return c == ' ' || (c >= '\t' && c <= '\r');
+}
+static bool is_letter(unsigned char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+static bool is_digit(unsigned char c) {
+    return c >= '0' && c <= '9';
+}
 
 /* True iff the string is non-empty and every byte is in the class. */
-static int all_bytes(SomVM *vm, Value *args, ByteClass in_class)
-{
+static int all_bytes(SomVM *vm, Value *args, ByteClass in_class) {
     int rc = check_string(vm, args[0], "receiver");
     if (rc != PRIM_OK) return rc;
     SomString *s = str(args[0]);
     bool all = s->len > 0;
-    for (size_t i = 0; all && i < s->len; i++) all = in_class((unsigned char)s->bytes[i]);
+    for (size_t i = 0; all && i < s->len; i++)
+        all = in_class((unsigned char)s->bytes[i]);
     args[0] = all ? vm->true_ : vm->false_;
     return PRIM_OK;
 }
 
-int str_prim_is_whitespace(SomVM *vm, Value *args) { return all_bytes(vm, args, is_space); }
-int str_prim_is_letters(SomVM *vm, Value *args) { return all_bytes(vm, args, is_letter); }
-int str_prim_is_digits(SomVM *vm, Value *args) { return all_bytes(vm, args, is_digit); }
+int str_prim_is_whitespace(SomVM *vm, Value *args) {
+    return all_bytes(vm, args, is_space);
+}
+int str_prim_is_letters(SomVM *vm, Value *args) {
+    return all_bytes(vm, args, is_letter);
+}
+int str_prim_is_digits(SomVM *vm, Value *args) {
+    return all_bytes(vm, args, is_digit);
+}
 
-#define STR(sel, fn) {"String", false, sel, fn, PK_PLAIN}
+#define STR(sel, fn)                                                                               \
+    { "String", false, sel, fn, PK_PLAIN }
 
 const PrimDef prim_string_defs[] = {
     STR("concatenate:", str_prim_concatenate),

@@ -22,11 +22,11 @@
 enum { PRIM_OK = 0, PRIM_ERROR = 1, PRIM_EXIT = 2 };
 
 typedef struct PrimDef {
-    const char *cls;     /* class name, e.g. "Integer" */
-    bool meta;           /* class side? */
-    const char *sel;     /* selector */
-    SomPrimFn fn;        /* NULL for PK_* behaviours handled by the interpreter */
-    int kind;            /* PrimKind */
+    const char *cls; /* class name, e.g. "Integer" */
+    bool meta;       /* class side? */
+    const char *sel; /* selector */
+    SomPrimFn fn;    /* NULL for PK_* behaviours handled by the interpreter */
+    int kind;        /* PrimKind */
 } PrimDef;
 
 /* Records a VM-level error message (printf format); returns PRIM_ERROR. */
@@ -35,10 +35,11 @@ int som_prim_error(SomVM *vm, const char *fmt, ...) __attribute__((format(printf
 int som_prim_exit(SomVM *vm, int status);
 
 /* Tables from each primitive module, terminated by an entry with cls == NULL. */
-extern const PrimDef prim_object_defs[];  /* Object, Class, Method, Primitive, Block*, System, Array */
-extern const PrimDef prim_number_defs[];  /* Integer, Double */
-extern const PrimDef prim_string_defs[];  /* String, Symbol */
-extern const PrimDef prim_prof_defs[];    /* System: profiler control (prim_prof.c) */
+extern const PrimDef
+    prim_object_defs[]; /* Object, Class, Method, Primitive, Block*, System, Array */
+extern const PrimDef prim_number_defs[]; /* Integer, Double */
+extern const PrimDef prim_string_defs[]; /* String, Symbol */
+extern const PrimDef prim_prof_defs[];   /* System: profiler control (prim_prof.c) */
 
 /* Finds the definition for a primitive method, or NULL. */
 const PrimDef *prim_lookup(const char *cls, bool meta, const char *sel);

@@ -17,17 +17,16 @@
 #define DEFAULT_STACK_VALUES (16u << 20) /* 128 MiB of address space, committed on use */
 #define DEFAULT_MAX_FRAMES (1u << 20)
 
-static void *map_lazily(size_t bytes)
-{
+static void *map_lazily(size_t bytes) {
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                    -1, 0);
     return p == MAP_FAILED ? NULL : p;
 }
 
-static bool set_classpath(SomVM *vm, const char *cp)
-{
+static bool set_classpath(SomVM *vm, const char *cp) {
     int n = 0;
-    for (const char *p = cp; p && *p; p++) n += *p == ':';
+    for (const char *p = cp; p && *p; p++)
+        n += *p == ':';
     vm->classpath = calloc((size_t)n + 2, sizeof(char *));
     if (!vm->classpath) return false;
     if (!cp) return true;
@@ -44,10 +43,10 @@ static bool set_classpath(SomVM *vm, const char *cp)
 
 /* The driver activation: slot 0 = system, slot 1 = the argument Array;
  * PUSH_LOCAL 0, PUSH_LOCAL 1, SEND initialize:, RETURN_LOCAL. */
-static SomMethod *make_boot_method(SomVM *vm)
-{
+static SomMethod *make_boot_method(SomVM *vm) {
     SomMethod *m = gc_alloc(vm, sizeof *m, OBJ_METHOD, vm->methodClass);
-    static const uint8_t code[] = {BC_PUSH_LOCAL, 0, BC_PUSH_LOCAL, 1, BC_SEND, 0, 0, BC_RETURN_LOCAL};
+    static const uint8_t code[] = {BC_PUSH_LOCAL,  0, BC_PUSH_LOCAL, 1, BC_SEND, 0, 0,
+                                   BC_RETURN_LOCAL};
     m->code = malloc(sizeof code);
     m->sites = calloc(1, sizeof(CallSite));
     if (!m->code || !m->sites) abort();
@@ -65,8 +64,7 @@ static SomMethod *make_boot_method(SomVM *vm)
     return m;
 }
 
-SomVM *som_vm_new(const SomOptions *opts, const char *classpath, char *errbuf, size_t errlen)
-{
+SomVM *som_vm_new(const SomOptions *opts, const char *classpath, char *errbuf, size_t errlen) {
     SomVM *vm = calloc(1, sizeof *vm);
     if (!vm) {
         snprintf(errbuf, errlen, "out of memory");
@@ -100,21 +98,20 @@ SomVM *som_vm_new(const SomOptions *opts, const char *classpath, char *errbuf, s
     return vm;
 }
 
-void som_vm_free(SomVM *vm)
-{
+void som_vm_free(SomVM *vm) {
     if (!vm) return;
     gc_fini(vm);
     size_t nvals = (size_t)(vm->stack_end - vm->stack);
     if (vm->stack) munmap(vm->stack, nvals ? nvals * sizeof(Value) : 1);
     if (vm->frames) munmap(vm->frames, vm->max_frames * sizeof(SomFrame));
-    for (int i = 0; i < vm->nclasspath; i++) free(vm->classpath[i]);
+    for (int i = 0; i < vm->nclasspath; i++)
+        free(vm->classpath[i]);
     free(vm->classpath);
     free(vm->symbols.slots);
     free(vm);
 }
 
-int som_vm_run(SomVM *vm, int argc, char **argv)
-{
+int som_vm_run(SomVM *vm, int argc, char **argv) {
     SomArray *args = som_array_new(vm, (size_t)argc);
     Value av = SOM_V(args);
     som_root_push(vm, &av);

@@ -55,27 +55,27 @@ typedef struct SomOptions {
 
 struct SomVM {
     /* --- execution state (see frame.h for the sampler-visible rules) --- */
-    SomFrame *frames;        /* frame array, frames[0..top] live */
-    volatile int32_t top;    /* index of the running frame; -1 when idle */
-    volatile uint8_t state;  /* VmState */
-    Value *stack;            /* value stack base */
-    Value *stack_end;        /* one past the last usable slot */
-    Value *sp;               /* value stack top while not in the interpreter loop */
+    SomFrame *frames;       /* frame array, frames[0..top] live */
+    volatile int32_t top;   /* index of the running frame; -1 when idle */
+    volatile uint8_t state; /* VmState */
+    Value *stack;           /* value stack base */
+    Value *stack_end;       /* one past the last usable slot */
+    Value *sp;              /* value stack top while not in the interpreter loop */
     size_t max_frames;
 
     /* --- memory --- */
     GcHeap heap;
-    Value *roots[256];       /* som_root_push'd addresses of C locals */
+    Value *roots[256]; /* som_root_push'd addresses of C locals */
     int nroots;
 
     /* --- well-known objects --- */
     Value nil, true_, false_, system;
-    SomClass *objectClass, *classClass, *metaclassClass, *nilClass, *arrayClass,
-        *methodClass, *primitiveClass, *integerClass, *stringClass, *symbolClass,
-        *doubleClass, *blockClass, *block1Class, *block2Class, *block3Class,
-        *trueClass, *falseClass, *booleanClass, *systemClass;
-    struct SomString *sym_dnu, *sym_unknownGlobal, *sym_escapedBlock, *sym_initialize,
-        *sym_run, *sym_value, *sym_new;
+    SomClass *objectClass, *classClass, *metaclassClass, *nilClass, *arrayClass, *methodClass,
+        *primitiveClass, *integerClass, *stringClass, *symbolClass, *doubleClass, *blockClass,
+        *block1Class, *block2Class, *block3Class, *trueClass, *falseClass, *booleanClass,
+        *systemClass;
+    struct SomString *sym_dnu, *sym_unknownGlobal, *sym_escapedBlock, *sym_initialize, *sym_run,
+        *sym_value, *sym_new;
 
     SymTab symbols;
     GlobalTab globals;
@@ -89,23 +89,23 @@ struct SomVM {
     SomOptions opts;
 
     /* --- errors and exit --- */
-    char errmsg[1024];       /* last VM-level error */
-    int exit_status;         /* set by system exit: */
+    char errmsg[1024]; /* last VM-level error */
+    int exit_status;   /* set by system exit: */
     bool exiting;
 
     /* --- misc --- */
-    uint64_t start_ns;       /* for `system time` / `ticks` */
+    uint64_t start_ns; /* for `system time` / `ticks` */
     uint32_t next_hash;
     uint16_t next_method_id;
-    FILE *out, *err;         /* stdout/stderr of the program */
-    void *profiler;          /* reserved for the embedded profiler */
+    FILE *out, *err; /* stdout/stderr of the program */
+    void *profiler;  /* reserved for the embedded profiler */
     /* Safepoint polling (method entry and loop back edges): when `poll` is
      * non-zero the interpreter calls safepoint_hook(vm) and clears nothing
      * itself; the hook decides. Set from any thread (e.g. a sampler). */
     volatile int poll;
     void (*safepoint_hook)(SomVM *vm);
-    SomMethod *boot_method;  /* `system initialize: args` driver */
-    bool no_trivial;         /* activate trivial methods too (exact profiling) */
+    SomMethod *boot_method; /* `system initialize: args` driver */
+    bool no_trivial;        /* activate trivial methods too (exact profiling) */
     /* Exact-profiling hooks, called only while `exact_hooks` is true:
      * on_enter after a method/block activation was pushed (frames[top] is the
      * callee, frames[top-1] the caller whose bci is the call site) and
@@ -115,11 +115,11 @@ struct SomVM {
     bool exact_hooks;
     void (*on_enter)(SomVM *vm, SomMethod *callee, bool is_prim);
     void (*on_exit)(SomVM *vm, SomMethod *callee, bool is_prim);
-    void *prof_data;         /* owned by the VM profiler glue */
+    void *prof_data; /* owned by the VM profiler glue */
     /* Profiler control from SOM code (System primitives in prim_prof.c):
      * answers 0 on success; NULL when no profiler is linked in. */
     int (*prof_control)(SomVM *vm, const char *op, int64_t arg);
-    uint64_t compile_ns;     /* time spent compiling */
+    uint64_t compile_ns; /* time spent compiling */
 };
 
 /* ---- lifecycle ------------------------------------------------------- */
@@ -135,16 +135,16 @@ int som_vm_run(SomVM *vm, int argc, char **argv);
 
 /* ---- objects (object.c) ------------------------------------------------ */
 
-static inline ObjHeader *som_hdr(Value v) { return (ObjHeader *)v; }
-static inline SomClass *som_class_of(SomVM *vm, Value v)
-{
+static inline ObjHeader *som_hdr(Value v) {
+    return (ObjHeader *)v;
+}
+static inline SomClass *som_class_of(SomVM *vm, Value v) {
     if (som_is_int(v)) return vm->integerClass;
     if (som_is_imm_double(v)) return vm->doubleClass;
     return ((ObjHeader *)v)->cls;
 }
 /* ObjKind of v; -1 for a small integer, OBJ_DOUBLE for any double. */
-static inline int som_kind(Value v)
-{
+static inline int som_kind(Value v) {
     if (som_is_int(v)) return -1;
     if (som_is_imm_double(v)) return OBJ_DOUBLE;
     return ((ObjHeader *)v)->kind;
@@ -161,8 +161,12 @@ uint32_t som_str_hash(const char *bytes, size_t len);
 bool som_is_string_like(Value v); /* String or Symbol */
 
 /* Temporarily roots a C local (LIFO). */
-static inline void som_root_push(SomVM *vm, Value *slot) { vm->roots[vm->nroots++] = slot; }
-static inline void som_root_pop(SomVM *vm, int n) { vm->nroots -= n; }
+static inline void som_root_push(SomVM *vm, Value *slot) {
+    vm->roots[vm->nroots++] = slot;
+}
+static inline void som_root_pop(SomVM *vm, int n) {
+    vm->nroots -= n;
+}
 
 /* ---- globals ----------------------------------------------------------- */
 bool som_global_get(SomVM *vm, struct SomString *sym, Value *out);

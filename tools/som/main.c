@@ -13,38 +13,36 @@
 
 #define SOM_VERSION "0.1.0"
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: som [options] [-cp DIR1:DIR2...] MainClass|File.som [args...]\n"
-            "\n"
-            "Runs a SOM program: loads MainClass from the class path (user entries first,\n"
-            "then the main file's directory, then '.', then the built-in core library) and\n"
-            "sends it #run: with the arguments (or #run).\n"
-            "\n"
-            "options:\n"
-            "  -cp PATH       class path, directories separated by ':'\n"
-            "  --threads N    run N independent copies of the program, one VM per thread\n"
-            "  --gc-stress    collect garbage at every allocation (slow; for testing)\n"
-            "  -g             print garbage-collection statistics at exit\n"
-            "  -H SIZE        initial heap size, e.g. -H64MB (accepted for compatibility)\n"
-            "  -d             at exit, list the bytecode of every method that ran, with the\n"
-            "                 receiver classes and operand kinds each send site saw\n"
-            "  --prof[=MODE]  profile the program: async (default; signal-driven sampling),\n"
-            "                 coop (sampling at safe points), exact (count every call)\n"
-            "  --prof-hz N    samples per second per thread (default: self-tuned)\n"
-            "  --prof-tune    self-tune the rate even with --prof-hz (which sets the start)\n"
-            "  --prof-out F   write the profile to F (exact mode also writes F.time)\n"
-            "  --prof-report  print the profile report on stderr at exit\n"
-            "  --prof-dump F  write the calling-context map as JSON to F\n"
-            "  --prof-states  also measure the VM-state split exactly and print both splits\n"
-            "  --prof-paused  start paused (System profilerStart begins sampling)\n"
-            "  --prof-lean    exact mode: count only frames a sampler sees (no primitives,\n"
-            "                 trivial methods inlined): the low-distortion time view\n"
-            "  -h, --help     show this help\n"
-            "  --version      show the version\n"
-            "\n"
-            "environment: SOM_CORELIB=DIR replaces the built-in core library.\n");
+static void usage(FILE *f) {
+    fprintf(f, "usage: som [options] [-cp DIR1:DIR2...] MainClass|File.som [args...]\n"
+               "\n"
+               "Runs a SOM program: loads MainClass from the class path (user entries first,\n"
+               "then the main file's directory, then '.', then the built-in core library) and\n"
+               "sends it #run: with the arguments (or #run).\n"
+               "\n"
+               "options:\n"
+               "  -cp PATH       class path, directories separated by ':'\n"
+               "  --threads N    run N independent copies of the program, one VM per thread\n"
+               "  --gc-stress    collect garbage at every allocation (slow; for testing)\n"
+               "  -g             print garbage-collection statistics at exit\n"
+               "  -H SIZE        initial heap size, e.g. -H64MB (accepted for compatibility)\n"
+               "  -d             at exit, list the bytecode of every method that ran, with the\n"
+               "                 receiver classes and operand kinds each send site saw\n"
+               "  --prof[=MODE]  profile the program: async (default; signal-driven sampling),\n"
+               "                 coop (sampling at safe points), exact (count every call)\n"
+               "  --prof-hz N    samples per second per thread (default: self-tuned)\n"
+               "  --prof-tune    self-tune the rate even with --prof-hz (which sets the start)\n"
+               "  --prof-out F   write the profile to F (exact mode also writes F.time)\n"
+               "  --prof-report  print the profile report on stderr at exit\n"
+               "  --prof-dump F  write the calling-context map as JSON to F\n"
+               "  --prof-states  also measure the VM-state split exactly and print both splits\n"
+               "  --prof-paused  start paused (System profilerStart begins sampling)\n"
+               "  --prof-lean    exact mode: count only frames a sampler sees (no primitives,\n"
+               "                 trivial methods inlined): the low-distortion time view\n"
+               "  -h, --help     show this help\n"
+               "  --version      show the version\n"
+               "\n"
+               "environment: SOM_CORELIB=DIR replaces the built-in core library.\n");
 }
 
 typedef struct Config {
@@ -56,20 +54,22 @@ typedef struct Config {
     char **argv;
 } Config;
 
-static size_t parse_size(const char *s)
-{
+static size_t parse_size(const char *s) {
     char *end;
     double v = strtod(s, &end);
     if (end == s || v < 0) return 0;
-    if (*end == 'k' || *end == 'K') v *= 1024;
-    else if (*end == 'm' || *end == 'M') v *= 1024 * 1024;
-    else if (*end == 'g' || *end == 'G') v *= 1024.0 * 1024 * 1024;
-    else if (*end == 0) v *= 1024 * 1024; /* CSOM: -H10 is 10 MB */
+    if (*end == 'k' || *end == 'K')
+        v *= 1024;
+    else if (*end == 'm' || *end == 'M')
+        v *= 1024 * 1024;
+    else if (*end == 'g' || *end == 'G')
+        v *= 1024.0 * 1024 * 1024;
+    else if (*end == 0)
+        v *= 1024 * 1024; /* CSOM: -H10 is 10 MB */
     return (size_t)v;
 }
 
-static char *join_path(const char *a, const char *b)
-{
+static char *join_path(const char *a, const char *b) {
     size_t la = a ? strlen(a) : 0, lb = strlen(b);
     char *r = malloc(la + lb + 2);
     if (!r) abort();
@@ -82,8 +82,7 @@ static char *join_path(const char *a, const char *b)
 }
 
 /* One --prof* option at argv[*i]; answers -1 to continue, else an exit status. */
-static int parse_prof(int argc, char **argv, int *i, SomProfOptions *p)
-{
+static int parse_prof(int argc, char **argv, int *i, SomProfOptions *p) {
     const char *a = argv[*i];
     if (!strcmp(a, "--prof")) {
         if (p->mode == SOMPROF_OFF) p->mode = SOMPROF_ASYNC;
@@ -97,12 +96,18 @@ static int parse_prof(int argc, char **argv, int *i, SomProfOptions *p)
         return -1;
     }
     bool flag = true;
-    if (!strcmp(a, "--prof-report")) p->report = true;
-    else if (!strcmp(a, "--prof-states")) p->exact_states = true;
-    else if (!strcmp(a, "--prof-paused")) p->paused = true;
-    else if (!strcmp(a, "--prof-tune")) p->tune = true;
-    else if (!strcmp(a, "--prof-lean")) p->lean = true;
-    else flag = false;
+    if (!strcmp(a, "--prof-report"))
+        p->report = true;
+    else if (!strcmp(a, "--prof-states"))
+        p->exact_states = true;
+    else if (!strcmp(a, "--prof-paused"))
+        p->paused = true;
+    else if (!strcmp(a, "--prof-tune"))
+        p->tune = true;
+    else if (!strcmp(a, "--prof-lean"))
+        p->lean = true;
+    else
+        flag = false;
     if (flag) {
         if (p->mode == SOMPROF_OFF) p->mode = SOMPROF_ASYNC;
         return -1;
@@ -120,7 +125,8 @@ static int parse_prof(int argc, char **argv, int *i, SomProfOptions *p)
         char *end;
         long hz = strtol(v, &end, 10);
         if (end == v || *end || hz < 1 || hz > 100000) {
-            fprintf(stderr, "som: --prof-hz: expected a number between 1 and 100000, got '%s'\n", v);
+            fprintf(stderr, "som: --prof-hz: expected a number between 1 and 100000, got '%s'\n",
+                    v);
             return 2;
         }
         p->hz = (uint32_t)hz;
@@ -134,8 +140,7 @@ static int parse_prof(int argc, char **argv, int *i, SomProfOptions *p)
 }
 
 /* Answers -1 to continue, else an exit status. */
-static int parse_args(int argc, char **argv, Config *c)
-{
+static int parse_args(int argc, char **argv, Config *c) {
     int i = 1;
     const char *cp = NULL;
     c->threads = 1;
@@ -204,7 +209,8 @@ static int parse_args(int argc, char **argv, Config *c)
     c->argc = argc - i;
     c->argv = malloc(sizeof(char *) * (size_t)(c->argc + 1));
     c->argv[0] = strdup(name);
-    for (int k = 1; k < c->argc; k++) c->argv[k] = argv[i + k];
+    for (int k = 1; k < c->argc; k++)
+        c->argv[k] = argv[i + k];
     free(main);
     c->opts.corelib_dir = getenv("SOM_CORELIB");
     if (c->opts.corelib_dir && !*c->opts.corelib_dir) c->opts.corelib_dir = NULL;
@@ -218,15 +224,13 @@ typedef struct Run {
     uint64_t ns;
 } Run;
 
-static void config_free(Config *c)
-{
+static void config_free(Config *c) {
     if (c->argv) free(c->argv[0]);
     free(c->argv);
     free(c->classpath);
 }
 
-static void *run_one(void *arg)
-{
+static void *run_one(void *arg) {
     Run *r = arg;
     char err[1024];
     uint64_t t0 = som_now_ns();
@@ -252,8 +256,7 @@ static void *run_one(void *arg)
 
 static int run_threads(Config *c);
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     Config cfg = {0};
     int rc = parse_args(argc, argv, &cfg);
     if (rc >= 0) {
@@ -281,8 +284,7 @@ int main(int argc, char **argv)
     return rc;
 }
 
-static int run_threads(Config *c)
-{
+static int run_threads(Config *c) {
     Run *runs = calloc((size_t)c->threads, sizeof *runs);
     pthread_t *tids = calloc((size_t)c->threads, sizeof *tids);
     if (!runs || !tids) abort();

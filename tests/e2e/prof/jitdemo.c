@@ -14,8 +14,7 @@
 
 #include "sampo.h"
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     if (argc < 2) return 2;
 #if defined(__x86_64__)
     /* mov rcx, rdi; 1: dec rcx; jnz 1b; ret */
@@ -24,8 +23,8 @@ int main(int argc, char **argv)
     printf("jitdemo: x86-64 only, skipped\n");
     return 0;
 #endif
-    uint8_t *mem = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
-                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    uint8_t *mem =
+        mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (mem == MAP_FAILED) return 1;
     memcpy(mem, code, sizeof code);
     void (*fn)(uint64_t) = (void (*)(uint64_t))(uintptr_t)mem;

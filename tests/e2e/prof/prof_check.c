@@ -16,8 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static double share(const SpProfile *p, const char *name, uint64_t total)
-{
+static double share(const SpProfile *p, const char *name, uint64_t total) {
     uint64_t hit = 0;
     for (uint32_t i = 0; i < p->nsamples; i++) {
         const SpSample *s = &p->samples[i];
@@ -31,14 +30,16 @@ static double share(const SpProfile *p, const char *name, uint64_t total)
     return total ? 100.0 * (double)hit / (double)total : 0;
 }
 
-static int thread_split(const SpProfile *p, double tol)
-{
+static int thread_split(const SpProfile *p, double tol) {
     uint64_t *per = calloc(p->nthreads + 1, sizeof *per);
-    for (uint32_t i = 0; i < p->nsamples; i++) per[p->samples[i].thread] += p->samples[i].weight;
+    for (uint32_t i = 0; i < p->nsamples; i++)
+        per[p->samples[i].thread] += p->samples[i].weight;
     uint64_t a = 0, b = 0;
     for (uint32_t i = 0; i < p->nthreads; i++) {
-        if (per[i] > a) b = a, a = per[i];
-        else if (per[i] > b) b = per[i];
+        if (per[i] > a)
+            b = a, a = per[i];
+        else if (per[i] > b)
+            b = per[i];
     }
     free(per);
     double pa = a + b ? 100.0 * (double)a / (double)(a + b) : 0;
@@ -47,8 +48,7 @@ static int thread_split(const SpProfile *p, double tol)
     return pa - 50 <= tol ? 0 : 1;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     if (argc < 2) return 2;
     SpProfile *p = NULL;
     char err[256];
@@ -74,13 +74,14 @@ int main(int argc, char **argv)
             /* self share per leaf function name: "pct<TAB>name" lines */
             uint64_t *self = calloc(p->nframes + 1, sizeof *self);
             for (uint32_t k = 0; k < p->nsamples; k++)
-                if (p->samples[k].depth) self[sp_sample_stack(p, &p->samples[k])[0]] += p->samples[k].weight;
+                if (p->samples[k].depth)
+                    self[sp_sample_stack(p, &p->samples[k])[0]] += p->samples[k].weight;
             for (uint32_t f = 0; f < p->nframes; f++) {
                 if (!self[f]) continue;
                 const SpFrame *fr = &p->frames[f];
                 uint32_t mi = sp_mapping_find(p, fr->addr); /* object-relative address */
-                uint64_t rel = mi == SP_NONE ? 0
-                                             : fr->addr - p->mappings[mi].start + p->mappings[mi].offset;
+                uint64_t rel =
+                    mi == SP_NONE ? 0 : fr->addr - p->mappings[mi].start + p->mappings[mi].offset;
                 printf("flat\t%.4f\t%s\t%s\t%llx\n", 100.0 * (double)self[f] / (double)total,
                        sp_str(p, fr->name), sp_str(p, fr->module), (unsigned long long)rel);
             }

@@ -24,33 +24,36 @@
 
 static volatile uint64_t sink;
 
-static double now_s(void)
-{
+static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static double cpu_s(void)
-{
+static double cpu_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-__attribute__((noinline)) static void work(uint64_t n)
-{
+__attribute__((noinline)) static void work(uint64_t n) {
     uint64_t x = sink;
-    for (uint64_t i = 0; i < n; i++) x = x * 6364136223846793005ull + 1442695040888963407ull;
+    for (uint64_t i = 0; i < n; i++)
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
     sink = x;
 }
 
-__attribute__((noinline)) void f50(void) { work(50000); }
-__attribute__((noinline)) void f30(void) { work(30000); }
-__attribute__((noinline)) void f20(void) { work(20000); }
+__attribute__((noinline)) void f50(void) {
+    work(50000);
+}
+__attribute__((noinline)) void f30(void) {
+    work(30000);
+}
+__attribute__((noinline)) void f20(void) {
+    work(20000);
+}
 
-static void run_split(double secs)
-{
+static void run_split(double secs) {
     double end = cpu_s() + secs; /* CPU time: the machine may be shared */
     while (cpu_s() < end) {
         for (int i = 0; i < 10; i++) { /* keep the clock syscall rare */
@@ -61,30 +64,31 @@ static void run_split(double secs)
     }
 }
 
-__attribute__((noinline)) void spin_thread_body(double secs)
-{
+__attribute__((noinline)) void spin_thread_body(double secs) {
     double end = cpu_s() + secs;
-    while (cpu_s() < end) work(10000);
+    while (cpu_s() < end)
+        work(10000);
 }
 
-static void *spin_main(void *arg)
-{
+static void *spin_main(void *arg) {
     spin_thread_body(*(double *)arg);
     return NULL;
 }
 
-static void run_threads(int n, double secs)
-{
+static void run_threads(int n, double secs) {
     pthread_t *t = calloc((size_t)n, sizeof *t);
-    for (int i = 0; i < n; i++) pthread_create(&t[i], NULL, spin_main, &secs);
-    for (int i = 0; i < n; i++) pthread_join(t[i], NULL);
+    for (int i = 0; i < n; i++)
+        pthread_create(&t[i], NULL, spin_main, &secs);
+    for (int i = 0; i < n; i++)
+        pthread_join(t[i], NULL);
     free(t);
 }
 
-__attribute__((noinline)) void leaf_loop(void) { work(100000); }
+__attribute__((noinline)) void leaf_loop(void) {
+    work(100000);
+}
 
-__attribute__((noinline)) int recurse(int depth)
-{
+__attribute__((noinline)) int recurse(int depth) {
     if (depth == 0) {
         leaf_loop();
         return 0;
@@ -94,22 +98,22 @@ __attribute__((noinline)) int recurse(int depth)
     return r + 1;
 }
 
-static void run_recurse(double secs)
-{
+static void run_recurse(double secs) {
     double end = cpu_s() + secs;
-    while (cpu_s() < end) recurse(200);
+    while (cpu_s() < end)
+        recurse(200);
 }
 
-__attribute__((noinline)) void sleepy_nap(void)
-{
+__attribute__((noinline)) void sleepy_nap(void) {
     struct timespec ts = {0, 9000000};
     nanosleep(&ts, NULL);
 }
 
-__attribute__((noinline)) void sleepy_work(void) { work(200000); }
+__attribute__((noinline)) void sleepy_work(void) {
+    work(200000);
+}
 
-static void *sleepy_main(void *arg)
-{
+static void *sleepy_main(void *arg) {
     double end = now_s() + *(double *)arg;
     while (now_s() < end) {
         double t0 = now_s();
@@ -121,14 +125,13 @@ static void *sleepy_main(void *arg)
     return NULL;
 }
 
-__attribute__((noinline)) void busy_main(double secs)
-{
+__attribute__((noinline)) void busy_main(double secs) {
     double end = now_s() + secs;
-    while (now_s() < end) work(10000);
+    while (now_s() < end)
+        work(10000);
 }
 
-static void run_sleeper(double secs)
-{
+static void run_sleeper(double secs) {
     pthread_t t;
     pthread_create(&t, NULL, sleepy_main, &secs);
     busy_main(secs);
@@ -136,8 +139,7 @@ static void run_sleeper(double secs)
 }
 
 /* Counts calls that fail with EINTR although nothing in this program sends signals. */
-static void run_eintr(double secs)
-{
+static void run_eintr(double secs) {
     double end = now_s() + secs;
     long eintr = 0, calls = 0;
     while (now_s() < end) {
@@ -151,8 +153,7 @@ static void run_eintr(double secs)
     printf("eintr %ld calls %ld\n", eintr, calls);
 }
 
-static int run_forkexec(const char *self, const char *secs)
-{
+static int run_forkexec(const char *self, const char *secs) {
     pid_t pid = fork();
     if (pid < 0) return 1;
     if (pid == 0) {
@@ -175,21 +176,28 @@ static int run_forkexec(const char *self, const char *secs)
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     if (argc < 3) {
         fprintf(stderr, "usage: workload split|threads|recurse|sleeper|eintr|forkexec SECS\n");
         return 2;
     }
     const char *m = argv[1];
     double secs = atof(argv[argc - 1]);
-    if (!strcmp(m, "split")) run_split(secs);
-    else if (!strcmp(m, "threads")) run_threads(2, secs);
-    else if (!strcmp(m, "recurse")) run_recurse(secs);
-    else if (!strcmp(m, "sleeper")) run_sleeper(secs);
-    else if (!strcmp(m, "eintr")) run_eintr(secs);
-    else if (!strcmp(m, "forkexec")) return run_forkexec(argv[0], argv[2]);
-    else if (!strcmp(m, "many") && argc == 4) run_threads(atoi(argv[2]), secs);
-    else return 2;
+    if (!strcmp(m, "split"))
+        run_split(secs);
+    else if (!strcmp(m, "threads"))
+        run_threads(2, secs);
+    else if (!strcmp(m, "recurse"))
+        run_recurse(secs);
+    else if (!strcmp(m, "sleeper"))
+        run_sleeper(secs);
+    else if (!strcmp(m, "eintr"))
+        run_eintr(secs);
+    else if (!strcmp(m, "forkexec"))
+        return run_forkexec(argv[0], argv[2]);
+    else if (!strcmp(m, "many") && argc == 4)
+        run_threads(atoi(argv[2]), secs);
+    else
+        return 2;
     return 0;
 }

@@ -25,16 +25,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static SomVM *fuzz_vm;
 
-static void check(int cond, const char *what)
-{
+static void check(int cond, const char *what) {
     if (!cond) {
         fprintf(stderr, "fuzz_parser: invariant violated: %s\n", what);
         abort();
     }
 }
 
-static void lex_all(const char *src)
-{
+static void lex_all(const char *src) {
     Lexer lx;
     lex_init(&lx, src);
     for (;;) {
@@ -52,10 +50,13 @@ static void lex_all(const char *src)
     }
 }
 
-static void compile_side(SomVM *vm, NameList *fields, MethodDefList *methods, bool class_side)
-{
-    CompileEnv env = {vm, class_side ? vm->objectClass->h.cls : vm->objectClass, fields->names,
-                      fields->n, class_side, "fuzz.som"};
+static void compile_side(SomVM *vm, NameList *fields, MethodDefList *methods, bool class_side) {
+    CompileEnv env = {vm,
+                      class_side ? vm->objectClass->h.cls : vm->objectClass,
+                      fields->names,
+                      fields->n,
+                      class_side,
+                      "fuzz.som"};
     for (int i = 0; i < methods->n; i++) {
         if (methods->items[i]->is_primitive) continue;
         char err[512] = "";
@@ -68,8 +69,7 @@ static void compile_side(SomVM *vm, NameList *fields, MethodDefList *methods, bo
     }
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size > 65536) return 0;
     char *src = malloc(size + 1);
     memcpy(src, data, size);

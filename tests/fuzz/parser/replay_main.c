@@ -13,8 +13,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static int run_file(const char *path)
-{
+static int run_file(const char *path) {
     FILE *f = fopen(path, "rb");
     if (!f) {
         fprintf(stderr, "replay: cannot open %s\n", path);
@@ -33,8 +32,7 @@ static int run_file(const char *path)
     return 0;
 }
 
-static int run_dir(const char *dir, int *count)
-{
+static int run_dir(const char *dir, int *count) {
     DIR *d = opendir(dir);
     if (!d) return 1;
     int rc = 0;
@@ -49,8 +47,7 @@ static int run_dir(const char *dir, int *count)
     return rc;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     int rc = 0, count = 0;
     for (int i = 1; i < argc; i++) {
         struct stat st;

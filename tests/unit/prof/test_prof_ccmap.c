@@ -16,8 +16,7 @@ enum { A = 1, B, C, D, E, F };
 
 /* Adds a sample given outermost-first (easier to read); pos[i] = call site in frame i. */
 static void add(ProfCCMap *m, int n, const uint64_t *outer_first, const uint64_t *pos_outer,
-                uint32_t start, uint32_t *ctx)
-{
+                uint32_t start, uint32_t *ctx) {
     uint64_t meth[16], pos[16];
     for (int i = 0; i < n; i++) {
         meth[i] = outer_first[n - 1 - i];
@@ -26,16 +25,14 @@ static void add(ProfCCMap *m, int n, const uint64_t *outer_first, const uint64_t
     assert_int_equal(prof_ccmap_add(m, meth, pos, (uint32_t)n, 1, start, ctx), 0);
 }
 
-static ProfCCMap *figure2(uint64_t pos_cd, uint64_t pos_cf)
-{
+static ProfCCMap *figure2(uint64_t pos_cd, uint64_t pos_cf) {
     ProfCCMap *m = prof_ccmap_new();
     add(m, 4, (uint64_t[]){A, B, C, D}, (uint64_t[]){10, 20, pos_cd, 0}, CC_NONE, NULL);
     add(m, 4, (uint64_t[]){E, B, C, F}, (uint64_t[]){11, 20, pos_cf, 0}, CC_NONE, NULL);
     return m;
 }
 
-static void test_figure2_general_nodes(void **state)
-{
+static void test_figure2_general_nodes(void **state) {
     (void)state;
     ProfCCMap *m = figure2(30, 31);
     SampoMethodStat s;
@@ -62,8 +59,7 @@ static void test_figure2_general_nodes(void **state)
     prof_ccmap_free(m);
 }
 
-static void test_figure2_contexts(void **state)
-{
+static void test_figure2_contexts(void **state) {
     (void)state;
     ProfCCMap *m = figure2(30, 31);
     uint32_t ctx[8];
@@ -96,8 +92,7 @@ static void test_figure2_contexts(void **state)
     prof_ccmap_free(m);
 }
 
-static void test_monomorphic_sites(void **state)
-{
+static void test_monomorphic_sites(void **state) {
     (void)state;
     uint64_t t[4];
     ProfCCMap *m = figure2(30, 31); /* D and F called from different sites of C */
@@ -113,8 +108,7 @@ static void test_monomorphic_sites(void **state)
 
 /* A partial sample [D, C*] continuing from C's recorded context must give exactly the map
  * that the full sample A->B->C->D gives. */
-static void test_partial_equals_full(void **state)
-{
+static void test_partial_equals_full(void **state) {
     (void)state;
     ProfCCMap *full = prof_ccmap_new(), *part = prof_ccmap_new();
     uint64_t abc[] = {A, B, C}, abcd[] = {A, B, C, D}, pos[] = {1, 2, 3, 4};
@@ -147,8 +141,7 @@ static void test_partial_equals_full(void **state)
     prof_ccmap_free(part);
 }
 
-static void test_partial_bad_context(void **state)
-{
+static void test_partial_bad_context(void **state) {
     (void)state;
     ProfCCMap *m = prof_ccmap_new();
     uint32_t ctx[2];
@@ -161,8 +154,7 @@ static void test_partial_bad_context(void **state)
     prof_ccmap_free(m);
 }
 
-static void test_recursion_counted_once(void **state)
-{
+static void test_recursion_counted_once(void **state) {
     (void)state;
     ProfCCMap *m = prof_ccmap_new();
     add(m, 4, (uint64_t[]){A, B, B, B}, (uint64_t[]){1, 2, 2, 0}, CC_NONE, NULL);
@@ -177,11 +169,11 @@ static void test_recursion_counted_once(void **state)
     prof_ccmap_free(m);
 }
 
-static void test_prune_cold(void **state)
-{
+static void test_prune_cold(void **state) {
     (void)state;
     ProfCCMap *m = prof_ccmap_new();
-    for (int i = 0; i < 99; i++) add(m, 2, (uint64_t[]){A, B}, NULL, CC_NONE, NULL);
+    for (int i = 0; i < 99; i++)
+        add(m, 2, (uint64_t[]){A, B}, NULL, CC_NONE, NULL);
     add(m, 3, (uint64_t[]){A, C, D}, NULL, CC_NONE, NULL);
     prof_ccmap_set_name(m, B, "B()");
     assert_int_equal(m->nx, 4);
@@ -202,8 +194,7 @@ static void test_prune_cold(void **state)
     prof_ccmap_free(m);
 }
 
-static void test_clone_is_independent(void **state)
-{
+static void test_clone_is_independent(void **state) {
     (void)state;
     ProfCCMap *m = figure2(30, 31);
     ProfCCMap *c = prof_ccmap_clone(m);
@@ -219,13 +210,16 @@ static void test_clone_is_independent(void **state)
     prof_ccmap_free(m);
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_figure2_general_nodes), cmocka_unit_test(test_figure2_contexts),
-        cmocka_unit_test(test_monomorphic_sites),     cmocka_unit_test(test_partial_equals_full),
-        cmocka_unit_test(test_partial_bad_context),   cmocka_unit_test(test_recursion_counted_once),
-        cmocka_unit_test(test_prune_cold),            cmocka_unit_test(test_clone_is_independent),
+        cmocka_unit_test(test_figure2_general_nodes),
+        cmocka_unit_test(test_figure2_contexts),
+        cmocka_unit_test(test_monomorphic_sites),
+        cmocka_unit_test(test_partial_equals_full),
+        cmocka_unit_test(test_partial_bad_context),
+        cmocka_unit_test(test_recursion_counted_once),
+        cmocka_unit_test(test_prune_cold),
+        cmocka_unit_test(test_clone_is_independent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -42,15 +42,14 @@ enum { A = 0x100, B, C, D, E, F };
 static SampoVmFrame *volatile vm_top;
 static volatile uint64_t sink;
 
-static void spin(uint64_t n)
-{
+static void spin(uint64_t n) {
     uint64_t x = sink;
-    for (uint64_t i = 0; i < n; i++) x = x * 6364136223846793005ull + 1;
+    for (uint64_t i = 0; i < n; i++)
+        x = x * 6364136223846793005ull + 1;
     sink = x;
 }
 
-static void vm_push(SampoVmFrame *f, uint64_t method)
-{
+static void vm_push(SampoVmFrame *f, uint64_t method) {
     f->caller = vm_top;
     f->method = method;
     f->pos = 0;
@@ -59,15 +58,13 @@ static void vm_push(SampoVmFrame *f, uint64_t method)
     vm_top = f;
 }
 
-static void vm_pop(SampoVmFrame *f)
-{
+static void vm_pop(SampoVmFrame *f) {
     vm_top = f->caller;
     atomic_signal_fence(memory_order_seq_cst);
 }
 
 /* outer -> B -> C -> (leaf, 50 times) */
-static void vm_shape(uint64_t outer, uint64_t leaf)
-{
+static void vm_shape(uint64_t outer, uint64_t leaf) {
     SampoVmFrame fo, fb, fc, fl;
     vm_push(&fo, outer);
     fo.pos = 1;
@@ -86,8 +83,7 @@ static void vm_shape(uint64_t outer, uint64_t leaf)
     vm_pop(&fo);
 }
 
-static SampoConfig cfg(void)
-{
+static SampoConfig cfg(void) {
     SampoConfig c;
     sampo_config_default(&c);
     c.hz = 2000;
@@ -95,8 +91,7 @@ static SampoConfig cfg(void)
     return c;
 }
 
-static void run_until(uint64_t samples)
-{
+static void run_until(uint64_t samples) {
     time_t end = time(NULL) + 20;
     SampoStats st = {0};
     while (time(NULL) < end) {
@@ -108,8 +103,7 @@ static void run_until(uint64_t samples)
 }
 
 /* Every context of method leaf must have the ancestors C, B, outer. */
-static void check_contexts(const SampoCCMap *m, uint64_t leaf, uint64_t outer)
-{
+static void check_contexts(const SampoCCMap *m, uint64_t leaf, uint64_t outer) {
     uint32_t ctx[64];
     size_t n = sampo_ccmap_edge_contexts(m, C, leaf == D ? 3 : 4, leaf, ctx, 64);
     assert_int_equal(n, 1);
@@ -125,8 +119,7 @@ static void check_contexts(const SampoCCMap *m, uint64_t leaf, uint64_t outer)
 }
 
 /* In the written profile every sample is a full stack of VM frames. */
-static void check_written(const char *path)
-{
+static void check_written(const char *path) {
     SpProfile *p = NULL;
     char err[256];
     assert_int_equal(sp_profile_read(path, &p, err, sizeof err), 0);
@@ -146,12 +139,12 @@ static void check_written(const char *path)
     sp_profile_free(p);
 }
 
-static void test_vm_chain_partial_samples(void **state)
-{
+static void test_vm_chain_partial_samples(void **state) {
     (void)state;
     SampoConfig c = cfg();
     const char *names[] = {"A", "B", "C", "D", "E", "F"};
-    for (int i = 0; i < 6; i++) sampo_vm_name_method(A + (uint64_t)i, names[i]);
+    for (int i = 0; i < 6; i++)
+        sampo_vm_name_method(A + (uint64_t)i, names[i]);
     assert_int_equal(sampo_vm_set_frame_chain(&vm_top), 0);
     assert_int_equal(sampo_start(&c), 0);
     assert_int_equal(sampo_start(&c), SAMPO_ESTATE);
@@ -197,8 +190,7 @@ static void test_vm_chain_partial_samples(void **state)
 enum { X = 0x200, Y, Z };
 static atomic_int cb_calls;
 
-static int vm_callback(void *ctx, SampoFrameInfo *out, int max)
-{
+static int vm_callback(void *ctx, SampoFrameInfo *out, int max) {
     (void)ctx;
     if (max < 3) return 0;
     int first = atomic_fetch_add_explicit(&cb_calls, 1, memory_order_relaxed) == 0;
@@ -209,8 +201,7 @@ static int vm_callback(void *ctx, SampoFrameInfo *out, int max)
     return 3;
 }
 
-static void test_vm_callback(void **state)
-{
+static void test_vm_callback(void **state) {
     (void)state;
     SampoConfig c = cfg();
     assert_int_equal(sampo_vm_set_frame_callback(vm_callback, NULL), 0);
@@ -238,8 +229,7 @@ static void test_vm_callback(void **state)
     sampo_ccmap_free(m);
 }
 
-static void test_control_calls(void **state)
-{
+static void test_control_calls(void **state) {
     (void)state;
     SampoConfig c = cfg();
     assert_int_equal(sampo_pause(), SAMPO_ESTATE);
@@ -264,8 +254,7 @@ static void test_control_calls(void **state)
     assert_false(sampo_running());
 }
 
-static void test_jit_and_histogram(void **state)
-{
+static void test_jit_and_histogram(void **state) {
     (void)state;
     assert_int_equal(sampo_jit_register(0x20000000, 64, "jit_stub"), 0);
     assert_int_equal(sampo_jit_unregister(0x20000000), 0);
@@ -281,8 +270,7 @@ static void test_jit_and_histogram(void **state)
     assert_true(sampo_pc_histogram(0, 0, bins, 16) >= 50);
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_vm_chain_partial_samples),
         cmocka_unit_test(test_vm_callback),

@@ -21,29 +21,30 @@
 #include "symbols.h"
 #include "u64map.h"
 
-static void test_pc_ring_pay_as_you_go(void **state)
-{
+static void test_pc_ring_pay_as_you_go(void **state) {
     (void)state;
     ProfPcRing r;
     assert_int_equal(prof_pcring_init(&r, 4), 0);
-    for (uint64_t pc = 100; pc < 110; pc++) prof_pcring_add(&r, pc); /* keeps 106..109 */
+    for (uint64_t pc = 100; pc < 110; pc++)
+        prof_pcring_add(&r, pc); /* keeps 106..109 */
     uint64_t bins[4], lo = 0, hi = 0;
     assert_int_equal(prof_pcring_hist(&r, 0, 0, bins, 4, &lo, &hi), 4);
     assert_int_equal(lo, 106);
     assert_int_equal(hi, 110);
-    for (int i = 0; i < 4; i++) assert_int_equal(bins[i], 1);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(bins[i], 1);
     assert_int_equal(prof_pcring_hist(&r, 100, 108, bins, 2, NULL, NULL), 2); /* 106, 107 */
     assert_int_equal(bins[0], 0);
     assert_int_equal(bins[1], 2);
     prof_pcring_fini(&r);
 }
 
-static void test_u64map(void **state)
-{
+static void test_u64map(void **state) {
     (void)state;
     ProfU64Map m = {0};
     uint64_t v;
-    for (uint64_t k = 1; k <= 10000; k++) assert_int_equal(prof_u64map_put(&m, k * 7919, k), 0);
+    for (uint64_t k = 1; k <= 10000; k++)
+        assert_int_equal(prof_u64map_put(&m, k * 7919, k), 0);
     for (uint64_t k = 1; k <= 10000; k++) {
         assert_true(prof_u64map_get(&m, k * 7919, &v));
         assert_int_equal(v, k);
@@ -56,10 +57,11 @@ static void test_u64map(void **state)
     prof_u64map_fini(&m);
 }
 
-__attribute__((noinline)) int prof_test_known_function(int x) { return x * 3 + 1; }
+__attribute__((noinline)) int prof_test_known_function(int x) {
+    return x * 3 + 1;
+}
 
-static void test_symbols_self_and_jit(void **state)
-{
+static void test_symbols_self_and_jit(void **state) {
     (void)state;
     ProfSymbols *s = prof_symbols_new();
     assert_non_null(s);
@@ -93,8 +95,7 @@ static void test_symbols_self_and_jit(void **state)
 }
 
 /* A library loaded after the symbol tables were built is found on the next miss. */
-static void test_symbols_after_dlopen(void **state)
-{
+static void test_symbols_after_dlopen(void **state) {
     (void)state;
     ProfSymbols *s = prof_symbols_new();
     void *h = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -113,8 +114,7 @@ static void test_symbols_after_dlopen(void **state)
 }
 
 /* Bad frame-pointer chains end the walk with a flag instead of a crash. */
-static void test_guarded_walk(void **state)
-{
+static void test_guarded_walk(void **state) {
     (void)state;
     uint64_t stack[64] = {0}, out[16];
     uintptr_t lo = (uintptr_t)stack, hi = (uintptr_t)(stack + 64);
@@ -147,7 +147,8 @@ static void test_guarded_walk(void **state)
     assert_int_equal(prof_walk_native(1, lo, (uintptr_t)&stack[4] + 3, lo, hi, out, 16, &flags), 1);
     assert_true(flags & REC_WALK_ERR);
     flags = 0;
-    assert_int_equal(prof_walk_native(1, hi + 64, (uintptr_t)&stack[4], lo, hi, out, 16, &flags), 1);
+    assert_int_equal(prof_walk_native(1, hi + 64, (uintptr_t)&stack[4], lo, hi, out, 16, &flags),
+                     1);
     /* depth limit */
     flags = 0;
     stack[8] = (uintptr_t)&stack[12], stack[12] = 0, stack[13] = 0x403000;
@@ -155,8 +156,7 @@ static void test_guarded_walk(void **state)
     assert_true(flags & REC_TRUNC);
 }
 
-static void test_config_env(void **state)
-{
+static void test_config_env(void **state) {
     (void)state;
     SampoConfig c;
     char err[128];
@@ -183,13 +183,11 @@ static void test_config_env(void **state)
     unsetenv("SAMPO_BURST");
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pc_ring_pay_as_you_go), cmocka_unit_test(test_u64map),
         cmocka_unit_test(test_symbols_self_and_jit),  cmocka_unit_test(test_symbols_after_dlopen),
-        cmocka_unit_test(test_guarded_walk),
-        cmocka_unit_test(test_config_env),
+        cmocka_unit_test(test_guarded_walk),          cmocka_unit_test(test_config_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

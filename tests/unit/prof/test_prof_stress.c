@@ -24,29 +24,28 @@ static uint32_t buffer_kib;
 static atomic_int stop_flag;
 static __thread volatile uint64_t sink; /* per thread: no race */
 
-static __attribute__((noinline)) void burn(int n)
-{
+static __attribute__((noinline)) void burn(int n) {
     uint64_t x = sink;
-    for (int i = 0; i < n; i++) x = x * 6364136223846793005ull + 1;
+    for (int i = 0; i < n; i++)
+        x = x * 6364136223846793005ull + 1;
     sink = x;
 }
 
-static __attribute__((noinline)) void recurse(int d)
-{
-    if (d) recurse(d - 1);
-    else burn(5000);
+static __attribute__((noinline)) void recurse(int d) {
+    if (d)
+        recurse(d - 1);
+    else
+        burn(5000);
 }
 
-static double now_s(void)
-{
+static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* id >= 1000: short-lived thread (about 20 ms) */
-static void *worker(void *arg)
-{
+static void *worker(void *arg) {
     intptr_t id = (intptr_t)arg;
     double end = id >= 1000 ? now_s() + 0.02 : 1e300;
     sampo_thread_register("stress");
@@ -71,8 +70,7 @@ static void *worker(void *arg)
 }
 
 /* Short-lived threads: registration and unregistration while sampling. */
-static void *churn(void *arg)
-{
+static void *churn(void *arg) {
     (void)arg;
     while (!atomic_load(&stop_flag)) {
         pthread_t t;
@@ -83,8 +81,7 @@ static void *churn(void *arg)
     return NULL;
 }
 
-static void test_stress(void **state)
-{
+static void test_stress(void **state) {
     (void)state;
     SampoConfig c;
     sampo_config_default(&c);
@@ -101,7 +98,8 @@ static void test_stress(void **state)
     struct timespec ts = {(time_t)secs, (long)((secs - (time_t)secs) * 1e9)};
     nanosleep(&ts, NULL);
     atomic_store(&stop_flag, 1);
-    for (int i = 0; i < nthreads; i++) pthread_join(t[i], NULL);
+    for (int i = 0; i < nthreads; i++)
+        pthread_join(t[i], NULL);
     pthread_join(ch, NULL);
     free(t);
     assert_int_equal(sampo_stop(), 0);
@@ -121,8 +119,7 @@ static void test_stress(void **state)
     sampo_ccmap_free(m);
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     if (argc > 1) secs = atof(argv[1]);
     if (argc > 2) nthreads = atoi(argv[2]);
     if (argc > 3) buffer_kib = (uint32_t)atoi(argv[3]);

@@ -12,8 +12,7 @@
 
 /* Feeds n samples, spaced dt_ns on the fake clock, with the given repetition rate.
  * Returns the number of interval changes. */
-static int feed(ProfTune *t, uint64_t *clock, uint32_t n, double rep, uint64_t dt_ns)
-{
+static int feed(ProfTune *t, uint64_t *clock, uint32_t n, double rep, uint64_t dt_ns) {
     int changes = 0;
     double acc = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -26,14 +25,12 @@ static int feed(ProfTune *t, uint64_t *clock, uint32_t n, double rep, uint64_t d
     return changes;
 }
 
-static void init(ProfTune *t, uint64_t interval, int freeze)
-{
+static void init(ProfTune *t, uint64_t interval, int freeze) {
     /* cost 40 us, budget 1% -> floor 4 ms; thresholds 1% / 15%; window 1000 */
     prof_tune_init(t, interval, 40000, 0.01, 0.01, 0.15, 1000, freeze, 4000000);
 }
 
-static void test_high_repetition_lengthens(void **state)
-{
+static void test_high_repetition_lengthens(void **state) {
     (void)state;
     ProfTune t;
     uint64_t clock = 0, o = 0, n = 0;
@@ -47,8 +44,7 @@ static void test_high_repetition_lengthens(void **state)
     assert_int_equal(t.changes, 1);
 }
 
-static void test_low_repetition_shortens_to_budget_floor(void **state)
-{
+static void test_low_repetition_shortens_to_budget_floor(void **state) {
     (void)state;
     ProfTune t;
     uint64_t clock = 0;
@@ -62,8 +58,7 @@ static void test_low_repetition_shortens_to_budget_floor(void **state)
     assert_int_equal(t.interval_ns, 4000000);
 }
 
-static void test_between_thresholds_is_stable(void **state)
-{
+static void test_between_thresholds_is_stable(void **state) {
     (void)state;
     ProfTune t;
     uint64_t clock = 0;
@@ -73,8 +68,7 @@ static void test_between_thresholds_is_stable(void **state)
     assert_true(t.last_rate > 0.04 && t.last_rate < 0.06);
 }
 
-static void test_overhead_budget_wins(void **state)
-{
+static void test_overhead_budget_wins(void **state) {
     (void)state;
     ProfTune t;
     uint64_t clock = 0;
@@ -84,8 +78,7 @@ static void test_overhead_budget_wins(void **state)
     assert_int_equal(t.interval_ns, 20000000);
 }
 
-static void test_freeze_once_stable(void **state)
-{
+static void test_freeze_once_stable(void **state) {
     (void)state;
     ProfTune t;
     uint64_t clock = 0;
@@ -96,8 +89,7 @@ static void test_freeze_once_stable(void **state)
     assert_int_equal(t.interval_ns, 10000000);
 }
 
-static void test_clamps_initial_interval(void **state)
-{
+static void test_clamps_initial_interval(void **state) {
     (void)state;
     ProfTune t;
     init(&t, 1000000, 0); /* 1 kHz is below the budget floor */
@@ -106,8 +98,7 @@ static void test_clamps_initial_interval(void **state)
     assert_int_equal(prof_tune_budget_interval(50000, 0), 0);
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_high_repetition_lengthens),
         cmocka_unit_test(test_low_repetition_shortens_to_budget_floor),

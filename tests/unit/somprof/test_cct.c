@@ -20,15 +20,14 @@
 static const char A[] = "A", B[] = "B", C[] = "C", D[] = "D", E[] = "E", F[] = "F";
 
 /* Adds a sample given youngest first; positions are i*10+1 for frame i's send. */
-static uint32_t add(SpcTree *t, const char *const *m, uint32_t n, uint32_t start, uint32_t *ctx)
-{
+static uint32_t add(SpcTree *t, const char *const *m, uint32_t n, uint32_t start, uint32_t *ctx) {
     uint32_t pos[16];
-    for (uint32_t i = 0; i < n; i++) pos[i] = i * 10 + 1;
+    for (uint32_t i = 0; i < n; i++)
+        pos[i] = i * 10 + 1;
     return spc_add_sample(t, (const void *const *)m, pos, n, start, 1, ctx);
 }
 
-static void path_names(const SpcTree *t, uint32_t ctx, char *buf, size_t len)
-{
+static void path_names(const SpcTree *t, uint32_t ctx, char *buf, size_t len) {
     uint32_t p[32], d = spc_path(t, ctx, p, 32);
     buf[0] = 0;
     for (uint32_t i = d; i-- > 0;) {
@@ -37,8 +36,7 @@ static void path_names(const SpcTree *t, uint32_t ctx, char *buf, size_t len)
     }
 }
 
-static void test_figure2_full(void **state)
-{
+static void test_figure2_full(void **state) {
     (void)state;
     SpcTree t;
     assert_int_equal(spc_init(&t), 0);
@@ -56,8 +54,7 @@ static void test_figure2_full(void **state)
     spc_fini(&t);
 }
 
-static void test_partial_sample_continues_context(void **state)
-{
+static void test_partial_sample_continues_context(void **state) {
     (void)state;
     SpcTree t;
     assert_int_equal(spc_init(&t), 0);
@@ -81,8 +78,7 @@ static void test_partial_sample_continues_context(void **state)
     spc_fini(&t);
 }
 
-static void test_partial_with_stale_context_roots(void **state)
-{
+static void test_partial_with_stale_context_roots(void **state) {
     (void)state;
     SpcTree t;
     assert_int_equal(spc_init(&t), 0);
@@ -99,8 +95,7 @@ static void test_partial_with_stale_context_roots(void **state)
     spc_fini(&t);
 }
 
-static void test_many_children_rehash(void **state)
-{
+static void test_many_children_rehash(void **state) {
     (void)state;
     SpcTree t;
     assert_int_equal(spc_init(&t), 0);
@@ -109,14 +104,14 @@ static void test_many_children_rehash(void **state)
         snprintf(names[i], sizeof names[i], "m%d", i);
         assert_int_not_equal(spc_child(&t, SPC_ROOT, names[i], (uint32_t)i), SPC_NONE);
     }
-    for (int i = 0; i < 3000; i++) assert_int_equal(spc_child(&t, SPC_ROOT, names[i], (uint32_t)i), i + 1);
+    for (int i = 0; i < 3000; i++)
+        assert_int_equal(spc_child(&t, SPC_ROOT, names[i], (uint32_t)i), i + 1);
     assert_int_equal(t.len, 3001);
     spc_fini(&t);
 }
 
 /* Exact-mode shape: counts are invocations, times inclusive; recursion counted once. */
-static void test_ccmap_section_and_dump(void **state)
-{
+static void test_ccmap_section_and_dump(void **state) {
     (void)state;
     SpcTree t;
     assert_int_equal(spc_init(&t), 0);
@@ -162,13 +157,13 @@ static void test_ccmap_section_and_dump(void **state)
     unlink(path);
     assert_non_null(strstr(text, "\"format\": \"sampo-ccmap\""));
     assert_non_null(strstr(text, "\"flavour\": \"exact\""));
-    assert_non_null(strstr(text, "{\"parent\": -1, \"method\": 0, \"callsite\": 0, \"self\": 1, \"total\": 17"));
+    assert_non_null(strstr(
+        text, "{\"parent\": -1, \"method\": 0, \"callsite\": 0, \"self\": 1, \"total\": 17"));
     sp_profile_free(p);
     spc_fini(&t);
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_figure2_full),
         cmocka_unit_test(test_partial_sample_continues_context),

@@ -9,24 +9,23 @@
 
 #include "bytecode.h"
 
-static bool is_jump(int op)
-{
+static bool is_jump(int op) {
     return op == BC_JUMP || op == BC_JUMP_IF_FALSE || op == BC_JUMP_IF_TRUE ||
            op == BC_JUMP_IF_NIL || op == BC_JUMP_IF_NOT_NIL;
 }
 
-static bool is_lit_op(int op) { return op == BC_PUSH_CONST || op == BC_PUSH_GLOBAL || op == BC_PUSH_BLOCK; }
+static bool is_lit_op(int op) {
+    return op == BC_PUSH_CONST || op == BC_PUSH_GLOBAL || op == BC_PUSH_BLOCK;
+}
 
 /* Every other instruction with a 16-bit operand (sends, arithmetic and logic
  * opcodes, including ones added later) carries a call-site index. */
-static bool is_site_op(int op)
-{
+static bool is_site_op(int op) {
     return som_bc_len[op] == 2 && !is_lit_op(op) && !is_jump(op) && op != BC_JUMP_BACK &&
            op != BC_PUSH_CTX && op != BC_STORE_CTX;
 }
 
-const char *vt_verify_code(const SomMethod *m)
-{
+const char *vt_verify_code(const SomMethod *m) {
     static char msg[256];
     uint32_t len = m->code_len;
     uint8_t *start = calloc(len + 1, 1);
@@ -46,11 +45,15 @@ const char *vt_verify_code(const SomMethod *m)
     for (uint32_t pc = 0; pc < len && !bad;) {
         int op = m->code[pc];
         const uint8_t *a = m->code + pc + 1;
-        uint32_t n = som_bc_len[op], end = pc + 1 + n, w = n >= 2 ? (uint32_t)(a[0] | (a[1] << 8)) : 0;
+        uint32_t n = som_bc_len[op], end = pc + 1 + n,
+                 w = n >= 2 ? (uint32_t)(a[0] | (a[1] << 8)) : 0;
         long target = -1;
-        if (is_jump(op)) target = (long)end + w;
-        else if (op == BC_JUMP_BACK) target = (long)end - w;
-        else if (op == BC_INC_LOCAL_JLE) target = (long)end - (a[2] | (a[3] << 8));
+        if (is_jump(op))
+            target = (long)end + w;
+        else if (op == BC_JUMP_BACK)
+            target = (long)end - w;
+        else if (op == BC_INC_LOCAL_JLE)
+            target = (long)end - (a[2] | (a[3] << 8));
         if (target != -1 && (target < 0 || target >= (long)len || !start[target]))
             bad = "jump target is not an instruction";
         if (is_jump(op) && n == 4 && (uint32_t)(a[2] | (a[3] << 8)) >= m->nsites)
@@ -59,7 +62,8 @@ const char *vt_verify_code(const SomMethod *m)
         if (is_site_op(op) && w >= m->nsites) bad = "call site index out of range";
         if ((op == BC_PUSH_LOCAL || op == BC_STORE_LOCAL) && a[0] > m->nargs + m->nlocals)
             bad = "stack slot out of range";
-        if (op == BC_INC_LOCAL_JLE && (a[0] > m->nargs + m->nlocals || a[1] > m->nargs + m->nlocals))
+        if (op == BC_INC_LOCAL_JLE &&
+            (a[0] > m->nargs + m->nlocals || a[1] > m->nargs + m->nlocals))
             bad = "loop slot out of range";
         if (bad) snprintf(msg, sizeof msg, "%s at bci %u (%s)", bad, pc, som_bc_name[op]);
         pc = end;

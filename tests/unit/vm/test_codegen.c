@@ -27,8 +27,7 @@
 static SomVM *vm;
 static char err[1024];
 
-static int setup(void **state)
-{
+static int setup(void **state) {
     (void)state;
     char e[512];
     vm = som_vm_new(NULL, NULL, e, sizeof e);
@@ -37,8 +36,7 @@ static int setup(void **state)
     return 0;
 }
 
-static int teardown(void **state)
-{
+static int teardown(void **state) {
     (void)state;
     vm->heap.inhibit--;
     som_vm_free(vm);
@@ -47,8 +45,7 @@ static int teardown(void **state)
 
 /* Compiles method number `idx` (instance side) of class source `src`.
  * Answers NULL on a compile error (message in err). */
-static SomMethod *compile_in(const char *src, int idx, bool class_side)
-{
+static SomMethod *compile_in(const char *src, int idx, bool class_side) {
     Arena a = {0};
     ClassDef d;
     err[0] = 0;
@@ -63,8 +60,7 @@ static SomMethod *compile_in(const char *src, int idx, bool class_side)
 }
 
 /* Compiles the single method `method` of a class with fields `| a b |`. */
-static SomMethod *compile(const char *method)
-{
+static SomMethod *compile(const char *method) {
     char src[4096];
     snprintf(src, sizeof src, "C = ( | a b |\n%s\n)", method);
     SomMethod *m = compile_in(src, 0, false);
@@ -84,8 +80,7 @@ static SomMethod *compile(const char *method)
     } while (0)
 
 /* The block method compiled as literal k of m. */
-static SomMethod *block_lit(SomMethod *m, unsigned k)
-{
+static SomMethod *block_lit(SomMethod *m, unsigned k) {
     assert_true(k < m->nliterals);
     Value v = m->literals[k];
     assert_true(som_is_obj(v));
@@ -97,8 +92,7 @@ static SomMethod *block_lit(SomMethod *m, unsigned k)
 
 /* ---- simple code shapes -------------------------------------------------- */
 
-static void test_simple_methods(void **state)
-{
+static void test_simple_methods(void **state) {
     (void)state;
     SomMethod *m = compile("foo: x = ( ^x + 1 )");
     ASSERT_CODE(m, "PUSH_LOCAL 1; PUSH_INT 1; ADD 0; RETURN_LOCAL; RETURN_SELF");
@@ -121,21 +115,21 @@ static void test_simple_methods(void **state)
     assert_int_equal(m->sites[0].nargs, 2);
 }
 
-static void test_arith_opcodes(void **state)
-{
+static void test_arith_opcodes(void **state) {
     (void)state;
-    SomMethod *m = compile("ops: x = ( ^((((((((x - x) * x) < x) > x) <= x) >= x) = x) ~= x) // x )");
-    ASSERT_CODE(m, "PUSH_LOCAL 1; PUSH_LOCAL 1; SUB 0; PUSH_LOCAL 1; MUL 1; PUSH_LOCAL 1; LT 2; "
-                   "PUSH_LOCAL 1; GT 3; PUSH_LOCAL 1; LE 4; PUSH_LOCAL 1; GE 5; PUSH_LOCAL 1; EQ 6; "
-                   "PUSH_LOCAL 1; NE 7; PUSH_LOCAL 1; FDIV 8; RETURN_LOCAL; RETURN_SELF");
+    SomMethod *m =
+        compile("ops: x = ( ^((((((((x - x) * x) < x) > x) <= x) >= x) = x) ~= x) // x )");
+    ASSERT_CODE(m,
+                "PUSH_LOCAL 1; PUSH_LOCAL 1; SUB 0; PUSH_LOCAL 1; MUL 1; PUSH_LOCAL 1; LT 2; "
+                "PUSH_LOCAL 1; GT 3; PUSH_LOCAL 1; LE 4; PUSH_LOCAL 1; GE 5; PUSH_LOCAL 1; EQ 6; "
+                "PUSH_LOCAL 1; NE 7; PUSH_LOCAL 1; FDIV 8; RETURN_LOCAL; RETURN_SELF");
     /* super sends never use the arithmetic fast path */
     m = compile("+ x = ( ^super + x )");
     ASSERT_CODE(m, "PUSH_SELF; PUSH_LOCAL 1; SUPER_SEND 0; RETURN_LOCAL; RETURN_SELF");
     assert_int_equal(m->sites[0].is_super, 1);
 }
 
-static void test_literals_and_globals(void **state)
-{
+static void test_literals_and_globals(void **state) {
     (void)state;
     SomMethod *m = compile("lits = ( ^#(1 -2 'x' #y) , -128 , 127 , 128 , 2.5 , Foo , true , #y )");
     /* only literals of at most two digits use PUSH_INT */
@@ -159,8 +153,7 @@ static void test_literals_and_globals(void **state)
 
 /* ---- inlining ------------------------------------------------------------ */
 
-static void test_inline_if(void **state)
-{
+static void test_inline_if(void **state) {
     (void)state;
     SomMethod *m = compile("t: x = ( ^x ifTrue: [ 1 ] )");
     ASSERT_CODE(m, "PUSH_LOCAL 1; JUMP_IF_FALSE +5 s0; PUSH_INT 1; JUMP +1; PUSH_NIL; "
@@ -205,8 +198,7 @@ static void test_inline_if(void **state)
     ASSERT_CODE(m, "PUSH_LOCAL 1; PUSH_BLOCK 0; SEND 0; RETURN_LOCAL; RETURN_SELF");
 }
 
-static void test_inline_while(void **state)
-{
+static void test_inline_while(void **state) {
     (void)state;
     SomMethod *m = compile("w = ( | i | i := 0. [ i < 10 ] whileTrue: [ i := i + 1 ] )");
     /* head at bci 4; the back edge lands exactly there. In statement context
@@ -221,14 +213,14 @@ static void test_inline_while(void **state)
     assert_int_equal(m->nlocals, 1);
     assert_int_equal(m->nctx, 0);
     m = compile("w = ( [ a ] whileFalse: [ ] )");
-    ASSERT_CODE(m, "PUSH_FIELD 0; JUMP_IF_TRUE +3 s0; JUMP_BACK -10; RETURN_SELF; POP; JUMP_BACK -5");
+    ASSERT_CODE(m,
+                "PUSH_FIELD 0; JUMP_IF_TRUE +3 s0; JUMP_BACK -10; RETURN_SELF; POP; JUMP_BACK -5");
     /* receiver not a literal block: a real send */
     m = compile("w = ( a whileTrue: [ ] )");
     ASSERT_CODE(m, "PUSH_FIELD 0; PUSH_BLOCK 0; SEND 0; POP; RETURN_SELF");
 }
 
-static void test_inline_to_do(void **state)
-{
+static void test_inline_to_do(void **state) {
     (void)state;
     SomMethod *m = compile("s = ( | sum | sum := 0. 1 to: 10 do: [:i | sum := sum + i ]. ^sum )");
     /* slots: 1 = sum, 2 = i, 3 = counter, 4 = limit */
@@ -256,8 +248,7 @@ static void test_inline_to_do(void **state)
 
 /* ---- contexts ---------------------------------------------------------- */
 
-static void test_captured_variables(void **state)
-{
+static void test_captured_variables(void **state) {
     (void)state;
     /* a local read by a real block lives in the method's context */
     SomMethod *m = compile("c = ( | x y | x := 1. y := 2. ^[ x ] )");
@@ -298,8 +289,7 @@ static void test_captured_variables(void **state)
     ASSERT_CODE(block_lit(mid, 0), "PUSH_CTX 0 0; RETURN_LOCAL");
 }
 
-static void test_non_local_return(void **state)
-{
+static void test_non_local_return(void **state) {
     (void)state;
     SomMethod *m = compile("f: c = ( c do: [:e | e = 0 ifTrue: [ ^e ] ]. ^nil )");
     assert_int_equal(m->has_nlr_blocks, 1);
@@ -323,8 +313,7 @@ static void test_non_local_return(void **state)
 
 /* ---- trivial methods ------------------------------------------------- */
 
-static void test_trivial_methods(void **state)
-{
+static void test_trivial_methods(void **state) {
     (void)state;
     static const struct {
         const char *src;
@@ -340,9 +329,9 @@ static void test_trivial_methods(void **state)
         {"y = ( ^#sym )", TRIV_LITERAL, 0},
         {"d = ( ^2.5 )", TRIV_LITERAL, 0},
         {"big = ( ^100000 )", TRIV_LITERAL, 0},
-        {"g = ( | a | ^a )", TRIV_NONE, 0},      /* local shadows the field */
+        {"g = ( | a | ^a )", TRIV_NONE, 0}, /* local shadows the field */
         {"g = ( ^a + 1 )", TRIV_NONE, 0},
-        {"g = ( ^Foo )", TRIV_NONE, 0},           /* global, not a field */
+        {"g = ( ^Foo )", TRIV_NONE, 0}, /* global, not a field */
         {"s: v = ( a := v + 1 )", TRIV_NONE, 0},
         {"s: v = ( a := b )", TRIV_NONE, 0},
         {"s: v w: w = ( a := v )", TRIV_NONE, 0},
@@ -368,8 +357,7 @@ static void test_trivial_methods(void **state)
 
 /* ---- errors -------------------------------------------------------------- */
 
-static void test_compile_errors(void **state)
-{
+static void test_compile_errors(void **state) {
     (void)state;
     static const struct {
         const char *method, *msg;
@@ -402,19 +390,18 @@ static void test_compile_errors(void **state)
 /* ---- limits -------------------------------------------------------------- */
 
 /* Builds "C = ( | a b |\nm = ( <prefix> <n times item> <suffix> )\n)". */
-static char *big_method(const char *prefix, const char *item, int n, const char *suffix)
-{
+static char *big_method(const char *prefix, const char *item, int n, const char *suffix) {
     size_t li = strlen(item), cap = strlen(prefix) + strlen(suffix) + (li + 16) * (size_t)n + 64;
     char *src = malloc(cap);
     assert_non_null(src);
     size_t len = (size_t)sprintf(src, "C = ( | a b |\nm = ( %s", prefix);
-    for (int i = 0; i < n; i++) len += (size_t)sprintf(src + len, item, i);
+    for (int i = 0; i < n; i++)
+        len += (size_t)sprintf(src + len, item, i);
     sprintf(src + len, "%s )\n)", suffix);
     return src;
 }
 
-static void expect_limit_error(char *src, const char *msg)
-{
+static void expect_limit_error(char *src, const char *msg) {
     SomMethod *m = compile_in(src, 0, false);
     free(src);
     if (m) fail_msg("compiled, expected `%s`", msg);
@@ -422,8 +409,7 @@ static void expect_limit_error(char *src, const char *msg)
     assert_memory_equal(err, "t.som:", 6);
 }
 
-static void test_limits(void **state)
-{
+static void test_limits(void **state) {
     (void)state;
     /* (the 65535-literal limit is not exercised: reaching it costs ~2e9 literal
      * comparisons in the compiler's de-duplication, too slow for this suite) */
@@ -434,7 +420,8 @@ static void test_limits(void **state)
     char *src = malloc(8192);
     assert_non_null(src);
     size_t n = (size_t)sprintf(src, "C = ( m = ( |");
-    for (int i = 0; i < 300; i++) n += (size_t)sprintf(src + n, " v%d", i);
+    for (int i = 0; i < 300; i++)
+        n += (size_t)sprintf(src + n, " v%d", i);
     n += (size_t)sprintf(src + n, " | v299 := 1 ) )");
     expect_limit_error(src, "too many variables");
     /* just below the limits compiles */
@@ -447,8 +434,7 @@ static void test_limits(void **state)
 
 /* ---- line table -------------------------------------------------------- */
 
-static void test_line_table(void **state)
-{
+static void test_line_table(void **state) {
     (void)state;
     SomMethod *m = compile_in("C = (\n m = (\n  1 foo.\n\n  2 bar\n )\n)", 0, false);
     assert_non_null(m);
@@ -457,15 +443,15 @@ static void test_line_table(void **state)
     assert_int_equal(m->nsites, 2);
     for (uint32_t s = 0; s < 2; s++) {
         uint32_t bci = m->sites[s].bci, line = 0;
-        for (uint32_t i = 0; i < m->nlines && m->lines[i].bci <= bci; i++) line = m->lines[i].line;
+        for (uint32_t i = 0; i < m->nlines && m->lines[i].bci <= bci; i++)
+            line = m->lines[i].line;
         assert_int_equal(line, s == 0 ? 3 : 5);
     }
 }
 
 /* ---- through the class loader ------------------------------------------ */
 
-static void test_loaded_class(void **state)
-{
+static void test_loaded_class(void **state) {
     (void)state;
     char *dir = vt_tempdir();
     vt_write_class(dir, "Pt", "Pt = ( | x y | x = ( ^x ) x: v = ( x := v ) sum = ( ^x + y ) )");
@@ -491,8 +477,7 @@ static void test_loaded_class(void **state)
     free(dir);
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_simple_methods),
         cmocka_unit_test(test_arith_opcodes),

@@ -34,8 +34,7 @@ static const char prog[] =
     "    self add: 1.5 to: 2. self add: (2 raisedTo: 80) to: 1. self add: 'a' to: 'b'.\n"
     "    1 to: 7 do: [:i | self f ] ) )\n";
 
-static SomVM *run_kept(const char *dir, const char *src_main)
-{
+static SomVM *run_kept(const char *dir, const char *src_main) {
     char e[512];
     SomVM *vm = som_vm_new(NULL, dir, e, sizeof e);
     if (!vm) fail_msg("%s", e);
@@ -45,8 +44,7 @@ static SomVM *run_kept(const char *dir, const char *src_main)
     return vm;
 }
 
-static SomMethod *method(SomVM *vm, const char *cls, const char *sel)
-{
+static SomMethod *method(SomVM *vm, const char *cls, const char *sel) {
     Value c = 0;
     assert_true(som_global_get(vm, som_symbol_cstr(vm, cls), &c));
     SomMethod *m = som_lookup(vm, (SomClass *)c, som_symbol_cstr(vm, sel));
@@ -54,23 +52,21 @@ static SomMethod *method(SomVM *vm, const char *cls, const char *sel)
     return m;
 }
 
-static CallSite *site(SomMethod *m, const char *sel)
-{
+static CallSite *site(SomMethod *m, const char *sel) {
     for (uint32_t i = 0; i < m->nsites; i++)
         if (!strcmp(m->sites[i].selector->bytes, sel)) return &m->sites[i];
     fail_msg("no site %s", sel);
     return NULL;
 }
 
-static int entries(const CallSite *cs)
-{
+static int entries(const CallSite *cs) {
     int n = 0;
-    for (int i = 0; i < SOM_IC_SIZE; i++) n += cs->ic[i].cls != NULL;
+    for (int i = 0; i < SOM_IC_SIZE; i++)
+        n += cs->ic[i].cls != NULL;
     return n;
 }
 
-static void test_inline_caches_and_feedback(void **state)
-{
+static void test_inline_caches_and_feedback(void **state) {
     (void)state;
     char *dir = vt_tempdir();
     vt_write_class(dir, "Fb", prog);
@@ -101,8 +97,7 @@ static void test_inline_caches_and_feedback(void **state)
     CallSite *plus = site(method(vm, "Fb", "add:to:"), "+");
     uint32_t want = 1u << (TF_INT * 4 + TF_INT) | 1u << (TF_DOUBLE * 4 + TF_INT) |
                     1u << (TF_BIGINT * 4 + TF_INT) | 1u << (TF_OTHER * 4 + TF_OTHER);
-    if (plus->argkinds != want)
-        fail_msg("argkinds %#x, want %#x", plus->argkinds, want);
+    if (plus->argkinds != want) fail_msg("argkinds %#x, want %#x", plus->argkinds, want);
 
     /* invocation counters; the trivial getter never gets an activation */
     assert_int_equal(method(vm, "Fb", "mono:")->invocations, 10);
@@ -115,8 +110,7 @@ static void test_inline_caches_and_feedback(void **state)
     free(dir);
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_inline_caches_and_feedback),
     };

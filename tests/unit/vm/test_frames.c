@@ -32,23 +32,20 @@ typedef struct Seen {
     char last_bad[128];
 } Seen;
 
-static bool is_send_bci(const SomMethod *m, uint32_t bci)
-{
+static bool is_send_bci(const SomMethod *m, uint32_t bci) {
     for (uint32_t i = 0; i < m->nsites; i++)
         if (m->sites[i].bci == bci) return true;
     return false;
 }
 
-static void check_stack(SomVM *vm, Seen *s)
-{
+static void check_stack(SomVM *vm, Seen *s) {
     for (int32_t i = 0; i <= vm->top; i++) {
         const SomFrame *f = &vm->frames[i];
         if (!f->method || som_hdr(SOM_V(f->method))->kind != OBJ_METHOD || !f->bp) s->bad_frames++;
     }
 }
 
-static void on_enter(SomVM *vm, SomMethod *callee, bool is_prim)
-{
+static void on_enter(SomVM *vm, SomMethod *callee, bool is_prim) {
     Seen *s = vm->prof_data;
     s->enters++;
     if (vm->state != VMS_INTERP) s->bad_state++;
@@ -64,19 +61,21 @@ static void on_enter(SomVM *vm, SomMethod *callee, bool is_prim)
         caller = vm->top >= 1 ? &vm->frames[vm->top - 1] : NULL;
     }
     /* mark every frame as seen, like a sampler would (the VM must not care) */
-    for (int32_t i = 0; i <= vm->top; i++) vm->frames[i].visited = 1;
+    for (int32_t i = 0; i <= vm->top; i++)
+        vm->frames[i].visited = 1;
     if (!caller || caller->method == vm->boot_method) return;
     s->caller_checks++;
     if (!is_send_bci(caller->method, caller->bci)) {
-        if (is_prim) s->bad_prim_bci++;
-        else s->bad_caller_bci++;
+        if (is_prim)
+            s->bad_prim_bci++;
+        else
+            s->bad_caller_bci++;
         s->last_bad_bci = caller->bci;
         class_method_name(caller->method, s->last_bad, sizeof s->last_bad);
     }
 }
 
-static void on_exit_hook(SomVM *vm, SomMethod *callee, bool is_prim)
-{
+static void on_exit_hook(SomVM *vm, SomMethod *callee, bool is_prim) {
     (void)callee;
     (void)is_prim;
     Seen *s = vm->prof_data;
@@ -84,8 +83,7 @@ static void on_exit_hook(SomVM *vm, SomMethod *callee, bool is_prim)
     if (vm->state != VMS_INTERP) s->bad_state++;
 }
 
-static void safepoint(SomVM *vm)
-{
+static void safepoint(SomVM *vm) {
     Seen *s = vm->prof_data;
     s->safepoints++;
     check_stack(vm, s);
@@ -108,8 +106,7 @@ static const char prog[] =
     "    (self perform: #fib: withArguments: #(10)) println.\n"
     "    s := 0. [ s < 1000 ] whileTrue: [ s := s + 1 ]. s println ) )\n";
 
-static SomVM *vm_for(const char *dir, Seen *seen, char **out, FILE **f)
-{
+static SomVM *vm_for(const char *dir, Seen *seen, char **out, FILE **f) {
     char e[512];
     SomVM *vm = som_vm_new(NULL, dir, e, sizeof e);
     if (!vm) fail_msg("%s", e);
@@ -120,8 +117,7 @@ static SomVM *vm_for(const char *dir, Seen *seen, char **out, FILE **f)
     return vm;
 }
 
-static void test_hooks_see_a_consistent_stack(void **state)
-{
+static void test_hooks_see_a_consistent_stack(void **state) {
     (void)state;
     char *dir = vt_tempdir();
     vt_write_class(dir, "Frames", prog);
@@ -159,8 +155,7 @@ static void test_hooks_see_a_consistent_stack(void **state)
     free(dir);
 }
 
-static void test_safepoints_polled(void **state)
-{
+static void test_safepoints_polled(void **state) {
     (void)state;
     char *dir = vt_tempdir();
     vt_write_class(dir, "Frames", prog);
@@ -183,8 +178,7 @@ static void test_safepoints_polled(void **state)
     free(dir);
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hooks_see_a_consistent_stack),
         cmocka_unit_test(test_safepoints_polled),

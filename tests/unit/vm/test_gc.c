@@ -19,8 +19,7 @@
 
 #include "vmtest.h"
 
-static SomVM *new_vm(bool stress)
-{
+static SomVM *new_vm(bool stress) {
     char e[512];
     SomOptions o = {0};
     o.gc_stress = stress;
@@ -32,27 +31,25 @@ static SomVM *new_vm(bool stress)
 /* Two collections: the first clears stale mark bytes of never-used cells
  * (bug B6 in /work/notes/vm-bugs.md), so the second reports exact numbers.
  * gc_verify also completes any lazy sweeping, so dead cells are OBJ_FREE. */
-static void settle(SomVM *vm)
-{
+static void settle(SomVM *vm) {
     gc_collect(vm);
     gc_collect(vm);
     assert_int_equal(gc_verify(vm), 0);
 }
 
-static size_t sum_of_live_cells(SomVM *vm)
-{
+static size_t sum_of_live_cells(SomVM *vm) {
     size_t s = 0;
     for (GcChunk *c = vm->heap.chunks; c; c = c->next) {
         char *cell = (char *)(c + 1);
         for (uint32_t i = 0; i < c->ncells; i++, cell += c->cell_size)
             if (((ObjHeader *)cell)->kind != OBJ_FREE) s += c->cell_size;
     }
-    for (GcLarge *l = vm->heap.large; l; l = l->next) s += l->size;
+    for (GcLarge *l = vm->heap.large; l; l = l->next)
+        s += l->size;
     return s;
 }
 
-static void test_allocation_layouts(void **state)
-{
+static void test_allocation_layouts(void **state) {
     (void)state;
     SomVM *vm = new_vm(false);
     SomArray *a = som_array_new(vm, 5);
@@ -60,7 +57,8 @@ static void test_allocation_layouts(void **state)
     assert_int_equal(a->h.kind, OBJ_ARRAY);
     assert_ptr_equal(a->h.cls, vm->arrayClass);
     assert_int_equal(a->len, 5);
-    for (int i = 0; i < 5; i++) assert_true(a->items[i] == vm->nil);
+    for (int i = 0; i < 5; i++)
+        assert_true(a->items[i] == vm->nil);
     assert_ptr_equal(som_class_of(vm, SOM_V(a)), vm->arrayClass);
     assert_ptr_equal(som_class_of(vm, som_mkint(7)), vm->integerClass);
 
@@ -93,8 +91,7 @@ static void test_allocation_layouts(void **state)
     som_vm_free(vm);
 }
 
-static void test_identity_hash_stable(void **state)
-{
+static void test_identity_hash_stable(void **state) {
     (void)state;
     SomVM *vm = new_vm(false);
     enum { N = 500 };
@@ -106,7 +103,8 @@ static void test_identity_hash_stable(void **state)
         ((SomArray *)arr)->items[i] = o;
         hashes[i] = som_hdr(o)->hash;
         assert_int_not_equal(hashes[i], 0);
-        for (int j = 0; j < i; j++) assert_int_not_equal(hashes[i], hashes[j]);
+        for (int j = 0; j < i; j++)
+            assert_int_not_equal(hashes[i], hashes[j]);
         /* garbage in between, so cells get reused */
         som_array_new(vm, 3);
     }
@@ -117,15 +115,15 @@ static void test_identity_hash_stable(void **state)
         /* new objects never take an old hash */
         for (int k = 0; k < 50; k++) {
             uint32_t h = som_array_new(vm, 3)->h.hash;
-            for (int i = 0; i < N; i++) assert_int_not_equal(h, hashes[i]);
+            for (int i = 0; i < N; i++)
+                assert_int_not_equal(h, hashes[i]);
         }
     }
     som_root_pop(vm, 1);
     som_vm_free(vm);
 }
 
-static void test_unreachable_freed(void **state)
-{
+static void test_unreachable_freed(void **state) {
     (void)state;
     SomVM *vm = new_vm(false);
     settle(vm);
@@ -133,8 +131,9 @@ static void test_unreachable_freed(void **state)
     const uint64_t colls = vm->heap.stats.collections;
     assert_true(base > 0);
     assert_int_equal(base, sum_of_live_cells(vm));
-    for (int i = 0; i < 10000; i++) som_array_new(vm, 3); /* 48 bytes each */
-    assert_int_equal(vm->heap.stats.collections, colls);  /* below the threshold */
+    for (int i = 0; i < 10000; i++)
+        som_array_new(vm, 3);                            /* 48 bytes each */
+    assert_int_equal(vm->heap.stats.collections, colls); /* below the threshold */
     settle(vm);
     assert_int_equal(vm->heap.stats.bytes_live, base);
     assert_int_equal(vm->heap.stats.collections, colls + 2);
@@ -152,11 +151,13 @@ static void test_unreachable_freed(void **state)
     assert_int_equal(vm->heap.heap_bytes, heap0); /* large objects go back to malloc */
 
     /* freed small cells are reused: garbage in steady state does not grow the heap */
-    for (int i = 0; i < 20000; i++) som_array_new(vm, 3);
+    for (int i = 0; i < 20000; i++)
+        som_array_new(vm, 3);
     settle(vm);
     size_t steady = vm->heap.heap_bytes;
     for (int round = 0; round < 5; round++) {
-        for (int i = 0; i < 20000; i++) som_array_new(vm, 3);
+        for (int i = 0; i < 20000; i++)
+            som_array_new(vm, 3);
         gc_collect(vm);
     }
     assert_int_equal(vm->heap.heap_bytes, steady);
@@ -164,8 +165,7 @@ static void test_unreachable_freed(void **state)
     som_vm_free(vm);
 }
 
-static void test_rooting_rules(void **state)
-{
+static void test_rooting_rules(void **state) {
     (void)state;
     SomVM *vm = new_vm(false);
     /* an unrooted object is freed (the cell stays mapped: chunks are never
@@ -216,15 +216,13 @@ typedef struct ListJob {
     Value head;
 } ListJob;
 
-static void *collect_on_thread(void *arg)
-{
+static void *collect_on_thread(void *arg) {
     ListJob *j = arg;
     settle(j->vm);
     return NULL;
 }
 
-static void test_deep_list(void **state)
-{
+static void test_deep_list(void **state) {
     (void)state;
     SomVM *vm = new_vm(false);
     settle(vm);
@@ -252,7 +250,8 @@ static void test_deep_list(void **state)
     int64_t expect = LIST_LEN - 1, n = 0;
     for (Value v = job.head; v != vm->nil; v = ((SomArray *)v)->items[0], n++, expect--) {
         assert_int_equal(som_hdr(v)->kind, OBJ_ARRAY);
-        if (som_int(((SomArray *)v)->items[1]) != expect) fail_msg("node %lld broken", (long long)n);
+        if (som_int(((SomArray *)v)->items[1]) != expect)
+            fail_msg("node %lld broken", (long long)n);
     }
     assert_int_equal(n, LIST_LEN);
     som_root_pop(vm, 1);
@@ -263,14 +262,14 @@ static void test_deep_list(void **state)
 
 /* A single collection reports exactly the live cells (bug B6 in
  * /work/notes/vm-bugs.md, statistics part fixed by counting while marking). */
-static void test_bytes_live_exact_after_one_collection(void **state)
-{
+static void test_bytes_live_exact_after_one_collection(void **state) {
     (void)state;
     SomVM *vm = new_vm(false);
     gc_collect(vm);
     assert_int_equal(gc_verify(vm), 0);
     assert_int_equal(vm->heap.stats.bytes_live, sum_of_live_cells(vm));
-    for (int i = 0; i < 30000; i++) som_array_new(vm, 5);
+    for (int i = 0; i < 30000; i++)
+        som_array_new(vm, 5);
     gc_collect(vm);
     assert_int_equal(gc_verify(vm), 0);
     assert_int_equal(vm->heap.stats.bytes_live, sum_of_live_cells(vm));
@@ -278,8 +277,7 @@ static void test_bytes_live_exact_after_one_collection(void **state)
 }
 
 /* Also a wide graph: one array of 10^5 arrays (mark stack growth). */
-static void test_wide_graph(void **state)
-{
+static void test_wide_graph(void **state) {
     (void)state;
     SomVM *vm = new_vm(false);
     enum { W = 100000 };
@@ -302,8 +300,7 @@ static void test_wide_graph(void **state)
     som_vm_free(vm);
 }
 
-static void test_verify_detects_corruption(void **state)
-{
+static void test_verify_detects_corruption(void **state) {
     (void)state;
     SomVM *vm = new_vm(false);
     Value a = SOM_V(som_array_new(vm, 3));
@@ -320,8 +317,7 @@ static void test_verify_detects_corruption(void **state)
 
 /* ---- GC-stress mode ----------------------------------------------------- */
 
-static void test_stress_mode_collects_every_allocation(void **state)
-{
+static void test_stress_mode_collects_every_allocation(void **state) {
     (void)state;
     SomVM *vm = new_vm(true);
     uint64_t c0 = vm->heap.stats.collections;
@@ -362,8 +358,7 @@ static const char stress_prog[] =
     "  )\n"
     ")\n";
 
-static void test_stress_mode_program(void **state)
-{
+static void test_stress_mode_program(void **state) {
     (void)state;
     /* first a normal run for reference, then the same under GC stress */
     char *prog = strdup(stress_prog);
@@ -384,8 +379,7 @@ static void test_stress_mode_program(void **state)
     free(prog);
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_allocation_layouts),
         cmocka_unit_test(test_identity_hash_stable),

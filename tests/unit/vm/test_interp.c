@@ -19,15 +19,14 @@
 #include "vmtest.h"
 
 typedef struct ProgCase {
-    const char *name;    /* main class */
+    const char *name; /* main class */
     const char *src;
     int status;
     const char *out;     /* exact stdout */
     const char *err_has; /* substring of stderr, or NULL for "stderr empty" */
 } ProgCase;
 
-static void check_case(const ProgCase *c, const SomOptions *opts)
-{
+static void check_case(const ProgCase *c, const SomOptions *opts) {
     VtRun r = vt_run_source(c->name, c->src, opts);
     bool ok = r.status == c->status && strcmp(r.out, c->out) == 0 &&
               (c->err_has ? strstr(r.err, c->err_has) != NULL : r.err[0] == 0);
@@ -39,9 +38,9 @@ static void check_case(const ProgCase *c, const SomOptions *opts)
     vt_run_free(&r);
 }
 
-static void check_cases(const ProgCase *cs, size_t n, const SomOptions *opts)
-{
-    for (size_t i = 0; i < n; i++) check_case(&cs[i], opts);
+static void check_cases(const ProgCase *cs, size_t n, const SomOptions *opts) {
+    for (size_t i = 0; i < n; i++)
+        check_case(&cs[i], opts);
 }
 
 /* ---- normal programs ---------------------------------------------------- */
@@ -50,9 +49,9 @@ static const ProgCase basic_cases[] = {
     {"Hello", "Hello = ( run = ( 'Hello, world' println ) )", 0, "Hello, world\n", NULL},
     {"Arith",
      "Arith = ( run = (\n"
-     "  (2 + 3 * 4) println.\n"              /* no arithmetic precedence */
+     "  (2 + 3 * 4) println.\n" /* no arithmetic precedence */
      "  (7 / 2) println. (-7 % 2) println. (7 rem: -2) println. (7 // 2) println.\n"
-     "  (2 raisedTo: 64) println.\n"           /* bignum */
+     "  (2 raisedTo: 64) println.\n"                                /* bignum */
      "  ((2 raisedTo: 64) - (2 raisedTo: 64) + 5) class println.\n" /* normalised */
      "  (1.5 + 1) println. (1 / 2) println. (10 between: 1 and: 20) println.\n"
      "  (3 max: 9) println. -5 abs println. (3 - -1) println ) )",
@@ -111,27 +110,29 @@ static const ProgCase basic_cases[] = {
      0, "7\nzork:with:/2\n1\n2\n#Sup\n#Sup class\nObject\ntrue\nfalse\nSup\n3\n", NULL},
 };
 
-static void test_basic_programs(void **state)
-{
+static void test_basic_programs(void **state) {
     (void)state;
     check_cases(basic_cases, sizeof basic_cases / sizeof *basic_cases, NULL);
 }
 
 /* Classes referenced by name are loaded lazily from the class path. */
-static void test_lazy_loading_and_inheritance(void **state)
-{
+static void test_lazy_loading_and_inheritance(void **state) {
     (void)state;
     char *dir = vt_tempdir();
-    vt_write_class(dir, "Shape", "Shape = ( area = ( ^self subclassResponsibility ) "
-                                 "describe = ( ^self class name asString + ' ' + self area asString ) )");
-    vt_write_class(dir, "Square", "Square = Shape ( | s | s: v = ( s := v ) area = ( ^s * s ) "
-                                  "describe = ( ^'[' + super describe + ']' ) "
-                                  "---- side: v = ( ^self new s: v ) )");
-    vt_write_class(dir, "Main", "Main = ( run = ( (Square side: 3) describe println. "
-                                "Shape new area ) )");
+    vt_write_class(dir, "Shape",
+                   "Shape = ( area = ( ^self subclassResponsibility ) "
+                   "describe = ( ^self class name asString + ' ' + self area asString ) )");
+    vt_write_class(dir, "Square",
+                   "Square = Shape ( | s | s: v = ( s := v ) area = ( ^s * s ) "
+                   "describe = ( ^'[' + super describe + ']' ) "
+                   "---- side: v = ( ^self new s: v ) )");
+    vt_write_class(dir, "Main",
+                   "Main = ( run = ( (Square side: 3) describe println. "
+                   "Shape new area ) )");
     VtRun r = vt_run(dir, "Main", NULL);
     assert_int_equal(r.status, 1);
-    assert_string_equal(r.out, "[Square 9]\n\nERROR: This method is abstract and should be overridden\n");
+    assert_string_equal(r.out,
+                        "[Square 9]\n\nERROR: This method is abstract and should be overridden\n");
     vt_run_free(&r);
     vt_rmdir(dir);
     free(dir);
@@ -140,23 +141,25 @@ static void test_lazy_loading_and_inheritance(void **state)
 /* Class-side fields are per class (a subclass has its own), instance fields
  * are inherited with fixed indices, a non-local return unwinds 10000 frames,
  * `super` inside a block refers to the method's holder. */
-static void test_fields_and_deep_nlr(void **state)
-{
+static void test_fields_and_deep_nlr(void **state) {
     (void)state;
     char *dir = vt_tempdir();
-    vt_write_class(dir, "Base", "Base = ( | a | a = ( ^a ) setA = ( a := 'base' ) ---- | count | "
-                                "bump = ( count := (count ifNil: [ 0 ]) + 1. ^count ) )");
-    vt_write_class(dir, "Derived", "Derived = Base ( | b | setB = ( b := 'derived'. ^self ) "
-                                   "both = ( ^a + b ) ---- more = ( ^self bump + 100 ) )");
-    vt_write_class(dir, "Cls",
-                   "Cls = (\n"
-                   "  walk: n with: blk = ( n = 0 ifTrue: [ blk value: 42 ]. ^self walk: n - 1 with: blk )\n"
-                   "  find = ( self walk: 10000 with: [:x | ^x ]. ^0 )\n"
-                   "  run = ( | d |\n"
-                   "    Base bump println. Base bump println. Derived bump println.\n"
-                   "    Derived more println. Base bump println.\n"
-                   "    d := Derived new. d setA. d setB. d both println. d a println.\n"
-                   "    self find println. [ super class ] value println ) )");
+    vt_write_class(dir, "Base",
+                   "Base = ( | a | a = ( ^a ) setA = ( a := 'base' ) ---- | count | "
+                   "bump = ( count := (count ifNil: [ 0 ]) + 1. ^count ) )");
+    vt_write_class(dir, "Derived",
+                   "Derived = Base ( | b | setB = ( b := 'derived'. ^self ) "
+                   "both = ( ^a + b ) ---- more = ( ^self bump + 100 ) )");
+    vt_write_class(
+        dir, "Cls",
+        "Cls = (\n"
+        "  walk: n with: blk = ( n = 0 ifTrue: [ blk value: 42 ]. ^self walk: n - 1 with: blk )\n"
+        "  find = ( self walk: 10000 with: [:x | ^x ]. ^0 )\n"
+        "  run = ( | d |\n"
+        "    Base bump println. Base bump println. Derived bump println.\n"
+        "    Derived more println. Base bump println.\n"
+        "    d := Derived new. d setA. d setB. d both println. d a println.\n"
+        "    self find println. [ super class ] value println ) )");
     const char *want = "1\n2\n1\n102\n3\nbasederived\nbase\n42\nCls\n";
     for (int stress = 0; stress < 2; stress++) {
         SomOptions o = {0};
@@ -173,11 +176,12 @@ static void test_fields_and_deep_nlr(void **state)
 /* ---- exit status ------------------------------------------------------ */
 
 static const ProgCase exit_cases[] = {
-    {"Ex3", "Ex3 = ( run = ( 'before' println. system exit: 3. 'after' println ) )", 3,
-     "before\n", NULL},
+    {"Ex3", "Ex3 = ( run = ( 'before' println. system exit: 3. 'after' println ) )", 3, "before\n",
+     NULL},
     {"Ex0", "Ex0 = ( run = ( 'x' print. system exit: 0 ) )", 0, "x", NULL},
-    {"ExBlk", "ExBlk = ( run = ( #(1 2 3) do: [:e | e println. e = 2 ifTrue: [ system exit: 7 ] ] ) )",
-     7, "1\n2\n", NULL},
+    {"ExBlk",
+     "ExBlk = ( run = ( #(1 2 3) do: [:e | e println. e = 2 ifTrue: [ system exit: 7 ] ] ) )", 7,
+     "1\n2\n", NULL},
     {"Err", "Err = ( run = ( 'start' println. self error: 'boom'. 'not reached' println ) )", 1,
      "start\n\nERROR: boom\n", NULL},
     {"Dnu", "Dnu = ( run = ( 3 frobnicate ) )", 1,
@@ -186,9 +190,10 @@ static const ProgCase exit_cases[] = {
      "\nERROR: Method ifTrue: not found in class Integer\n", NULL},
     {"NonBoolWhile", "NonBoolWhile = ( run = ( [ nil ] whileTrue: [ 'wrong' println ] ) )", 1,
      "\nERROR: Method whileTrue: not found in class Nil\n", NULL},
-    {"AndOr", "AndOr = ( run = ( (true and: 3) println. (false or: 7) println. "
-              "(false and: 3) println. (true || false) println. (true && [ false ]) println. "
-              "(3 and: true) println ) )",
+    {"AndOr",
+     "AndOr = ( run = ( (true and: 3) println. (false or: 7) println. "
+     "(false and: 3) println. (true || false) println. (true && [ false ]) println. "
+     "(3 and: true) println ) )",
      1, "3\n7\nfalse\ntrue\nfalse\n\nERROR: Method and: not found in class Integer\n", NULL},
     {"Escaped", "Escaped = ( mk = ( ^[:x | ^x ] ) run = ( (self mk value: 3) println ) )", 1,
      "\nERROR: Block has escaped and cannot be executed\n", NULL},
@@ -198,14 +203,12 @@ static const ProgCase exit_cases[] = {
      "\nERROR: This method is abstract and should be overridden\n", NULL},
 };
 
-static void test_exit_status(void **state)
-{
+static void test_exit_status(void **state) {
     (void)state;
     check_cases(exit_cases, sizeof exit_cases / sizeof *exit_cases, NULL);
 }
 
-static void test_compile_errors_exit_1(void **state)
-{
+static void test_compile_errors_exit_1(void **state) {
     (void)state;
     char *dir = vt_tempdir();
     vt_write_class(dir, "Bad", "Bad = ( run = (\n  ^1 +\n) )");
@@ -221,7 +224,8 @@ static void test_compile_errors_exit_1(void **state)
     r = vt_run(dir, "Uses", NULL);
     assert_int_equal(r.status, 1);
     snprintf(want, sizeof want,
-             "%s/Broken.som:1:18: expected a declared variable or field in assignment, got 'zork'", dir);
+             "%s/Broken.som:1:18: expected a declared variable or field in assignment, got 'zork'",
+             dir);
     if (!strstr(r.err, want)) fail_msg("stderr `%s` lacks `%s`", r.err, want);
     vt_run_free(&r);
     /* the file must define the class it is named after */
@@ -235,16 +239,15 @@ static void test_compile_errors_exit_1(void **state)
 }
 
 /* Backtraces name the file and line of every activation. */
-static void test_backtrace_lines(void **state)
-{
+static void test_backtrace_lines(void **state) {
     (void)state;
-    static const ProgCase c = {
-        "Bt", "Bt = (\n"
-              "  inner = ( ^self error2 )\n"
-              "  error2 = ( ^#() at: 1 )\n"
-              "  run = ( 'x' println.\n"
-              "    self inner ) )",
-        1, "x\n", "Index 1 not valid for array of length 0."};
+    static const ProgCase c = {"Bt",
+                               "Bt = (\n"
+                               "  inner = ( ^self error2 )\n"
+                               "  error2 = ( ^#() at: 1 )\n"
+                               "  run = ( 'x' println.\n"
+                               "    self inner ) )",
+                               1, "x\n", "Index 1 not valid for array of length 0."};
     check_case(&c, NULL);
     VtRun r = vt_run_source(c.name, c.src, NULL);
     const char *e2 = strstr(r.err, "at Bt>>error2 (");
@@ -263,12 +266,12 @@ static void test_backtrace_lines(void **state)
 #if 1 /* B10 fixed: primitive callers keep the send's bci */
 /* Known failure B10 (/work/notes/vm-bugs.md): the line of a failing primitive
  * send is the send's line, not the line of the next instruction. */
-static void test_primitive_error_line(void **state)
-{
+static void test_primitive_error_line(void **state) {
     (void)state;
-    VtRun r = vt_run_source("Bt", "Bt = (\n  foo: x bar: y = ( ^x )\n  run = ( | a |\n"
-                                  "    a := Array new: 2.\n    self\n      foo: 1\n"
-                                  "      bar: (a at: 5) ) )",
+    VtRun r = vt_run_source("Bt",
+                            "Bt = (\n  foo: x bar: y = ( ^x )\n  run = ( | a |\n"
+                            "    a := Array new: 2.\n    self\n      foo: 1\n"
+                            "      bar: (a at: 5) ) )",
                             NULL);
     assert_int_equal(r.status, 1);
     if (!strstr(r.err, "Bt.som:7)")) fail_msg("stderr: %s", r.err);
@@ -278,8 +281,7 @@ static void test_primitive_error_line(void **state)
 
 /* ---- stack overflow ----------------------------------------------------- */
 
-static void test_stack_overflow(void **state)
-{
+static void test_stack_overflow(void **state) {
     (void)state;
     static const ProgCase cases[] = {
         {"Rec", "Rec = ( f: n = ( ^(self f: n + 1) + 1 ) run = ( 'go' println. self f: 1 ) )", 1,
@@ -288,8 +290,9 @@ static void test_stack_overflow(void **state)
          "Stack overflow"},
         {"Mutual", "Mutual = ( a = ( ^self b ) b = ( ^self a ) run = ( self a ) )", 1, "",
          "Stack overflow"},
-        {"DnuRec", "DnuRec = ( doesNotUnderstand: s arguments: a = ( ^self zork ) run = ( self zork ) )",
-         1, "", "Stack overflow"},
+        {"DnuRec",
+         "DnuRec = ( doesNotUnderstand: s arguments: a = ( ^self zork ) run = ( self zork ) )", 1,
+         "", "Stack overflow"},
     };
     SomOptions small = {0};
     small.max_frames = 5000;
@@ -298,20 +301,18 @@ static void test_stack_overflow(void **state)
     check_case(&cases[0], NULL);
 }
 
-static void test_deep_recursion_within_limits(void **state)
-{
+static void test_deep_recursion_within_limits(void **state) {
     (void)state;
-    static const ProgCase c = {
-        "Deep", "Deep = ( sum: n = ( n = 0 ifTrue: [ ^0 ]. ^n + (self sum: n - 1) ) "
-                "run = ( (self sum: 100000) println ) )",
-        0, "5000050000\n", NULL};
+    static const ProgCase c = {"Deep",
+                               "Deep = ( sum: n = ( n = 0 ifTrue: [ ^0 ]. ^n + (self sum: n - 1) ) "
+                               "run = ( (self sum: 100000) println ) )",
+                               0, "5000050000\n", NULL};
     check_case(&c, NULL);
 }
 
 /* ---- GC stress ---------------------------------------------------------- */
 
-static void test_programs_under_gc_stress(void **state)
-{
+static void test_programs_under_gc_stress(void **state) {
     (void)state;
     SomOptions o = {0};
     o.gc_stress = true;
@@ -323,14 +324,13 @@ static void test_programs_under_gc_stress(void **state)
 
 /* Inlined to:do: semantics (SPEC 11.1): Doubles work, the loop answers its
  * receiver, assigning the parameter does not change the iteration. */
-static void test_inlined_to_do_semantics(void **state)
-{
+static void test_inlined_to_do_semantics(void **state) {
     (void)state;
-    static const ProgCase c = {
-        "Dbl", "Dbl = ( run = ( (0.5 to: 2.5 do: [:x | x println ]) println.\n"
-               "  (true ifTrue: [ 1 to: 2 do: [:i | 4 ] ]) println.\n"
-               "  1 to: 3 do: [:i | i := i * 10. i println ] ) )",
-        0, "0.5\n1.5\n2.5\n0.5\n1\n10\n20\n30\n", NULL};
+    static const ProgCase c = {"Dbl",
+                               "Dbl = ( run = ( (0.5 to: 2.5 do: [:x | x println ]) println.\n"
+                               "  (true ifTrue: [ 1 to: 2 do: [:i | 4 ] ]) println.\n"
+                               "  1 to: 3 do: [:i | i := i * 10. i println ] ) )",
+                               0, "0.5\n1.5\n2.5\n0.5\n1\n10\n20\n30\n", NULL};
     check_case(&c, NULL);
 }
 
@@ -338,8 +338,7 @@ static void test_inlined_to_do_semantics(void **state)
  * inlined to:do: crossing the small-integer limit (INC_LOCAL_JLE's generic
  * tail), a Double limit, a bignum receiver; overflow in + - *; mixed
  * Integer/Double comparisons; normalisation back to small integers. */
-static void test_number_edges(void **state)
-{
+static void test_number_edges(void **state) {
     (void)state;
     static const ProgCase c = {
         "Edge",
@@ -353,7 +352,8 @@ static void test_number_edges(void **state)
         "  ((4611686018427387903 + 1) - 1) class println.\n"
         "  (0.1 + 0.2) println. 'a\\0b' length println. (1 < 1.5) println. (2.5 > 2) println.\n"
         "  (1 max: 2.5) println. 100 sqrt println. (-10 / 4) println. (-10 % 4) println.\n"
-        "  (1 << 70) println. ((1 << 70) >>> 68) println. (5 & 3) println. (5 bitXor: 3) println ) )",
+        "  (1 << 70) println. ((1 << 70) >>> 68) println. (5 & 3) println. (5 bitXor: 3) println ) "
+        ")",
         0,
         "4611686018427387902\n4611686018427387903\n4611686018427387904\n4611686018427387905\n"
         "1\n2\n3\n3\n4611686018427387904\n-4611686018427387905\n"
@@ -369,13 +369,13 @@ static void test_number_edges(void **state)
 
 /* The division/bit opcodes: truncated `/`, floored `%`, the one quotient that
  * leaves the small range, negative operands, division by zero as an error. */
-static void test_integer_division_family(void **state)
-{
+static void test_integer_division_family(void **state) {
     (void)state;
     static const ProgCase c = {
-        "E2", "E2 = ( run = ( (-4611686018427387904 / -1) println. (7 % -2) println.\n"
-              "  (-7 / 2) println. (5 & -1) println. (-1 bitXor: 0) println. (-8 % 3) println.\n"
-              "  (8 % -3) println. (1 % 0) println ) )",
+        "E2",
+        "E2 = ( run = ( (-4611686018427387904 / -1) println. (7 % -2) println.\n"
+        "  (-7 / 2) println. (5 & -1) println. (-1 bitXor: 0) println. (-8 % 3) println.\n"
+        "  (8 % -3) println. (1 % 0) println ) )",
         1, "4611686018427387904\n-1\n-3\n5\n-1\n1\n-1\n", "Division by zero."};
     check_case(&c, NULL);
 }
@@ -383,59 +383,61 @@ static void test_integer_division_family(void **state)
 #if SOM_BUG_B8_FIXED
 /* Known failure B8 (/work/notes/vm-bugs.md): a non-boolean receiver of an
  * inlined conditional must get the real send, so its own ifTrue: runs. */
-static void test_inlined_conditional_real_send(void **state)
-{
+static void test_inlined_conditional_real_send(void **state) {
     (void)state;
     static const ProgCase c = {
-        "Maybe", "Maybe = ( ifTrue: blk = ( ^'custom' ) run = ( (self ifTrue: [ 1 ]) println ) )", 0,
-        "custom\n", NULL};
+        "Maybe", "Maybe = ( ifTrue: blk = ( ^'custom' ) run = ( (self ifTrue: [ 1 ]) println ) )",
+        0, "custom\n", NULL};
     check_case(&c, NULL);
 }
 #endif
 
 /* perform: with the wrong number of arguments is an error, not an activation
  * on a mis-shaped frame (bug B9 in /work/notes/vm-bugs.md, fixed by 046a691). */
-static void test_perform_arity(void **state)
-{
+static void test_perform_arity(void **state) {
     (void)state;
     static const ProgCase cases[] = {
         {"Perf1", "Perf1 = ( foo: x = ( ^x ) run = ( (self perform: #foo:) println ) )", 1, "",
          "argument"},
-        {"Perf2", "Perf2 = ( foo: x = ( | t | ^t ) run = ( "
-                  "(self perform: #foo: withArguments: #(1 2 3)) println ) )", 1, "", "argument"},
+        {"Perf2",
+         "Perf2 = ( foo: x = ( | t | ^t ) run = ( "
+         "(self perform: #foo: withArguments: #(1 2 3)) println ) )",
+         1, "", "argument"},
     };
     check_cases(cases, sizeof cases / sizeof *cases, NULL);
 }
 
 /* perform: family with the right arity. */
-static void test_perform(void **state)
-{
+static void test_perform(void **state) {
     (void)state;
-    static const ProgCase c = {
-        "Perf", "Perf = ( foo: x bar: y = ( ^x - y ) run = (\n"
-                "  (self perform: #foo:bar: withArguments: #(10 3)) println.\n"
-                "  (-4 perform: #abs) println.\n"
-                "  (self perform: #zork) println ) )",
-        1, "7\n4\n\nERROR: Method zork not found in class Perf\n", NULL};
+    static const ProgCase c = {"Perf",
+                               "Perf = ( foo: x bar: y = ( ^x - y ) run = (\n"
+                               "  (self perform: #foo:bar: withArguments: #(10 3)) println.\n"
+                               "  (-4 perform: #abs) println.\n"
+                               "  (self perform: #zork) println ) )",
+                               1, "7\n4\n\nERROR: Method zork not found in class Perf\n", NULL};
     check_case(&c, NULL);
 }
 
 /* A program exercising recursion, closures held in collections, non-local
  * returns from nested and inlined blocks, Dictionary/Vector, strings and
  * bignums: same output with and without GC stress, heap verified after. */
-static void test_mixed_program_under_gc_stress(void **state)
-{
+static void test_mixed_program_under_gc_stress(void **state) {
     (void)state;
     static const ProgCase c = {
         "Tough",
         "Tough = (\n"
         "  | log |\n"
-        "  tree: d = ( d = 0 ifTrue: [ ^Array new: 2 ]. ^Array with: (self tree: d - 1) with: (self tree: d - 1) )\n"
-        "  count: t = ( t isNil ifTrue: [ ^0 ]. ^1 + (self count: (t at: 1)) + (self count: (t at: 2)) )\n"
+        "  tree: d = ( d = 0 ifTrue: [ ^Array new: 2 ]. ^Array with: (self tree: d - 1) with: "
+        "(self tree: d - 1) )\n"
+        "  count: t = ( t isNil ifTrue: [ ^0 ]. ^1 + (self count: (t at: 1)) + (self count: (t at: "
+        "2)) )\n"
         "  adder: k = ( ^[:x | x + k ] )\n"
-        "  makeAdders: n = ( | v | v := Vector new. 1 to: n do: [:i | v append: (self adder: i * i) ]. ^v )\n"
+        "  makeAdders: n = ( | v | v := Vector new. 1 to: n do: [:i | v append: (self adder: i * "
+        "i) ]. ^v )\n"
         "  search: v for: target = ( v do: [:b | (b value: 0) = target ifTrue: [ ^b ] ]. ^nil )\n"
-        "  loopNlr = ( | i | i := 0. [ true ] whileTrue: [ i := i + 1. i > 50 ifTrue: [ ^[ i ] ] ] )\n"
+        "  loopNlr = ( | i | i := 0. [ true ] whileTrue: [ i := i + 1. i > 50 ifTrue: [ ^[ i ] ] ] "
+        ")\n"
         "  run = ( | v d s b t |\n"
         "    log := Vector new.\n"
         "    t := self tree: 8. (self count: t) println.\n"
@@ -463,12 +465,12 @@ static void test_mixed_program_under_gc_stress(void **state)
 
 /* ---- arguments ---------------------------------------------------------- */
 
-static void test_run_with_arguments(void **state)
-{
+static void test_run_with_arguments(void **state) {
     (void)state;
     char *dir = vt_tempdir();
-    vt_write_class(dir, "Args", "Args = ( run: args = ( args length println. "
-                                "args do: [:a | a println ] ) )");
+    vt_write_class(dir, "Args",
+                   "Args = ( run: args = ( args length println. "
+                   "args do: [:a | a println ] ) )");
     char e[512];
     SomVM *vm = som_vm_new(NULL, dir, e, sizeof e);
     assert_non_null(vm);
@@ -492,8 +494,7 @@ static void test_run_with_arguments(void **state)
     free(dir);
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_basic_programs),
         cmocka_unit_test(test_lazy_loading_and_inheritance),

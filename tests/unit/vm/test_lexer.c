@@ -18,16 +18,14 @@
 
 #include "lexer.h"
 
-static const char *short_name(TokKind k)
-{
-    static const char *n[] = {"EOF", "ID", "KW", "KS", "INT", "DBL", "STR", "OP", "SEP", "#",
-                              "(", ")", "[", "]", "^", ".", ":", ":=", "|", "=", "ERR"};
+static const char *short_name(TokKind k) {
+    static const char *n[] = {"EOF", "ID", "KW", "KS", "INT", "DBL", "STR", "OP", "SEP", "#",  "(",
+                              ")",   "[",  "]",  "^",  ".",   ":",   ":=",  "|",  "=",   "ERR"};
     return n[k];
 }
 
 /* All tokens of src up to and excluding EOF (or including the first ERR). */
-static const char *toks(const char *src)
-{
+static const char *toks(const char *src) {
     static char buf[4096];
     size_t n = 0;
     Lexer lx;
@@ -43,17 +41,16 @@ static const char *toks(const char *src)
     return buf;
 }
 
-static Token nth(const char *src, int i)
-{
+static Token nth(const char *src, int i) {
     Lexer lx;
     lex_init(&lx, src);
     Token t = lex_next(&lx);
-    while (i-- > 0) t = lex_next(&lx);
+    while (i-- > 0)
+        t = lex_next(&lx);
     return t;
 }
 
-static void test_every_kind(void **state)
-{
+static void test_every_kind(void **state) {
     (void)state;
     assert_string_equal(toks("foo at: #at:put: 12 1.5 'str' + ---- # ( ) [ ] ^ . : := | ="),
                         "ID:foo KW:at: #:# KS:at:put: INT:12 DBL:1.5 STR:str OP:+ SEP:---- #:# "
@@ -70,8 +67,7 @@ static void test_every_kind(void **state)
     assert_string_equal(lex_kind_name(T_EOF), "end of file");
 }
 
-static void test_identifiers(void **state)
-{
+static void test_identifiers(void **state) {
     (void)state;
     assert_string_equal(toks("parent_ s127 Block1 primitive primitiveFoo"),
                         "ID:parent_ ID:s127 ID:Block1 ID:primitive ID:primitiveFoo");
@@ -79,8 +75,7 @@ static void test_identifiers(void **state)
     assert_string_equal(toks("_x"), "ERR:_");
 }
 
-static void test_separator(void **state)
-{
+static void test_separator(void **state) {
     (void)state;
     assert_string_equal(toks("----"), "SEP:----");
     assert_string_equal(toks("--------------------"), "SEP:--------------------");
@@ -91,8 +86,7 @@ static void test_separator(void **state)
     assert_string_equal(toks("a --> b"), "ID:a OP:--> ID:b");
 }
 
-static void test_bars_and_operators(void **state)
-{
+static void test_bars_and_operators(void **state) {
     (void)state;
     assert_string_equal(toks("| a b |"), "|:| ID:a ID:b |:|");
     assert_string_equal(toks("||"), "OP:||");
@@ -110,8 +104,7 @@ static void test_bars_and_operators(void **state)
     assert_string_equal(toks("?"), "ERR:?");
 }
 
-static void test_minus_before_digits(void **state)
-{
+static void test_minus_before_digits(void **state) {
     (void)state;
     assert_string_equal(toks("3-1"), "INT:3 OP:- INT:1");
     assert_string_equal(toks("3 - -1"), "INT:3 OP:- OP:- INT:1");
@@ -120,8 +113,7 @@ static void test_minus_before_digits(void **state)
     assert_string_equal(toks("-2.5"), "OP:- DBL:2.5");
 }
 
-static void test_numbers(void **state)
-{
+static void test_numbers(void **state) {
     (void)state;
     assert_string_equal(toks("0 42 123342353453453456456456"),
                         "INT:0 INT:42 INT:123342353453453456456456");
@@ -133,8 +125,7 @@ static void test_numbers(void **state)
     assert_string_equal(toks("16r1F 1e10"), "INT:16 ID:r1F INT:1 ID:e10");
 }
 
-static void test_keywords(void **state)
-{
+static void test_keywords(void **state) {
     (void)state;
     /* a keyword sequence is built only right after '#' */
     assert_string_equal(toks("at: 1 put: 2"), "KW:at: INT:1 KW:put: INT:2");
@@ -153,8 +144,7 @@ static void test_keywords(void **state)
     assert_string_equal(toks("at :"), "ID:at :::");
 }
 
-static long decode(const char *src, char *out, size_t *bad)
-{
+static long decode(const char *src, char *out, size_t *bad) {
     Lexer lx;
     lex_init(&lx, src);
     Token t = lex_next(&lx);
@@ -162,8 +152,7 @@ static long decode(const char *src, char *out, size_t *bad)
     return lex_decode_string(&t, out, bad);
 }
 
-static void test_strings(void **state)
-{
+static void test_strings(void **state) {
     (void)state;
     char out[256];
     size_t bad = 99;
@@ -194,8 +183,7 @@ static void test_strings(void **state)
     assert_int_equal(t.col, 3);
 }
 
-static void test_comments(void **state)
-{
+static void test_comments(void **state) {
     (void)state;
     assert_string_equal(toks("\"a comment\" x \"another\""), "ID:x");
     assert_string_equal(toks("a\"it's ok\"b"), "ID:a ID:b");
@@ -212,8 +200,7 @@ static void test_comments(void **state)
     assert_string_equal(toks(" \t\r\n\f\va"), "ID:a");
 }
 
-static void test_positions(void **state)
-{
+static void test_positions(void **state) {
     (void)state;
     const char *src = "Foo = (\n  bar = ( ^1 )\n\tbaz: x = ( 'a\nb' x )\n)";
     Lexer lx;
@@ -222,8 +209,8 @@ static void test_positions(void **state)
         TokKind k;
         int line, col;
     } want[] = {
-        {T_IDENT, 1, 1},  {T_EQUAL, 1, 5},  {T_LPAREN, 1, 7}, {T_IDENT, 2, 3},
-        {T_EQUAL, 2, 7},  {T_LPAREN, 2, 9}, {T_CARET, 2, 11}, {T_INTEGER, 2, 12},
+        {T_IDENT, 1, 1},   {T_EQUAL, 1, 5},   {T_LPAREN, 1, 7}, {T_IDENT, 2, 3},
+        {T_EQUAL, 2, 7},   {T_LPAREN, 2, 9},  {T_CARET, 2, 11}, {T_INTEGER, 2, 12},
         {T_RPAREN, 2, 14}, {T_KEYWORD, 3, 2}, {T_IDENT, 3, 7},  {T_EQUAL, 3, 9},
         {T_LPAREN, 3, 11}, {T_STRING, 3, 13}, {T_IDENT, 4, 4},  {T_RPAREN, 4, 6},
         {T_RPAREN, 5, 1},  {T_EOF, 5, 2},
@@ -236,8 +223,7 @@ static void test_positions(void **state)
     }
 }
 
-static void test_escaped_newline_in_string_counts_line(void **state)
-{
+static void test_escaped_newline_in_string_counts_line(void **state) {
     (void)state;
     /* a backslash before a raw newline (a bad escape, but the lexer must still
      * count the line) */
@@ -247,14 +233,12 @@ static void test_escaped_newline_in_string_counts_line(void **state)
     assert_int_equal(t.col, 4);
 }
 
-static void test_high_bytes_outside_strings(void **state)
-{
+static void test_high_bytes_outside_strings(void **state) {
     (void)state;
     assert_string_equal(toks("\xc3\xa9"), "ERR:\xc3");
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_kind),
         cmocka_unit_test(test_identifiers),

@@ -18,8 +18,7 @@
 
 #include "vmtest.h"
 
-static void test_missing_core_library(void **state)
-{
+static void test_missing_core_library(void **state) {
     (void)state;
     char e[512] = "";
     SomOptions o = {0};
@@ -28,15 +27,13 @@ static void test_missing_core_library(void **state)
     assert_string_equal(e, "class Class not found on the class path");
 }
 
-static void copy_core_lib(const char *to)
-{
+static void copy_core_lib(const char *to) {
     char cmd[8192];
     snprintf(cmd, sizeof cmd, "cp %s/*.som %s/", SOM_CORELIB_SRC, to);
     assert_int_equal(system(cmd), 0);
 }
 
-static void test_broken_core_library(void **state)
-{
+static void test_broken_core_library(void **state) {
     (void)state;
     char *dir = vt_tempdir();
     copy_core_lib(dir);
@@ -52,16 +49,16 @@ static void test_broken_core_library(void **state)
     free(dir);
 }
 
-static void test_core_library_from_directory(void **state)
-{
+static void test_core_library_from_directory(void **state) {
     (void)state;
     char *core = vt_tempdir();
     copy_core_lib(core);
     /* a class that exists only in the directory copy proves it is searched */
     vt_write_class(core, "Extra", "Extra = ( hello = ( ^'from the core directory' ) )");
     char *app = vt_tempdir();
-    vt_write_class(app, "Hi", "Hi = ( run = ( 'hi' println. (3 + 4) println. "
-                              "Extra new hello println ) )");
+    vt_write_class(app, "Hi",
+                   "Hi = ( run = ( 'hi' println. (3 + 4) println. "
+                   "Extra new hello println ) )");
     SomOptions o = {0};
     o.corelib_dir = core;
     VtRun r = vt_run(app, "Hi", &o);
@@ -86,11 +83,11 @@ static void test_core_library_from_directory(void **state)
     free(core);
 }
 
-static void test_limits_options(void **state)
-{
+static void test_limits_options(void **state) {
     (void)state;
-    static const char src[] = "Deep = ( down: n = ( n = 0 ifTrue: [ ^0 ]. ^1 + (self down: n - 1) ) "
-                              "run = ( (self down: 3000) println ) )";
+    static const char src[] =
+        "Deep = ( down: n = ( n = 0 ifTrue: [ ^0 ]. ^1 + (self down: n - 1) ) "
+        "run = ( (self down: 3000) println ) )";
     SomOptions o = {0};
     VtRun r = vt_run_source("Deep", src, &o);
     assert_int_equal(r.status, 0);
@@ -117,12 +114,12 @@ static void test_limits_options(void **state)
     som_vm_free(vm);
 }
 
-static void test_many_vms_in_sequence(void **state)
-{
+static void test_many_vms_in_sequence(void **state) {
     (void)state;
     char *dir = vt_tempdir();
-    vt_write_class(dir, "Seq", "Seq = ( run = ( | s | s := ''. 1 to: 50 do: [:i | s := s + i asString ]. "
-                               "s length println ) )");
+    vt_write_class(dir, "Seq",
+                   "Seq = ( run = ( | s | s := ''. 1 to: 50 do: [:i | s := s + i asString ]. "
+                   "s length println ) )");
     for (int i = 0; i < 30; i++) {
         VtRun r = vt_run(dir, "Seq", NULL);
         assert_int_equal(r.status, 0);
@@ -133,8 +130,7 @@ static void test_many_vms_in_sequence(void **state)
     free(dir);
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_missing_core_library),
         cmocka_unit_test(test_broken_core_library),

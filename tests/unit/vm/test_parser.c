@@ -26,8 +26,7 @@ typedef struct Buf {
     size_t n, cap;
 } Buf;
 
-static void put(Buf *b, const char *fmt, ...)
-{
+static void put(Buf *b, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     char tmp[512];
@@ -44,13 +43,14 @@ static void put(Buf *b, const char *fmt, ...)
 
 static void node(Buf *b, const Node *n);
 
-static void body(Buf *b, const Body *bd)
-{
-    for (int i = 0; i < bd->params.n; i++) put(b, ":%s ", bd->params.names[i]);
+static void body(Buf *b, const Body *bd) {
+    for (int i = 0; i < bd->params.n; i++)
+        put(b, ":%s ", bd->params.names[i]);
     if (bd->params.n) put(b, "| ");
     if (bd->locals.n) {
         put(b, "|");
-        for (int i = 0; i < bd->locals.n; i++) put(b, " %s", bd->locals.names[i]);
+        for (int i = 0; i < bd->locals.n; i++)
+            put(b, " %s", bd->locals.names[i]);
         put(b, " | ");
     }
     for (int i = 0; i < bd->stmts.n; i++) {
@@ -59,13 +59,20 @@ static void body(Buf *b, const Body *bd)
     }
 }
 
-static void node(Buf *b, const Node *n)
-{
+static void node(Buf *b, const Node *n) {
     switch (n->kind) {
-    case N_INT: put(b, "%s%s", n->neg ? "-" : "", n->text); break;
-    case N_DOUBLE: put(b, "%gd", n->dval); break;
-    case N_STRING: put(b, "'%.*s'", (int)n->len, n->text); break;
-    case N_SYMBOL: put(b, "#%.*s", (int)n->len, n->text); break;
+    case N_INT:
+        put(b, "%s%s", n->neg ? "-" : "", n->text);
+        break;
+    case N_DOUBLE:
+        put(b, "%gd", n->dval);
+        break;
+    case N_STRING:
+        put(b, "'%.*s'", (int)n->len, n->text);
+        break;
+    case N_SYMBOL:
+        put(b, "#%.*s", (int)n->len, n->text);
+        break;
     case N_ARRAY:
         put(b, "#(");
         for (int i = 0; i < n->elems.n; i++) {
@@ -74,7 +81,9 @@ static void node(Buf *b, const Node *n)
         }
         put(b, ")");
         break;
-    case N_VAR: put(b, "%s", n->text); break;
+    case N_VAR:
+        put(b, "%s", n->text);
+        break;
     case N_ASSIGN:
         put(b, "(%s := ", n->text);
         node(b, n->a);
@@ -104,15 +113,13 @@ static void node(Buf *b, const Node *n)
 static char errbuf[1024];
 
 /* Parses src as a class; fails the test on a syntax error. */
-static bool parse(Arena *a, const char *src, ClassDef *def)
-{
+static bool parse(Arena *a, const char *src, ClassDef *def) {
     errbuf[0] = 0;
     return parse_class(a, "t.som", src, def, errbuf, sizeof errbuf);
 }
 
 /* The body of the single method of "C = ( m = ( <src> ) )", printed. */
-static char *method_body(const char *stmts)
-{
+static char *method_body(const char *stmts) {
     char src[4096];
     snprintf(src, sizeof src, "C = ( m = ( %s ) )", stmts);
     Arena a = {0};
@@ -134,8 +141,7 @@ static char *method_body(const char *stmts)
     } while (0)
 
 /* The error message for src (must fail to parse). */
-static const char *parse_error(const char *src)
-{
+static const char *parse_error(const char *src) {
     Arena a = {0};
     ClassDef def;
     bool ok = parse(&a, src, &def);
@@ -146,8 +152,7 @@ static const char *parse_error(const char *src)
 
 /* ---- class structure ---------------------------------------------------- */
 
-static void test_class_structure(void **state)
-{
+static void test_class_structure(void **state) {
     (void)state;
     Arena a = {0};
     ClassDef d;
@@ -201,8 +206,7 @@ static void test_class_structure(void **state)
 
 /* ---- expressions ------------------------------------------------------- */
 
-static void test_precedence(void **state)
-{
+static void test_precedence(void **state) {
     (void)state;
     ASSERT_BODY("^2 + 3 * 4", "^(* (+ 2 3) 4)");
     ASSERT_BODY("^a foo bar", "^(bar (foo a))");
@@ -215,8 +219,7 @@ static void test_precedence(void **state)
     ASSERT_BODY("^1 = 2 | false", "^(| (= 1 2) false)");
 }
 
-static void test_statements_and_assignment(void **state)
-{
+static void test_statements_and_assignment(void **state) {
     (void)state;
     ASSERT_BODY("| a b | a := b := 3 + 4. ^a", "| a b | (a := (b := (+ 3 4))). ^a");
     ASSERT_BODY("a foo. b bar.", "(foo a). (bar b)");
@@ -225,8 +228,7 @@ static void test_statements_and_assignment(void **state)
     ASSERT_BODY("a:=1", "(a := 1)");
 }
 
-static void test_literals(void **state)
-{
+static void test_literals(void **state) {
     (void)state;
     ASSERT_BODY("^-5 abs", "^(abs -5)");
     ASSERT_BODY("^3 - -1", "^(- 3 -1)");
@@ -235,8 +237,7 @@ static void test_literals(void **state)
     ASSERT_BODY("^x foo: -2.5", "^(foo: x -2.5d)");
 }
 
-static void test_literals_ok(void **state)
-{
+static void test_literals_ok(void **state) {
     (void)state;
     ASSERT_BODY("^#(1 -2 3.5 'x' #sym #at:put: #+ #(4) (5))",
                 "^#(1 -2 3.5d 'x' #sym #at:put: #+ #(4) #(5))");
@@ -246,8 +247,7 @@ static void test_literals_ok(void **state)
     ASSERT_BODY("^#( )", "^#()");
 }
 
-static void test_blocks(void **state)
-{
+static void test_blocks(void **state) {
     (void)state;
     ASSERT_BODY("^[]", "^[]");
     ASSERT_BODY("^[:x | x + 1]", "^[:x | (+ x 1)]");
@@ -258,8 +258,7 @@ static void test_blocks(void **state)
     ASSERT_BODY("^[ [ 1 ] ]", "^[[1]]");
 }
 
-static void test_super_sends(void **state)
-{
+static void test_super_sends(void **state) {
     (void)state;
     /* only the first message to `super` is a super send */
     ASSERT_BODY("^super foo bar", "^(bar (super>>foo super))");
@@ -270,8 +269,7 @@ static void test_super_sends(void **state)
 
 /* ---- error messages -------------------------------------------------- */
 
-static void test_error_messages(void **state)
-{
+static void test_error_messages(void **state) {
     (void)state;
     static const struct {
         const char *src, *msg;
@@ -292,20 +290,25 @@ static void test_error_messages(void **state)
         {"Foo = ( at: = ( ) )", "t.som:1:13: expected an argument name after the keyword, got '='"},
         {"Foo = ( + = ( ) )",
          "t.som:1:11: expected an argument name after the binary selector, got '='"},
-        {"Foo = ( bar = ( ) ) x", "t.som:1:21: expected end of file after the class definition, got 'x'"},
-        {"Foo = ( bar = ( ) ", "t.som:1:19: expected ')' to close the class definition, got end of file"},
+        {"Foo = ( bar = ( ) ) x",
+         "t.som:1:21: expected end of file after the class definition, got 'x'"},
+        {"Foo = ( bar = ( ) ",
+         "t.som:1:19: expected ')' to close the class definition, got end of file"},
         {"Foo = ( bar = ( ! ) )", "t.som:1:17: expected an expression, got '!'"},
         {"Foo = ( bar = ( # ) )", "t.som:1:19: expected a symbol or '(' after '#', got ')'"},
-        {"Foo = ( bar = ( \"open ) )", "t.som:1:26: expected an expression, got unterminated comment"},
-        {"Foo = ( bar = x )", "t.som:1:15: expected '(' or 'primitive' to start the method body, got 'x'"},
+        {"Foo = ( bar = ( \"open ) )",
+         "t.som:1:26: expected an expression, got unterminated comment"},
+        {"Foo = ( bar = x )",
+         "t.som:1:15: expected '(' or 'primitive' to start the method body, got 'x'"},
         {"Foo = ( | a 1 | )", "t.som:1:13: expected a field name or '|', got '1'"},
         {"Foo = ( m = ( | a . | ) )", "t.som:1:19: expected a local variable name or '|', got '.'"},
         {"Foo = ( ( ) )",
          "t.som:1:9: expected a method pattern (unary, binary or keyword selector), got '('"},
-        {"Foo = ( m = ( #(1 2 ) )", "t.som:1:24: expected ')' to close the class definition, got end of file"},
+        {"Foo = ( m = ( #(1 2 ) )",
+         "t.som:1:24: expected ')' to close the class definition, got end of file"},
         {"Foo = (\n  m = (\n    ^ 1 +\n  )\n)", "t.som:4:3: expected an expression, got ')'"},
-        {"Foo = ( m = ( 'a\\qb' ) )",
-         "t.som:1:17: expected a valid escape sequence (\\t \\b \\n \\r \\f \\0 \\' \\\\), got '\\q'"},
+        {"Foo = ( m = ( 'a\\qb' ) )", "t.som:1:17: expected a valid escape sequence (\\t \\b \\n "
+                                      "\\r \\f \\0 \\' \\\\), got '\\q'"},
         {"Foo = ( | a a | )", "t.som:1:13: duplicate field name 'a'"},
         {"Foo = ( m: a n: a = ( ) )", "t.som:1:17: duplicate argument name 'a'"},
     };
@@ -318,21 +321,21 @@ static void test_error_messages(void **state)
 
 /* ---- depth limit and robustness --------------------------------------- */
 
-static char *nested(int depth, const char *open, const char *mid, const char *close)
-{
+static char *nested(int depth, const char *open, const char *mid, const char *close) {
     size_t lo = strlen(open), lc = strlen(close);
     char *s = malloc((size_t)depth * (lo + lc) + strlen(mid) + 64);
     assert_non_null(s);
     size_t n = (size_t)sprintf(s, "C = ( m = ( ^");
-    for (int i = 0; i < depth; i++, n += lo) memcpy(s + n, open, lo);
+    for (int i = 0; i < depth; i++, n += lo)
+        memcpy(s + n, open, lo);
     n += (size_t)sprintf(s + n, "%s", mid);
-    for (int i = 0; i < depth; i++, n += lc) memcpy(s + n, close, lc);
+    for (int i = 0; i < depth; i++, n += lc)
+        memcpy(s + n, close, lc);
     strcpy(s + n, " ) )");
     return s;
 }
 
-static void check_depth(const char *open, const char *mid, const char *close)
-{
+static void check_depth(const char *open, const char *mid, const char *close) {
     Arena a = {0};
     ClassDef d;
     char *ok = nested(100, open, mid, close);
@@ -347,8 +350,7 @@ static void check_depth(const char *open, const char *mid, const char *close)
     assert_memory_equal(errbuf, "t.som:1:", 8);
 }
 
-static void test_depth_limit(void **state)
-{
+static void test_depth_limit(void **state) {
     (void)state;
     check_depth("(", "1", ")");
     check_depth("[", "1", "]");
@@ -359,14 +361,14 @@ static void test_depth_limit(void **state)
 
 /* Every prefix of a valid class either parses or fails with a positioned
  * message; never crashes (run under ASan for the memory checks). */
-static void test_truncations_and_mutations(void **state)
-{
+static void test_truncations_and_mutations(void **state) {
     (void)state;
-    const char *src = "Foo = Bar (\n | a b |\n"
-                      "  m: x with: y = ( | t | t := x + y * 2. ^[:e || u | u := e. ^u ] value: t )\n"
-                      "  - arg = ( ^#(1 -2 3.5 'x\\n' #sym #at:put: (4)) , 'it\\'s' )\n"
-                      "  p = primitive\n"
-                      "  ----\n | c |\n  new = ( ^super new m: -1 with: c \"note\" )\n)\n";
+    const char *src =
+        "Foo = Bar (\n | a b |\n"
+        "  m: x with: y = ( | t | t := x + y * 2. ^[:e || u | u := e. ^u ] value: t )\n"
+        "  - arg = ( ^#(1 -2 3.5 'x\\n' #sym #at:put: (4)) , 'it\\'s' )\n"
+        "  p = primitive\n"
+        "  ----\n | c |\n  new = ( ^super new m: -1 with: c \"note\" )\n)\n";
     size_t len = strlen(src);
     Arena a = {0};
     ClassDef d;
@@ -398,8 +400,7 @@ static void test_truncations_and_mutations(void **state)
     free(buf);
 }
 
-static void test_small_error_buffer(void **state)
-{
+static void test_small_error_buffer(void **state) {
     (void)state;
     Arena a = {0};
     ClassDef d;
@@ -410,8 +411,7 @@ static void test_small_error_buffer(void **state)
     arena_free(&a);
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_class_structure),
         cmocka_unit_test(test_precedence),

@@ -20,8 +20,8 @@
 enum { NTHREADS = 4 };
 
 typedef struct Job {
-    int n;            /* input of the program */
-    bool stress;      /* run with GC stress */
+    int n;       /* input of the program */
+    bool stress; /* run with GC stress */
     char *dir;
     int status;
     char *out;
@@ -42,8 +42,7 @@ static const char prog[] =
     "    (2 raisedTo: n) println ) )\n";
 
 /* Runs the program in a VM owned by this thread; no cmocka calls here. */
-static void *worker(void *arg)
-{
+static void *worker(void *arg) {
     Job *j = arg;
     char e[512], nbuf[16];
     SomOptions o = {0};
@@ -70,20 +69,23 @@ static void *worker(void *arg)
     return NULL;
 }
 
-static long fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+static long fib(int n) {
+    return n < 2 ? n : fib(n - 1) + fib(n - 2);
+}
 
-static void expected_output(int n, char *buf, size_t len)
-{
+static void expected_output(int n, char *buf, size_t len) {
     long chars = 0;
-    for (int i = 1; i <= n; i++) chars += 1 + snprintf(NULL, 0, "%d", i);
+    for (int i = 1; i <= n; i++)
+        chars += 1 + snprintf(NULL, 0, "%d", i);
     snprintf(buf, len, "%ld\n%ld\n%llu\n", fib(n), chars, 1ULL << n);
 }
 
-static void run_jobs(Job *jobs, int n)
-{
+static void run_jobs(Job *jobs, int n) {
     pthread_t t[NTHREADS];
-    for (int i = 0; i < n; i++) assert_int_equal(pthread_create(&t[i], NULL, worker, &jobs[i]), 0);
-    for (int i = 0; i < n; i++) pthread_join(t[i], NULL);
+    for (int i = 0; i < n; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, worker, &jobs[i]), 0);
+    for (int i = 0; i < n; i++)
+        pthread_join(t[i], NULL);
     for (int i = 0; i < n; i++) {
         char want[256];
         expected_output(jobs[i].n, want, sizeof want);
@@ -100,33 +102,32 @@ static void run_jobs(Job *jobs, int n)
     }
 }
 
-static void test_parallel_vms(void **state)
-{
+static void test_parallel_vms(void **state) {
     (void)state;
     char *dir = vt_tempdir();
     vt_write_class(dir, "Work", prog);
     Job jobs[NTHREADS];
-    for (int i = 0; i < NTHREADS; i++) jobs[i] = (Job){.n = 16 + i, .dir = dir};
+    for (int i = 0; i < NTHREADS; i++)
+        jobs[i] = (Job){.n = 16 + i, .dir = dir};
     run_jobs(jobs, NTHREADS);
     vt_rmdir(dir);
     free(dir);
 }
 
 /* GC stress in some threads while the others allocate normally. */
-static void test_parallel_vms_with_gc_stress(void **state)
-{
+static void test_parallel_vms_with_gc_stress(void **state) {
     (void)state;
     char *dir = vt_tempdir();
     vt_write_class(dir, "Work", prog);
     Job jobs[NTHREADS];
-    for (int i = 0; i < NTHREADS; i++) jobs[i] = (Job){.n = 10 + i, .stress = i % 2 == 0, .dir = dir};
+    for (int i = 0; i < NTHREADS; i++)
+        jobs[i] = (Job){.n = 10 + i, .stress = i % 2 == 0, .dir = dir};
     run_jobs(jobs, NTHREADS);
     vt_rmdir(dir);
     free(dir);
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parallel_vms),
         cmocka_unit_test(test_parallel_vms_with_gc_stress),

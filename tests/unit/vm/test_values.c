@@ -20,39 +20,33 @@
 #include "num.h"
 #include "vmtest.h"
 
-static uint64_t bits(double d)
-{
+static uint64_t bits(double d) {
     uint64_t u;
     memcpy(&u, &d, sizeof u);
     return u;
 }
 
-static double from_bits(uint64_t u)
-{
+static double from_bits(uint64_t u) {
     double d;
     memcpy(&d, &u, sizeof d);
     return d;
 }
 
-static bool imm(double d)
-{
+static bool imm(double d) {
     Value v;
     return som_try_imm_double(d, &v);
 }
 
 /* Immediate or not, the value must decode to exactly the same bits. */
-static void check_roundtrip(double d)
-{
+static void check_roundtrip(double d) {
     Value v;
     if (!som_try_imm_double(d, &v)) return;
     if (!som_is_imm_double(v) || som_is_int(v) || som_is_obj(v))
         fail_msg("tags of %a overlap (value %#llx)", d, (unsigned long long)v);
-    if (bits(som_imm_double(v)) != bits(d))
-        fail_msg("%a decodes to %a", d, som_imm_double(v));
+    if (bits(som_imm_double(v)) != bits(d)) fail_msg("%a decodes to %a", d, som_imm_double(v));
 }
 
-static void test_tags_are_disjoint(void **state)
-{
+static void test_tags_are_disjoint(void **state) {
     (void)state;
     for (int64_t i = -1000; i <= 1000; i++) {
         Value v = som_mkint(i);
@@ -67,27 +61,47 @@ static void test_tags_are_disjoint(void **state)
     assert_true(som_imm_double(z) == 0.0 && !signbit(som_imm_double(z)));
 }
 
-static void test_window_boundaries(void **state)
-{
+static void test_window_boundaries(void **state) {
     (void)state;
     /* inside: ordinary values of both signs */
-    const double inside[] = {1.0, -1.0, 0.5, 3.14159, -2.5e-70, 1e77, -1e77, 0.1, 123456789.125,
-                             ldexp(1.0, -254), -ldexp(1.0, -255), ldexp(1.0, 256),
-                             nextafter(ldexp(1.0, 257), 0.0), nextafter(ldexp(1.0, -255), 1.0)};
+    const double inside[] = {1.0,
+                             -1.0,
+                             0.5,
+                             3.14159,
+                             -2.5e-70,
+                             1e77,
+                             -1e77,
+                             0.1,
+                             123456789.125,
+                             ldexp(1.0, -254),
+                             -ldexp(1.0, -255),
+                             ldexp(1.0, 256),
+                             nextafter(ldexp(1.0, 257), 0.0),
+                             nextafter(ldexp(1.0, -255), 1.0)};
     for (size_t i = 0; i < sizeof inside / sizeof *inside; i++) {
         if (!imm(inside[i])) fail_msg("%a should be immediate", inside[i]);
         check_roundtrip(inside[i]);
     }
     /* outside: boxed */
-    const double outside[] = {-0.0, ldexp(1.0, -255), ldexp(1.0, 257), -ldexp(1.0, 257), DBL_MAX,
-                              -DBL_MAX, DBL_MIN, DBL_TRUE_MIN, 1e-300, 1e300, INFINITY,
-                              -INFINITY, NAN, nextafter(ldexp(1.0, -255), 0.0)};
+    const double outside[] = {-0.0,
+                              ldexp(1.0, -255),
+                              ldexp(1.0, 257),
+                              -ldexp(1.0, 257),
+                              DBL_MAX,
+                              -DBL_MAX,
+                              DBL_MIN,
+                              DBL_TRUE_MIN,
+                              1e-300,
+                              1e300,
+                              INFINITY,
+                              -INFINITY,
+                              NAN,
+                              nextafter(ldexp(1.0, -255), 0.0)};
     for (size_t i = 0; i < sizeof outside / sizeof *outside; i++)
         if (imm(outside[i])) fail_msg("%a should be boxed", outside[i]);
 }
 
-static void test_random_roundtrips(void **state)
-{
+static void test_random_roundtrips(void **state) {
     (void)state;
     uint64_t x = 0x9e3779b97f4a7c15u;
     long immediates = 0;
@@ -108,8 +122,7 @@ static void test_random_roundtrips(void **state)
     assert_true(immediates > 200000 && immediates < 300000);
 }
 
-static void test_helpers_treat_both_alike(void **state)
-{
+static void test_helpers_treat_both_alike(void **state) {
     (void)state;
     char e[512];
     SomVM *vm = som_vm_new(NULL, NULL, e, sizeof e);
@@ -127,8 +140,7 @@ static void test_helpers_treat_both_alike(void **state)
     som_vm_free(vm);
 }
 
-static void test_som_code_cannot_tell(void **state)
-{
+static void test_som_code_cannot_tell(void **state) {
     (void)state;
     /* 2.5 is immediate, 1e300 and -0.0 are boxed: same class, same arithmetic,
      * same printing, and values survive collections in both forms */
@@ -152,8 +164,7 @@ static void test_som_code_cannot_tell(void **state)
 
 /* Results that cross between the two forms: boxed * boxed -> immediate,
  * immediate * boxed -> boxed, -0.0 stays distinct in printing. */
-static void test_crossing_forms(void **state)
-{
+static void test_crossing_forms(void **state) {
     (void)state;
     static const char src[] =
         "D3 = ( run = ( | tiny huge |\n"
@@ -173,8 +184,7 @@ static void test_crossing_forms(void **state)
     }
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tags_are_disjoint),
         cmocka_unit_test(test_window_boundaries),

@@ -17,8 +17,7 @@
 
 #include "bytecode.h"
 
-char *vt_tempdir(void)
-{
+char *vt_tempdir(void) {
     const char *base = getenv("TMPDIR");
     char tmpl[4096];
     snprintf(tmpl, sizeof tmpl, "%s/somvmtest.XXXXXX", base && *base ? base : "/tmp");
@@ -27,8 +26,7 @@ char *vt_tempdir(void)
     return strdup(d);
 }
 
-void vt_write_class(const char *dir, const char *name, const char *src)
-{
+void vt_write_class(const char *dir, const char *name, const char *src) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.som", dir, name);
     FILE *f = fopen(path, "w");
@@ -37,8 +35,7 @@ void vt_write_class(const char *dir, const char *name, const char *src)
     fclose(f);
 }
 
-void vt_rmdir(const char *dir)
-{
+void vt_rmdir(const char *dir) {
     DIR *d = opendir(dir);
     if (d) {
         struct dirent *e;
@@ -53,8 +50,7 @@ void vt_rmdir(const char *dir)
     rmdir(dir);
 }
 
-VtRun vt_run(const char *dir, const char *main, const SomOptions *opts)
-{
+VtRun vt_run(const char *dir, const char *main, const SomOptions *opts) {
     VtRun r = {0};
     char errbuf[1024] = "";
     SomVM *vm = som_vm_new(opts, dir, errbuf, sizeof errbuf);
@@ -74,15 +70,13 @@ VtRun vt_run(const char *dir, const char *main, const SomOptions *opts)
     return r;
 }
 
-void vt_run_free(VtRun *r)
-{
+void vt_run_free(VtRun *r) {
     free(r->out);
     free(r->err);
     r->out = r->err = NULL;
 }
 
-VtRun vt_run_source(const char *main, const char *src, const SomOptions *opts)
-{
+VtRun vt_run_source(const char *main, const char *src, const SomOptions *opts) {
     char *dir = vt_tempdir();
     vt_write_class(dir, main, src);
     VtRun r = vt_run(dir, main, opts);
@@ -91,14 +85,12 @@ VtRun vt_run_source(const char *main, const char *src, const SomOptions *opts)
     return r;
 }
 
-static bool is_jump(int op)
-{
+static bool is_jump(int op) {
     return op == BC_JUMP || op == BC_JUMP_IF_FALSE || op == BC_JUMP_IF_TRUE ||
            op == BC_JUMP_IF_NIL || op == BC_JUMP_IF_NOT_NIL;
 }
 
-char *vt_disasm(const SomMethod *m)
-{
+char *vt_disasm(const SomMethod *m) {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
@@ -109,16 +101,22 @@ char *vt_disasm(const SomMethod *m)
         const uint8_t *a = m->code + pc + 1;
         fprintf(f, "%s%s", pc ? "; " : "", som_bc_name[op]);
         unsigned n = som_bc_len[op];
-        if (is_jump(op) && n == 4) fprintf(f, " +%u s%u", a[0] | (a[1] << 8), a[2] | (a[3] << 8));
-        else if (is_jump(op)) fprintf(f, " +%u", a[0] | (a[1] << 8));
-        else if (op == BC_JUMP_BACK) fprintf(f, " -%u", a[0] | (a[1] << 8));
-        else if (op == BC_INC_LOCAL_JLE) fprintf(f, " %u %u -%u", a[0], a[1], a[2] | (a[3] << 8));
-        else if (n == 1) fprintf(f, " %u", a[0]);
-        else if (op == BC_PUSH_CTX || op == BC_STORE_CTX) fprintf(f, " %u %u", a[0], a[1]);
-        else if (n == 2) fprintf(f, " %u", a[0] | (a[1] << 8));
+        if (is_jump(op) && n == 4)
+            fprintf(f, " +%u s%u", a[0] | (a[1] << 8), a[2] | (a[3] << 8));
+        else if (is_jump(op))
+            fprintf(f, " +%u", a[0] | (a[1] << 8));
+        else if (op == BC_JUMP_BACK)
+            fprintf(f, " -%u", a[0] | (a[1] << 8));
+        else if (op == BC_INC_LOCAL_JLE)
+            fprintf(f, " %u %u -%u", a[0], a[1], a[2] | (a[3] << 8));
+        else if (n == 1)
+            fprintf(f, " %u", a[0]);
+        else if (op == BC_PUSH_CTX || op == BC_STORE_CTX)
+            fprintf(f, " %u %u", a[0], a[1]);
+        else if (n == 2)
+            fprintf(f, " %u", a[0] | (a[1] << 8));
         pc += 1 + n;
     }
     fclose(f);
     return buf;
 }
-

@@ -28,8 +28,7 @@ static SomVM *vm;
 /* ---- helpers ------------------------------------------------------------- */
 
 /* An Integer from decimal text (any size, normalised). */
-static Value I(const char *text)
-{
+static Value I(const char *text) {
     mpz_t z;
     mpz_init(z);
     assert_true(num_text_to_mpz(z, text, strlen(text)));
@@ -38,15 +37,20 @@ static Value I(const char *text)
     return v;
 }
 
-static Value D(double d) { return num_new_double(vm, d); }
-static Value S(const char *s) { return SOM_V(som_string_new(vm, s, strlen(s))); }
-static Value SYM(const char *s) { return SOM_V(som_symbol(vm, s, strlen(s))); }
+static Value D(double d) {
+    return num_new_double(vm, d);
+}
+static Value S(const char *s) {
+    return SOM_V(som_string_new(vm, s, strlen(s)));
+}
+static Value SYM(const char *s) {
+    return SOM_V(som_symbol(vm, s, strlen(s)));
+}
 
 /* Printable form: Integers as digits, Doubles per SPEC 6.3 (always with '.',
  * 'e', "inf" or "NaN"), Strings quoted, Symbols with '#', true/false/nil.
  * Fails if an Integer in the small range is a bignum (normalisation). */
-static const char *T(Value v)
-{
+static const char *T(Value v) {
     static char bufs[8][512];
     static int next;
     char *b = bufs[next++ & 7];
@@ -73,8 +77,7 @@ static const char *T(Value v)
     return b;
 }
 
-static Value call(SomPrimFn f, Value a, Value b, Value c)
-{
+static Value call(SomPrimFn f, Value a, Value b, Value c) {
     Value args[3] = {a, b, c};
     vm->errmsg[0] = 0;
     int rc = f(vm, args);
@@ -82,12 +85,15 @@ static Value call(SomPrimFn f, Value a, Value b, Value c)
     return args[0];
 }
 
-static const char *C1(SomPrimFn f, Value a) { return T(call(f, a, 0, 0)); }
-static const char *C2(SomPrimFn f, Value a, Value b) { return T(call(f, a, b, 0)); }
+static const char *C1(SomPrimFn f, Value a) {
+    return T(call(f, a, 0, 0));
+}
+static const char *C2(SomPrimFn f, Value a, Value b) {
+    return T(call(f, a, b, 0));
+}
 
 /* The error text of a primitive that must fail. */
-static const char *E2(SomPrimFn f, Value a, Value b)
-{
+static const char *E2(SomPrimFn f, Value a, Value b) {
     Value args[3] = {a, b, b};
     vm->errmsg[0] = 0;
     int rc = f(vm, args);
@@ -95,8 +101,7 @@ static const char *E2(SomPrimFn f, Value a, Value b)
     return vm->errmsg;
 }
 
-static int setup(void **state)
-{
+static int setup(void **state) {
     (void)state;
     char err[256] = "";
     SomOptions opts;
@@ -110,8 +115,7 @@ static int setup(void **state)
     return 0;
 }
 
-static int teardown(void **state)
-{
+static int teardown(void **state) {
     (void)state;
     vm->heap.inhibit--;
     som_vm_free(vm);
@@ -120,18 +124,19 @@ static int teardown(void **state)
 
 /* ---- + - * ---------------------------------------------------------------- */
 
-static void test_add_sub_mul(void **state)
-{
+static void test_add_sub_mul(void **state) {
     (void)state;
     assert_string_equal(C2(num_prim_add, I("3"), I("4")), "7");
     assert_string_equal(C2(num_prim_add, I("4611686018427387903"), I("1")), "4611686018427387904");
-    assert_string_equal(C2(num_prim_sub, I("-4611686018427387904"), I("1")), "-4611686018427387905");
+    assert_string_equal(C2(num_prim_sub, I("-4611686018427387904"), I("1")),
+                        "-4611686018427387905");
     assert_string_equal(C2(num_prim_add, I("9223372036854775807"), I("1")), "9223372036854775808");
     assert_string_equal(C2(num_prim_mul, I("999999"), I("999999")), "999998000001");
     Value x = call(num_prim_mul, I("999998000001"), I("999998000001"), 0);
     assert_string_equal(T(x), "999996000005999996000001");
     assert_string_equal(C2(num_prim_mul, I("3037000500"), I("3037000500")), "9223372037000250000");
-    assert_string_equal(C2(num_prim_mul, I("-4611686018427387904"), I("-1")), "4611686018427387904");
+    assert_string_equal(C2(num_prim_mul, I("-4611686018427387904"), I("-1")),
+                        "4611686018427387904");
     /* `0 - min` (negated/abs of the minimum 64-bit value) */
     assert_string_equal(C2(num_prim_sub, I("0"), I("-9223372036854775808")), "9223372036854775808");
     assert_string_equal(C2(num_prim_add, D(1.5), I("2")), "3.5");
@@ -143,8 +148,7 @@ static void test_add_sub_mul(void **state)
 }
 
 /* Results that fit again become small integers (and equal their literals). */
-static void test_normalisation(void **state)
-{
+static void test_normalisation(void **state) {
     (void)state;
     Value big = I("1267650600228229401496703205376"); /* 2^100 */
     assert_true(num_is_bigint(big));
@@ -166,20 +170,21 @@ static void test_normalisation(void **state)
     assert_string_equal(T(num_from_i64(vm, INT64_MIN)), "-9223372036854775808");
     /* 2 raisedTo: 100 (repeated *) equals the literal */
     Value p = I("1");
-    for (int i = 0; i < 100; i++) p = call(num_prim_mul, p, I("2"), 0);
+    for (int i = 0; i < 100; i++)
+        p = call(num_prim_mul, p, I("2"), 0);
     assert_string_equal(C2(num_prim_eq, p, big), "true");
 }
 
 /* ---- / // % rem: ------------------------------------------------------------ */
 
-static void test_division_family(void **state)
-{
+static void test_division_family(void **state) {
     (void)state;
     assert_string_equal(C2(num_prim_div, I("3"), I("2")), "1");
     assert_string_equal(C2(num_prim_div, I("4"), I("-2")), "-2");
     assert_string_equal(C2(num_prim_div, I("-6"), I("3")), "-2");
     assert_string_equal(C2(num_prim_div, I("-7"), I("2")), "-3");
-    assert_string_equal(C2(num_prim_div, I("-4611686018427387904"), I("-1")), "4611686018427387904");
+    assert_string_equal(C2(num_prim_div, I("-4611686018427387904"), I("-1")),
+                        "4611686018427387904");
     assert_string_equal(C2(num_prim_div, I("-1267650600228229401496703205377"), I("2")),
                         "-633825300114114700748351602688");
     assert_string_equal(C2(num_prim_div, I("10"), D(1.3)), "7");
@@ -193,7 +198,8 @@ static void test_division_family(void **state)
     /* `//` always answers a Double */
     assert_string_equal(C2(num_prim_fdiv, I("1"), I("2")), "0.5");
     assert_string_equal(C2(num_prim_fdiv, I("36"), I("6")), "6.0");
-    assert_string_equal(C2(num_prim_fdiv, I("36893488147419103232"), I("5")), "7.378697629483821e18");
+    assert_string_equal(C2(num_prim_fdiv, I("36893488147419103232"), I("5")),
+                        "7.378697629483821e18");
     assert_string_equal(C2(num_prim_fdiv, D(1.0), I("4")), "0.25");
     assert_string_equal(C2(num_prim_fdiv, D(1.0), D(0.0)), "inf");
 
@@ -226,8 +232,7 @@ static void test_division_family(void **state)
 
 /* ---- & bitXor: << >>> ---------------------------------------------------------- */
 
-static void test_bit_operations(void **state)
-{
+static void test_bit_operations(void **state) {
     (void)state;
     assert_string_equal(C2(num_prim_and, I("12"), I("10")), "8");
     assert_string_equal(C2(num_prim_and, I("-1"), I("255")), "255");
@@ -247,8 +252,7 @@ static void test_bit_operations(void **state)
                         "Expected object of type 'Int' but got type 'String_'.");
 }
 
-static void test_shifts(void **state)
-{
+static void test_shifts(void **state) {
     (void)state;
     assert_string_equal(C2(num_prim_shl, I("1"), I("4")), "16");
     assert_string_equal(C2(num_prim_shl, I("1"), I("62")), "4611686018427387904");
@@ -286,8 +290,7 @@ static void test_shifts(void **state)
 
 /* ---- comparisons ------------------------------------------------------------------ */
 
-static void test_equality(void **state)
-{
+static void test_equality(void **state) {
     (void)state;
     Value big = I("1267650600228229401496703205376");
     assert_string_equal(C2(num_prim_eq, I("1"), I("1")), "true");
@@ -301,8 +304,8 @@ static void test_equality(void **state)
     assert_string_equal(C2(num_prim_eq, D(NAN), D(NAN)), "false");
     assert_string_equal(C2(num_prim_eq, I("0"), S("a")), "false");
     assert_string_equal(C2(num_prim_ne, I("0"), S("a")), "true");
-    assert_string_equal(C2(num_prim_eq, call(num_prim_mul, I("4611686018427387904"), I("2"), 0), S("a")),
-                        "false");
+    assert_string_equal(
+        C2(num_prim_eq, call(num_prim_mul, I("4611686018427387904"), I("2"), 0), S("a")), "false");
     assert_string_equal(C2(num_prim_eq, D(1.0), vm->nil), "false");
     assert_string_equal(C2(num_prim_eq, big, D(ldexp(1.0, 100))), "true");
     /* small integers compare as `asDouble` (2^53 + 1 rounds to 2^53), in both
@@ -315,8 +318,7 @@ static void test_equality(void **state)
                         "true");
 }
 
-static void test_ordering(void **state)
-{
+static void test_ordering(void **state) {
     (void)state;
     Value big = I("1267650600228229401496703205376"), nbig = I("-1267650600228229401496703205376");
     assert_string_equal(C2(num_prim_lt, I("1"), I("2")), "true");
@@ -337,7 +339,8 @@ static void test_ordering(void **state)
     assert_string_equal(C2(num_prim_gt, D(INFINITY), x), "true");
     assert_string_equal(C2(num_prim_lt, x, D(INFINITY)), "true");
     assert_string_equal(C2(num_prim_lt, D(-INFINITY), nbig), "true");
-    assert_string_equal(C2(num_prim_lt, call(num_prim_shl, I("1"), I("2000"), 0), D(1e308)), "false");
+    assert_string_equal(C2(num_prim_lt, call(num_prim_shl, I("1"), I("2000"), 0), D(1e308)),
+                        "false");
     assert_string_equal(C2(num_prim_lt, D(NAN), I("1")), "false");
     assert_string_equal(C2(num_prim_ge, D(NAN), I("1")), "false");
     assert_string_equal(E2(num_prim_lt, I("1"), S("a")),
@@ -348,8 +351,7 @@ static void test_ordering(void **state)
 
 /* ---- unary Integer primitives ----------------------------------------------------- */
 
-static void test_integer_sqrt(void **state)
-{
+static void test_integer_sqrt(void **state) {
     (void)state;
     Value r = call(num_prim_sqrt, I("25"), 0, 0);
     assert_true(som_is_int(r) && som_int(r) == 5);
@@ -364,8 +366,7 @@ static void test_integer_sqrt(void **state)
     assert_string_equal(C1(num_prim_sqrt, I("-4")), "NaN");
 }
 
-static void test_integer_conversions(void **state)
-{
+static void test_integer_conversions(void **state) {
     (void)state;
     assert_string_equal(T(call(num_prim_as_string, I("-1073741825"), 0, 0)), "'-1073741825'");
     assert_string_equal(T(call(num_prim_as_string, I("1180591620717411303424"), 0, 0)),
@@ -380,7 +381,8 @@ static void test_integer_conversions(void **state)
     assert_string_equal(E2(num_prim_add, call(num_prim_shl, I("1"), I("1024"), 0), D(1.0)),
                         "Can't represent as double.");
 
-    Value two31 = call(num_prim_shl, I("1"), I("31"), 0), two32 = call(num_prim_shl, I("1"), I("32"), 0);
+    Value two31 = call(num_prim_shl, I("1"), I("31"), 0),
+          two32 = call(num_prim_shl, I("1"), I("32"), 0);
     Value ones200 = call(num_prim_sub, call(num_prim_shl, I("1"), I("200"), 0), I("1"), 0);
     assert_string_equal(C1(num_prim_as32_signed, two31), "-2147483648");
     assert_string_equal(C1(num_prim_as32_signed, two32), "0");
@@ -394,8 +396,7 @@ static void test_integer_conversions(void **state)
     assert_string_equal(C1(num_prim_as32_unsigned, ones200), "4294967295");
 }
 
-static void test_at_random(void **state)
-{
+static void test_at_random(void **state) {
     (void)state;
     bool seen_other = false;
     Value first = call(num_prim_at_random, I("1000"), 0, 0);
@@ -413,8 +414,7 @@ static void test_at_random(void **state)
     assert_string_equal(C1(num_prim_at_random, I("0")), "0");
 }
 
-static void test_integer_from_string(void **state)
-{
+static void test_integer_from_string(void **state) {
     (void)state;
     assert_string_equal(C2(num_prim_int_from_string, vm->nil, S("-2")), "-2");
     assert_string_equal(C2(num_prim_int_from_string, vm->nil, S("-0")), "0");
@@ -431,8 +431,7 @@ static void test_integer_from_string(void **state)
 
 /* ---- Double primitives -------------------------------------------------------------- */
 
-static void test_double_primitives(void **state)
-{
+static void test_double_primitives(void **state) {
     (void)state;
     assert_string_equal(C2(num_prim_add, D(0.1), D(0.2)), "0.30000000000000004");
     assert_string_equal(C2(num_prim_mul, D(3.0), D(1.1)), "3.3000000000000003");
@@ -479,13 +478,13 @@ static void test_double_primitives(void **state)
     /* a primitive invoked on a non-number receiver (invokeOn:with:) errs */
     assert_string_equal(E2(num_prim_add, S("a"), I("1")),
                         "Expected a numeric type but got type 'String_'.");
-    assert_string_equal(E2(num_prim_sqrt, vm->nil, 0), "Expected a numeric type but got type 'Nil'.");
+    assert_string_equal(E2(num_prim_sqrt, vm->nil, 0),
+                        "Expected a numeric type but got type 'Nil'.");
 }
 
 /* ---- strings ------------------------------------------------------------------------ */
 
-static void test_string_primitives(void **state)
-{
+static void test_string_primitives(void **state) {
     (void)state;
     assert_string_equal(C2(str_prim_concatenate, S("foo"), S("bar")), "'foobar'");
     assert_string_equal(C2(str_prim_concatenate, SYM("a"), S("b")), "'ab'");
@@ -501,7 +500,8 @@ static void test_string_primitives(void **state)
     assert_true(str != sym);
     assert_string_equal(T(str), "'foo:'");
 
-    assert_true(call(str_prim_hashcode, S("foo"), 0, 0) == call(str_prim_hashcode, SYM("foo"), 0, 0));
+    assert_true(call(str_prim_hashcode, S("foo"), 0, 0) ==
+                call(str_prim_hashcode, SYM("foo"), 0, 0));
     assert_true(call(str_prim_hashcode, S("foo"), 0, 0) != call(str_prim_hashcode, S("fop"), 0, 0));
     assert_true(som_is_int(call(str_prim_hashcode, S(""), 0, 0)));
 
@@ -513,9 +513,9 @@ static void test_string_primitives(void **state)
     assert_string_equal(C2(str_prim_eq, SYM("foo"), S("foo")), "true");
     assert_string_equal(C2(str_prim_eq, S("foo"), S("fo")), "false");
     assert_string_equal(C2(str_prim_eq, S("a"), I("0")), "false");
-    assert_string_equal(C2(str_prim_eq, SOM_V(som_string_new(vm, "a\0b", 3)),
-                           SOM_V(som_string_new(vm, "a\0c", 3))),
-                        "false");
+    assert_string_equal(
+        C2(str_prim_eq, SOM_V(som_string_new(vm, "a\0b", 3)), SOM_V(som_string_new(vm, "a\0c", 3))),
+        "false");
 
     assert_string_equal(T(call(str_prim_substring, S("foobar"), I("2"), I("4"))), "'oob'");
     assert_string_equal(T(call(str_prim_substring, S("foobar"), I("1"), I("6"))), "'foobar'");
@@ -538,8 +538,7 @@ static void test_string_primitives(void **state)
 /* ---- randomised, with a collection at every allocation ------------------------------------ */
 
 static uint64_t rng_state = 0x2545F4914F6CDD1DULL;
-static uint64_t rnd(void)
-{
+static uint64_t rnd(void) {
     uint64_t z = (rng_state += 0x9E3779B97F4A7C15ULL);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
@@ -548,8 +547,7 @@ static uint64_t rnd(void)
 
 /* A random integer of 0..200 bits with a random sign; small sizes are common
  * so that both representations and their boundaries are exercised. */
-static void rnd_mpz(mpz_t z)
-{
+static void rnd_mpz(mpz_t z) {
     int bits = (int)(rnd() % 4 == 0 ? rnd() % 200 : 55 + rnd() % 16);
     mpz_set_ui(z, 0);
     for (int b = 0; b < bits; b += 32) {
@@ -563,18 +561,35 @@ static void rnd_mpz(mpz_t z)
 typedef enum { R_ADD, R_SUB, R_MUL, R_DIV, R_MOD, R_REM, R_AND, R_XOR, R_SHL, R_SHR, R_N } ROp;
 
 /* The expected result of op, computed with GMP directly (b != 0 for division). */
-static void expected(ROp op, mpz_t r, mpz_srcptr a, mpz_srcptr b)
-{
+static void expected(ROp op, mpz_t r, mpz_srcptr a, mpz_srcptr b) {
     switch (op) {
-    case R_ADD: mpz_add(r, a, b); break;
-    case R_SUB: mpz_sub(r, a, b); break;
-    case R_MUL: mpz_mul(r, a, b); break;
-    case R_DIV: mpz_tdiv_q(r, a, b); break;
-    case R_MOD: mpz_fdiv_r(r, a, b); break;
-    case R_REM: mpz_tdiv_r(r, a, b); break;
-    case R_AND: mpz_and(r, a, b); break;
-    case R_XOR: mpz_xor(r, a, b); break;
-    case R_SHL: mpz_mul_2exp(r, a, mpz_get_ui(b)); break;
+    case R_ADD:
+        mpz_add(r, a, b);
+        break;
+    case R_SUB:
+        mpz_sub(r, a, b);
+        break;
+    case R_MUL:
+        mpz_mul(r, a, b);
+        break;
+    case R_DIV:
+        mpz_tdiv_q(r, a, b);
+        break;
+    case R_MOD:
+        mpz_fdiv_r(r, a, b);
+        break;
+    case R_REM:
+        mpz_tdiv_r(r, a, b);
+        break;
+    case R_AND:
+        mpz_and(r, a, b);
+        break;
+    case R_XOR:
+        mpz_xor(r, a, b);
+        break;
+    case R_SHL:
+        mpz_mul_2exp(r, a, mpz_get_ui(b));
+        break;
     case R_SHR:
         if (mpz_sgn(b) != 0 && mpz_fits_slong_p(a)) { /* logical on 64 bits */
             uint64_t u = (uint64_t)mpz_get_si(a), n = mpz_get_ui(b);
@@ -583,12 +598,12 @@ static void expected(ROp op, mpz_t r, mpz_srcptr a, mpz_srcptr b)
             mpz_fdiv_q_2exp(r, a, mpz_get_ui(b));
         }
         break;
-    default: break;
+    default:
+        break;
     }
 }
 
-static void test_random_under_gc_stress(void **state)
-{
+static void test_random_under_gc_stress(void **state) {
     (void)state;
     static const SomPrimFn fns[R_N] = {num_prim_add, num_prim_sub, num_prim_mul, num_prim_div,
                                        num_prim_mod, num_prim_rem, num_prim_and, num_prim_xor,
@@ -642,23 +657,37 @@ static void test_random_under_gc_stress(void **state)
 
 /* ---- tables --------------------------------------------------------------------------- */
 
-static const PrimDef *find(const PrimDef *t, const char *cls, bool meta, const char *sel)
-{
+static const PrimDef *find(const PrimDef *t, const char *cls, bool meta, const char *sel) {
     for (; t->cls; t++)
         if (!strcmp(t->cls, cls) && t->meta == meta && !strcmp(t->sel, sel)) return t;
     return NULL;
 }
 
-static void test_tables_complete(void **state)
-{
+static void test_tables_complete(void **state) {
     (void)state;
-    static const char *int_sels[] = {"+", "-", "*", "/", "//", "%", "rem:", "&", "<<", ">>>",
-                                     "bitXor:", "sqrt", "atRandom", "=", "<", "asString",
-                                     "as32BitSignedValue", "as32BitUnsignedValue", "asDouble"};
-    static const char *dbl_sels[] = {"+", "-", "*", "//", "%", "sqrt", "round", "asInteger",
-                                     "cos", "sin", "=", "<", "asString"};
-    static const char *str_sels[] = {"concatenate:", "asSymbol", "hashcode", "length",
-                                     "isWhiteSpace", "isLetters", "isDigits", "=",
+    static const char *int_sels[] = {"+",
+                                     "-",
+                                     "*",
+                                     "/",
+                                     "//",
+                                     "%",
+                                     "rem:",
+                                     "&",
+                                     "<<",
+                                     ">>>",
+                                     "bitXor:",
+                                     "sqrt",
+                                     "atRandom",
+                                     "=",
+                                     "<",
+                                     "asString",
+                                     "as32BitSignedValue",
+                                     "as32BitUnsignedValue",
+                                     "asDouble"};
+    static const char *dbl_sels[] = {"+",         "-",   "*",   "//", "%", "sqrt",    "round",
+                                     "asInteger", "cos", "sin", "=",  "<", "asString"};
+    static const char *str_sels[] = {"concatenate:",         "asSymbol",  "hashcode", "length",
+                                     "isWhiteSpace",         "isLetters", "isDigits", "=",
                                      "primSubstringFrom:to:"};
     for (size_t i = 0; i < sizeof int_sels / sizeof *int_sels; i++)
         assert_non_null(find(prim_number_defs, "Integer", false, int_sels[i]));
@@ -670,12 +699,13 @@ static void test_tables_complete(void **state)
     assert_non_null(find(prim_number_defs, "Double", true, "fromString:"));
     assert_non_null(find(prim_number_defs, "Double", true, "PositiveInfinity"));
     assert_non_null(find(prim_string_defs, "Symbol", false, "asString"));
-    for (const PrimDef *t = prim_number_defs; t->cls; t++) assert_non_null(t->fn);
-    for (const PrimDef *t = prim_string_defs; t->cls; t++) assert_non_null(t->fn);
+    for (const PrimDef *t = prim_number_defs; t->cls; t++)
+        assert_non_null(t->fn);
+    for (const PrimDef *t = prim_string_defs; t->cls; t++)
+        assert_non_null(t->fn);
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_add_sub_mul),
         cmocka_unit_test(test_normalisation),

@@ -21,16 +21,14 @@
 
 /* Deterministic 64-bit generator (splitmix64) so failures reproduce. */
 static uint64_t rng_state = 0x0123456789abcdefULL;
-static uint64_t rnd(void)
-{
+static uint64_t rnd(void) {
     uint64_t z = (rng_state += 0x9E3779B97F4A7C15ULL);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
     return z ^ (z >> 31);
 }
 
-static double rnd_finite_double(void)
-{
+static double rnd_finite_double(void) {
     for (;;) {
         uint64_t bits = rnd();
         double d;
@@ -39,8 +37,7 @@ static double rnd_finite_double(void)
     }
 }
 
-static const char *fmt(double d)
-{
+static const char *fmt(double d) {
     static char buf[4][64];
     static int i;
     char *b = buf[i++ & 3];
@@ -51,8 +48,7 @@ static const char *fmt(double d)
 
 /* ---- printing ------------------------------------------------------------ */
 
-static void test_format_spec_examples(void **state)
-{
+static void test_format_spec_examples(void **state) {
     (void)state;
     assert_string_equal(fmt(1.0), "1.0");
     assert_string_equal(fmt(0.5), "0.5");
@@ -80,8 +76,7 @@ static void test_format_spec_examples(void **state)
     assert_string_equal(fmt(36.0 / 6.0), "6.0");
 }
 
-static void test_format_special_values(void **state)
-{
+static void test_format_special_values(void **state) {
     (void)state;
     assert_string_equal(fmt(NAN), "NaN");
     assert_string_equal(fmt(INFINITY), "inf");
@@ -104,14 +99,14 @@ static void test_format_special_values(void **state)
 }
 
 /* Every finite double prints to text that reads back as exactly itself. */
-static void test_format_roundtrip_random(void **state)
-{
+static void test_format_roundtrip_random(void **state) {
     (void)state;
     for (int i = 0; i < 100000; i++) {
         double d = rnd_finite_double();
         const char *s = fmt(d);
         double back = strtod(s, NULL);
-        if (memcmp(&back, &d, sizeof d) != 0) fail_msg("%a printed as %s reads back as %a", d, s, back);
+        if (memcmp(&back, &d, sizeof d) != 0)
+            fail_msg("%a printed as %s reads back as %a", d, s, back);
     }
     /* doubles in the positional range, where the layout code is busiest */
     for (int i = 0; i < 50000; i++) {
@@ -123,8 +118,7 @@ static void test_format_roundtrip_random(void **state)
 
 /* A value written with k <= 15 significant digits must print with at most k
  * digits (k-digit decimals are unique among doubles), i.e. shortest output. */
-static void test_format_shortest(void **state)
-{
+static void test_format_shortest(void **state) {
     (void)state;
     for (int i = 0; i < 100000; i++) {
         int k = 1 + (int)(rnd() % 15);
@@ -152,19 +146,18 @@ static void test_format_shortest(void **state)
 
 /* The significant digits of a printed double (no sign, point, exponent, or
  * leading/trailing zeros). */
-static void sig_digits(const char *s, char *out)
-{
+static void sig_digits(const char *s, char *out) {
     size_t n = 0;
     for (; *s && *s != 'e'; s++)
         if (*s >= '0' && *s <= '9' && (n > 0 || *s != '0')) out[n++] = *s;
-    while (n > 0 && out[n - 1] == '0') n--;
+    while (n > 0 && out[n - 1] == '0')
+        n--;
     out[n] = 0;
 }
 
 /* The printer picks the same digits as the literal SPEC 6.3 search (first
  * precision 0..16 whose "%.*e" text reads back), also for subnormals. */
-static void test_format_matches_spec_search(void **state)
-{
+static void test_format_matches_spec_search(void **state) {
     (void)state;
     for (int i = 0; i < 30000; i++) {
         double d = rnd_finite_double();
@@ -184,8 +177,7 @@ static void test_format_matches_spec_search(void **state)
 
 /* Layout: positional iff 1e-4 <= |x| < 1e16, with a digit after the point;
  * scientific otherwise, without '+' or exponent leading zeros. */
-static void test_format_layout(void **state)
-{
+static void test_format_layout(void **state) {
     (void)state;
     for (int i = 0; i < 100000; i++) {
         double d = rnd_finite_double();
@@ -211,8 +203,7 @@ static void test_format_layout(void **state)
 
 /* ---- text <-> mpz --------------------------------------------------------- */
 
-static void check_text(const char *in, const char *expect)
-{
+static void check_text(const char *in, const char *expect) {
     mpz_t z;
     mpz_init(z);
     bool ok = num_text_to_mpz(z, in, strlen(in));
@@ -227,8 +218,7 @@ static void check_text(const char *in, const char *expect)
     mpz_clear(z);
 }
 
-static void test_text_to_mpz(void **state)
-{
+static void test_text_to_mpz(void **state) {
     (void)state;
     check_text("0", "0");
     check_text("-0", "0");
@@ -256,16 +246,14 @@ static void test_text_to_mpz(void **state)
 
 /* ---- mpz -> double ------------------------------------------------------------ */
 
-static double via_text(mpz_srcptr z)
-{
+static double via_text(mpz_srcptr z) {
     char *t = num_mpz_to_text(z);
     double d = strtod(t, NULL); /* glibc strtod rounds correctly */
     free(t);
     return d;
 }
 
-static void test_mpz_to_double(void **state)
-{
+static void test_mpz_to_double(void **state) {
     (void)state;
     mpz_t z;
     mpz_init(z);
@@ -308,8 +296,7 @@ static void test_mpz_to_double(void **state)
 
 /* ---- comparisons ---------------------------------------------------------------- */
 
-static void test_cmp_exact(void **state)
-{
+static void test_cmp_exact(void **state) {
     (void)state;
     mpz_t z;
     mpz_init(z);
@@ -341,8 +328,7 @@ static void test_cmp_exact(void **state)
     assert_int_equal(num_cmp_i64_double(-big, -ldexp(1.0, 60)), -1);
 }
 
-static void test_parse_double(void **state)
-{
+static void test_parse_double(void **state) {
     (void)state;
     double d = 0;
     assert_true(num_parse_double("-1.1", 4, &d));
@@ -360,16 +346,14 @@ static void test_parse_double(void **state)
     assert_false(num_parse_double("1\0002", 3, &d));
 }
 
-static void test_double_hash(void **state)
-{
+static void test_double_hash(void **state) {
     (void)state;
     assert_int_equal(num_double_hash(1.1), num_double_hash(strtod("1.1", NULL)));
     assert_int_equal(num_double_hash(0.0), num_double_hash(-0.0));
     assert_int_not_equal(num_double_hash(1.0), num_double_hash(2.0));
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_format_spec_examples),
         cmocka_unit_test(test_format_special_values),
