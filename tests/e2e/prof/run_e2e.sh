@@ -56,8 +56,14 @@ triggers)
     "$CHECK" "$dir/t" --tol 7 --min-samples 400 --meta trigger=timer f50=50 f30=30 f20=20
     SAMPO_TRIGGER=thread SAMPO_HZ=1000 run "$dir/s" split 2
     "$CHECK" "$dir/s" --min-samples 400 --meta trigger=thread f50=50 f30=30 f20=20
-    SAMPO_TRIGGER=perf-sw SAMPO_HZ=1000 SAMPO_BURST=10:10 run "$dir/b" split 2
-    "$CHECK" "$dir/b" --tol 7 --min-samples 300 --meta burst=10:10 f50=50 f30=30 f20=20 ;;
+    # bursts on the per-thread software clock; a machine whose kernel refuses
+    # perf_event_open (paranoid level, seccomp) reports it and the case is skipped
+    SAMPO_TRIGGER=perf-sw SAMPO_HZ=1000 SAMPO_BURST=10:10 run "$dir/b" split 2 2>"$dir/b.err"
+    if [ ! -e "$dir/b" ] && grep -q "could not start" "$dir/b.err"; then
+        echo "perf-sw trigger unavailable here: burst case skipped"; cat "$dir/b.err"
+    else
+        "$CHECK" "$dir/b" --tol 7 --min-samples 300 --meta burst=10:10 f50=50 f30=30 f20=20
+    fi ;;
 jit_perf_map)
     # our own profile names the JIT range
     "$JITDEMO" "$dir/j"
