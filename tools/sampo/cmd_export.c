@@ -58,12 +58,8 @@ int cmd_export(int argc, char **argv) {
         fputs(export_usage, stderr);
         return 2;
     }
-    SpProfile *p = sampo_load(argv[optind]);
+    SpProfile *p = sampo_load_thread(argv[optind], thread);
     if (!p) return 1;
-    if (thread && sampo_select_thread(p, thread)) {
-        sp_profile_free(p);
-        return 1;
-    }
     SpBuf out;
     sp_buf_init(&out);
     int rc = fmt == 'p'   ? sp_export_pprof(p, &out)

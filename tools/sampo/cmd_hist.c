@@ -82,12 +82,8 @@ int cmd_hist(int argc, char **argv) {
         fputs(hist_usage, stderr);
         return 2;
     }
-    SpProfile *p = sampo_load(argv[optind]);
+    SpProfile *p = sampo_load_thread(argv[optind], thread);
     if (!p) return 1;
-    if (thread && sampo_select_thread(p, thread)) {
-        sp_profile_free(p);
-        return 1;
-    }
     SpBuf out;
     char err[512];
     sp_buf_init(&out);

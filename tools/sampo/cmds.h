@@ -28,6 +28,9 @@ int sampo_write_out(const char *path, const SpBuf *buf);
 /* Restricts p to the thread with OS id tid_text (for --thread); prints an error and returns
  * -1 if there is no such thread. */
 int sampo_select_thread(SpProfile *p, const char *tid_text);
+/* sampo_load, then sampo_select_thread when thread (a --thread TID text) is not NULL;
+ * frees the profile and returns NULL if either fails (errors are printed). */
+SpProfile *sampo_load_thread(const char *path, const char *thread);
 /* Parses an unsigned number (decimal or 0x hex); returns 0 on success. */
 int sampo_parse_u64(const char *s, uint64_t *v);
 

@@ -63,3 +63,12 @@ int sampo_select_thread(SpProfile *p, const char *tid_text) {
     sp_profile_keep_thread(p, t);
     return 0;
 }
+
+SpProfile *sampo_load_thread(const char *path, const char *thread) {
+    SpProfile *p = sampo_load(path);
+    if (p && thread && sampo_select_thread(p, thread)) {
+        sp_profile_free(p);
+        return NULL;
+    }
+    return p;
+}
