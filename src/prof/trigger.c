@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -296,14 +297,47 @@ uint64_t prof_trigger_floor_ns(SampoTrigger tr) {
 
 /* ---- per-sample cost -------------------------------------------------------------------- */
 
+/*
+ * What one sample costs a program is mostly not the handler: on these virtualized machines a
+ * signal means an exit to the hypervisor and back, after which the program refills its TLB
+ * and caches.  A tight register-only loop sees only the direct part (~20 us here) and
+ * under-reports what a program with a real working set pays (~40-60 us).  So the work loop
+ * touches a heap-like working set: random read-modify-write over COST_WS_BYTES in 4 KiB pages
+ * (no huge pages), and it is timed on the thread's CPU clock.  When the thread already has its
+ * perf event, the cost is measured on that very trigger (its period, and g.interval_ns which
+ * the handler's jitter re-arms to, are changed for the measuring rounds; the caller sets both
+ * afterwards); otherwise a 5 kHz POSIX timer stands in.
+ */
+#define COST_WS_BYTES (8u << 20)
+#define COST_PERIOD_NS 200000ull /* 5 kHz while measuring */
+
+typedef struct {
+    uint32_t *ws;
+    uint32_t mask;
+    timer_t timer;
+    int have_timer;
+    int perf_fd;
+} TrigCost;
+
 static volatile uint64_t trig_sink;
 
-static uint64_t trig_work(uint64_t iters) {
-    uint64_t t0 = prof_now_ns(), x = 1;
-    for (uint64_t i = 0; i < iters; i++)
-        x = x * 6364136223846793005ull + 1442695040888963407ull;
-    trig_sink = x;
-    return prof_now_ns() - t0;
+static uint64_t trig_cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t trig_work(const TrigCost *c, uint64_t iters) {
+    uint64_t t0 = trig_cpu_ns(), s = 0;
+    uint32_t x = 12345;
+    for (uint64_t i = 0; i < iters; i++) {
+        x = x * 1664525u + 1013904223u;
+        uint32_t k = (x >> 6) & c->mask;
+        s += c->ws[k];
+        c->ws[k] = (uint32_t)s;
+    }
+    trig_sink = s;
+    return trig_cpu_ns() - t0;
 }
 
 static int trig_cmp_u64(const void *a, const void *b) {
@@ -311,34 +345,74 @@ static int trig_cmp_u64(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-/* Times a fixed amount of work with and without a 5 kHz timer signal (delivered to this
- * thread, full capture in the handler), three rounds, median of the per-signal deltas. */
+/* Turns the measuring trigger on (5 kHz) or off. */
+static void trig_cost_set(TrigCost *c, int on) {
+    if (c->perf_fd >= 0) {
+        uint64_t period = on ? COST_PERIOD_NS : 1000000000ull;
+        atomic_store(&prof_g.interval_ns, period); /* what the handler's jitter re-arms to */
+        ioctl(c->perf_fd, PERF_EVENT_IOC_PERIOD, &period);
+    } else if (c->have_timer) {
+        long ns = on ? (long)COST_PERIOD_NS : 0;
+        struct itimerspec its = {{0, ns}, {0, ns}};
+        timer_settime(c->timer, 0, &its, NULL);
+    }
+}
+
+static int trig_cost_open(TrigCost *c, ProfThread *t) {
+    memset(c, 0, sizeof *c);
+    c->perf_fd = t->perf_fd;
+    if (c->perf_fd < 0) {
+        struct sigevent ev;
+        memset(&ev, 0, sizeof ev);
+        ev.sigev_notify = SIGEV_THREAD_ID;
+        ev.sigev_signo = PROF_SIG;
+        ev.sigev_notify_thread_id = t->tid;
+        if (timer_create(CLOCK_MONOTONIC, &ev, &c->timer)) return -1;
+        c->have_timer = 1;
+    }
+    void *m = mmap(NULL, COST_WS_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) {
+        if (c->have_timer) timer_delete(c->timer);
+        return -1;
+    }
+#ifdef MADV_NOHUGEPAGE
+    madvise(m, COST_WS_BYTES, MADV_NOHUGEPAGE);
+#endif
+    memset(m, 1, COST_WS_BYTES);
+    c->ws = m;
+    c->mask = COST_WS_BYTES / sizeof(uint32_t) - 1;
+    return 0;
+}
+
+static void trig_cost_close(TrigCost *c) {
+    trig_cost_set(c, 0);
+    if (c->have_timer) timer_delete(c->timer);
+    munmap(c->ws, COST_WS_BYTES);
+}
+
+/* Times a fixed amount of work with and without the 5 kHz trigger (full capture in the
+ * handler), three rounds, median of the per-signal deltas. */
 uint64_t prof_trigger_measure_cost(ProfThread *t) {
-    struct sigevent ev;
-    memset(&ev, 0, sizeof ev);
-    ev.sigev_notify = SIGEV_THREAD_ID;
-    ev.sigev_signo = PROF_SIG;
-    ev.sigev_notify_thread_id = t->tid;
-    timer_t tm;
-    if (timer_create(CLOCK_MONOTONIC, &ev, &tm)) return 0;
-    uint64_t iters = 200000;
+    TrigCost c;
+    if (trig_cost_open(&c, t)) return 0;
     atomic_store(&prof_g.calibrating, 1);
-    while (trig_work(iters) < 2000000)
+    trig_cost_set(&c, 0);
+    uint64_t iters = 100000;
+    while (trig_work(&c, iters) < 2000000 && iters < (1ull << 40))
         iters *= 2;
-    iters *= 15; /* ~30 ms */
+    iters = iters * 15; /* ~30 ms of CPU per timed loop */
     uint64_t est[3];
     for (int r = 0; r < 3; r++) {
-        uint64_t base = trig_work(iters);
-        struct itimerspec on = {{0, 200000}, {0, 200000}}, off = {{0, 0}, {0, 0}};
+        uint64_t base = trig_work(&c, iters);
         uint64_t n0 = atomic_load(&t->taken);
-        timer_settime(tm, 0, &on, NULL);
-        uint64_t with = trig_work(iters);
-        timer_settime(tm, 0, &off, NULL);
+        trig_cost_set(&c, 1);
+        uint64_t with = trig_work(&c, iters);
+        trig_cost_set(&c, 0);
         uint64_t n = atomic_load(&t->taken) - n0;
         est[r] = n && with > base ? (with - base) / n : 0;
     }
     atomic_store(&prof_g.calibrating, 0);
-    timer_delete(tm);
+    trig_cost_close(&c);
     qsort(est, 3, sizeof est[0], trig_cmp_u64);
     return est[1];
 }

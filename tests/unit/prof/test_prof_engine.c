@@ -270,8 +270,53 @@ static void test_jit_and_histogram(void **state) {
     assert_true(sampo_pc_histogram(0, 0, bins, 16) >= 50);
 }
 
+/* With no cost given and no cached value, the engine measures the per-sample cost on its own
+ * trigger at 5 kHz (three ~30 ms rounds: hundreds of calibration signals, not the handful a
+ * 4 ms interval would give), caches it under $TMPDIR tagged with the trigger, and a second
+ * start reads the cache instead of measuring again. */
+static void test_cost_measured_and_cached(void **state) {
+    (void)state;
+    char dir[] = "/tmp/sampo-cost-test-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    const char *old = getenv("TMPDIR");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("TMPDIR", dir, 1);
+    SampoConfig c = cfg();
+    c.cost_ns = 0;
+    c.hz = 0; /* interval from the budget */
+    SampoStats st;
+    assert_int_equal(sampo_start(&c), 0);
+    assert_int_equal(sampo_stop(), 0);
+    sampo_get_stats(&st);
+    assert_true(st.cost_ns > 1000);
+    assert_true(st.captured - st.samples >= 200);
+    /* the budget (1%) sets the interval: cost / 0.01, unless the trigger floor is higher */
+    assert_true(st.interval_ns >= st.cost_ns * 99);
+    char path[600], trig[32];
+    unsigned long long cost = 0, when = 0;
+    snprintf(path, sizeof path, "%s/sampo-cost-%u", dir, (unsigned)getuid());
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    assert_int_equal(fscanf(f, "v2 %31s %llu %llu", trig, &cost, &when), 3);
+    fclose(f);
+    assert_string_equal(trig, sampo_trigger_name(st.trigger));
+    assert_int_equal(cost, st.cost_ns);
+    assert_int_equal(sampo_start(&c), 0); /* cached: no calibration signals this time */
+    assert_int_equal(sampo_stop(), 0);
+    sampo_get_stats(&st);
+    assert_int_equal(st.cost_ns, cost);
+    assert_int_equal(st.captured, st.samples);
+    unlink(path);
+    rmdir(dir);
+    if (saved)
+        setenv("TMPDIR", saved, 1), free(saved);
+    else
+        unsetenv("TMPDIR");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cost_measured_and_cached),
         cmocka_unit_test(test_vm_chain_partial_samples),
         cmocka_unit_test(test_vm_callback),
         cmocka_unit_test(test_control_calls),
