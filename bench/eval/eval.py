@@ -30,21 +30,30 @@ AWFY_DIRS = ['Core', 'CD', 'DeltaBlue', 'Json', 'NBody', 'Richards', 'Havlak']
 
 
 def benches():
+    """(name, args, index of the argument that scales the run linearly) per benchmark, each at
+    its base size (about one second, release build); accuracy runs scale it (see sizing)."""
     e2e = os.path.join(ROOT, 'tests', 'e2e', 'somprof')
-    out = [('Fig2', [os.path.join(e2e, 'Fig2.som'), '6000']),
-           ('Hot', [os.path.join(e2e, 'Hot.som'), '4000'])]
+    out = [('Fig2', [os.path.join(e2e, 'Fig2.som'), '6000'], 1),
+           ('Hot', [os.path.join(e2e, 'Hot.som'), '4000'], 1)]
     bs = os.path.join(ROOT, 'bench', 'som')
     for name, it, size in (('NFib', 1, 32), ('Dispatch', 1, 10000000)):
         if os.path.exists(os.path.join(bs, name + '.som')):
-            out.append((name, [os.path.join(bs, name + '.som'), str(it), str(size)]))
+            out.append((name, [os.path.join(bs, name + '.som'), str(it), str(size)], 1))
     d = OPTS.awfy
     if d and os.path.exists(os.path.join(d, 'Harness.som')):
         cp = ':'.join([os.path.join(d, x) for x in AWFY_DIRS if os.path.isdir(os.path.join(d, x))] + [d])
         for name, inner in AWFY.items():
-            out.append((name, ['-cp', cp, os.path.join(d, 'Harness.som'), name, '1', str(inner)]))
+            # scaled through the outer iterations (linear; inner is a problem size for some)
+            out.append((name, ['-cp', cp, os.path.join(d, 'Harness.som'), name, '1', str(inner)], 4))
     if OPTS.only:
         out = [b for b in out if b[0] in OPTS.only.split(',')]
     return out
+
+
+def scaled(args, lin, f):
+    a = list(args)
+    a[lin] = str(int(a[lin]) * f)
+    return a
 
 
 def som_bin():
@@ -104,6 +113,35 @@ CONFIGS = [('async-1k', 'async', 1000, []), ('async-tuned', 'async', 0, []),
            ('coop-1k', 'coop', 1000, []), ('coop-tuned', 'coop', 0, [])]
 
 
+def cfg_runs(label):
+    return OPTS.tuned_runs if label.endswith('tuned') else OPTS.runs
+
+
+def calibrate(job):
+    n, args, cfg = job
+    label, mode, hz, extra = cfg
+    f = path('cal', '%s.%s.prof' % (n, label))
+    _, wall, rc, _ = run_som(prof_args(mode, hz, f, extra) + args)
+    m = report_meta(f) if rc == 0 else {}
+    return n, label, int(m.get('samples', '0') or 0), wall
+
+
+def sizing(bs, res, cfgs):
+    """Runs are sized by samples, not seconds: one calibration run per benchmark and
+    configuration at the base size gives its samples; accuracy runs repeat the workload
+    ceil(--samples / that) times (the benchmark's linear argument), so every run, at 1 kHz or
+    at the self-tuned rate, has about --samples samples."""
+    os.makedirs(path('cal'), exist_ok=True)
+    sz = res.setdefault('sizes', {})
+    jobs = [(n, a, c) for n, a, _ in bs for c in cfgs
+            if not (OPTS.reuse and c[0] in sz.get(n, {}))]
+    with ThreadPoolExecutor(OPTS.jobs) as ex:
+        for n, label, smp, wall in ex.map(calibrate, jobs):
+            f = max(1, -(-OPTS.samples // smp)) if smp else 1
+            sz.setdefault(n, {})[label] = {'factor': f, 'base_samples': smp, 'base_wall': wall}
+    return sz
+
+
 def one_run(job):
     name, args, cfg, i = job
     label, mode, hz, extra = cfg
@@ -114,40 +152,59 @@ def one_run(job):
     return job, rc, err if rc else ''
 
 
+def mean(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.mean(xs) if xs else None
+
+
 def accuracy(bs, res):
     os.makedirs(path('prof'), exist_ok=True)
-    jobs = [(n, a, c, i) for n, a in bs for c in CONFIGS for i in range(OPTS.runs)]
-    jobs += [(n, a, ('exact', 'exact', 0, []), 0) for n, a in bs]
-    jobs += [(n, a, ('exact-lean', 'exact', 0, ['--prof-lean']), 0) for n, a in bs]
-    failed = set()
+    cfgs = [c for c in CONFIGS if not OPTS.configs or c[0] in OPTS.configs.split(',')]
+    sz = sizing(bs, res, cfgs + ([CONFIGS[0]] if CONFIGS[0] not in cfgs else []))
+    fac = lambda n, label: sz[n][label]['factor']
+    jobs = [(n, scaled(a, l, fac(n, c[0])), c, i) for n, a, l in bs for c in cfgs
+            for i in range(cfg_runs(c[0]))]
+    if not OPTS.configs or 'exact' in OPTS.configs.split(','):
+        # invocation counts scale with the repetitions: the base size gives the same shares;
+        # the time view is taken at the 1 kHz runs' size
+        jobs += [(n, a, ('exact', 'exact', 0, []), 0) for n, a, l in bs]
+        jobs += [(n, scaled(a, l, fac(n, 'async-1k')), ('exact-lean', 'exact', 0, ['--prof-lean']), 0)
+                 for n, a, l in bs]
+    failed = set(res.get('skipped', []))
     with ThreadPoolExecutor(OPTS.jobs) as ex:
         for (n, _, c, i), rc, err in ex.map(one_run, jobs):
             if rc:
                 failed.add(n)
                 print('  %s %s run %d failed: %s' % (n, c[0], i, err.strip()[-200:]), file=sys.stderr)
     res['skipped'] = sorted(failed)
-    acc = {}
-    for n, _ in bs:
+    acc = res.setdefault('accuracy', {})
+    for n, _, _ in bs:
         if n in failed:
             continue
-        acc[n] = {}
         ex = path('prof', '%s.exact.0.prof' % n)
         exl = path('prof', '%s.exact-lean.0.prof' % n)
-        for label, *_ in CONFIGS:
-            files = [path('prof', '%s.%s.%d.prof' % (n, label, i)) for i in range(OPTS.runs)]
+        for label, *_ in cfgs:
+            files = [path('prof', '%s.%s.%d.prof' % (n, label, i)) for i in range(cfg_runs(label))]
             pairs = [compare(a, b) for a, b in itertools.combinations(files, 2)]
             pairs = [p for p in pairs if p]
             vs_inv = [compare(f, ex) for f in files]
             vs_time = [compare(f, exl + '.time') for f in files]
-            meta = report_meta(files[0])
-            acc[n][label] = {
-                'corr': statistics.mean(p[0] for p in pairs) if pairs else None,
-                'overlap': statistics.mean(p[1] for p in pairs) if pairs else None,
-                'exact_inv_corr': statistics.mean(v[0] for v in vs_inv if v),
-                'exact_inv_overlap': statistics.mean(v[1] for v in vs_inv if v),
-                'exact_time_corr': statistics.mean(v[0] for v in vs_time if v),
-                'exact_time_overlap': statistics.mean(v[1] for v in vs_time if v),
+            metas = [report_meta(f) for f in files]
+            meta = metas[0]
+            acc.setdefault(n, {})[label] = {
+                'runs': len(files),
+                'factor': fac(n, label),
+                'corr': mean(p[0] for p in pairs),
+                'overlap': mean(p[1] for p in pairs),
+                'corr_min': min((p[0] for p in pairs), default=None),
+                'overlap_min': min((p[1] for p in pairs), default=None),
+                'exact_inv_corr': mean(v[0] if v else None for v in vs_inv),
+                'exact_inv_overlap': mean(v[1] if v else None for v in vs_inv),
+                'exact_time_corr': mean(v[0] if v else None for v in vs_time),
+                'exact_time_overlap': mean(v[1] if v else None for v in vs_time),
                 'samples': int(meta.get('samples', '0') or 0),
+                'samples_mean': mean(int(m.get('samples', '0') or 0) for m in metas),
+                'duration_s': mean(int(m.get('duration_ns', '0') or 0) / 1e9 for m in metas),
                 'rate_changes': int(meta.get('rate_changes', '0') or 0),
                 'interval_ns': int(meta.get('interval_ns', '0') or 0),
                 'interval_initial_ns': int(meta.get('interval_initial_ns', '0') or 0),
@@ -155,7 +212,6 @@ def accuracy(bs, res):
                 'orphans': int(meta.get('orphans', '0') or 0),
             }
         print('  accuracy %s done' % n, file=sys.stderr)
-    res['accuracy'] = acc
 
 
 # ---- 3: overhead --------------------------------------------------------------------------
@@ -168,23 +224,34 @@ EMPTY = {'SAMPO_EMPTY_HANDLER': '1'}  # the signal floor: libsampo's handler ret
 
 
 def overhead(bs, res):
+    """Rounds are interleaved (every configuration once per round), so drifts of the machine
+    hit all alike.  Both wall time (the run time the issue asks about: the marking and manager
+    threads run on the other core) and CPU time (user+sys of the whole process: everything
+    the profiler costs) are kept; per configuration the median over rounds."""
     out = {}
     tmp = path('ovh.prof')
-    for n, args in bs:
+    for n, args, _ in bs:
         if n in res.get('skipped', []):
             continue
         cpu = {c[0]: [] for c in OVH}
-        for _ in range(OPTS.reps):  # interleaved, so drifts hit every configuration alike
+        wall = {c[0]: [] for c in OVH}
+        for _ in range(OPTS.reps):
             for label, mode, hz in OVH:
                 a = args if mode is None else prof_args(mode, hz, tmp) + args
-                c, _, rc, _ = run_som(a, EMPTY if label.startswith('empty') else None)
+                c, w, rc, _ = run_som(a, EMPTY if label.startswith('empty') else None)
                 if rc == 0:
                     cpu[label].append(c)
-        base = statistics.median(cpu['none']) if cpu['none'] else None
-        out[n] = {'base_s': base}
-        for label, _, _ in OVH[1:]:
-            if base and cpu[label]:
-                out[n][label] = 100.0 * (statistics.median(cpu[label]) / base - 1)
+                    wall[label].append(w)
+        o = out[n] = {'base_s': statistics.median(cpu['none']) if cpu['none'] else None,
+                      'base_wall_s': statistics.median(wall['none']) if wall['none'] else None,
+                      'cpu_runs': cpu, 'wall_runs': wall}
+        for what, d in (('cpu', cpu), ('wall', wall)):
+            base = statistics.median(d['none']) if d['none'] else None
+            if base:  # the unprofiled runs' own spread: (max - min) / median, percent
+                o[what + '_noise'] = 100.0 * (max(d['none']) - min(d['none'])) / base
+            for label, _, _ in OVH[1:]:
+                if base and d[label]:
+                    o[what + ':' + label] = 100.0 * (statistics.median(d[label]) / base - 1)
         print('  overhead %s done' % n, file=sys.stderr)
     res['overhead'] = out
 
@@ -200,9 +267,11 @@ def parse_states(err, what):
 
 def states(bs, res):
     out = {}
-    for n, args in bs:
+    sz = res.get('sizes', {})
+    for n, args, lin in bs:
         if n in res.get('skipped', []):
             continue
+        args = scaled(args, lin, sz.get(n, {}).get('async-1k', {}).get('factor', 1))
         for label, mode in (('async', 'async'), ('coop', 'coop')):
             _, _, rc, err = run_som(prof_args(mode, 1000, path('st.prof'), ['--prof-states']) + args)
             s, e = parse_states(err, 'sampled'), parse_states(err, 'exact')
@@ -217,11 +286,10 @@ def tuning(bs, res):
     """Long tuned runs (10x the inner iterations): interval over time and rate changes."""
     out = {}
     os.makedirs(path('prof'), exist_ok=True)
-    for n, args in bs:
+    for n, args, lin in bs:
         if n not in ('Fig2', 'NBody', 'Richards') or n in res.get('skipped', []):
             continue
-        a = list(args)
-        a[-1] = str(int(a[-1]) * 10)
+        a = scaled(args, lin, 10)
         for mode in ('async', 'coop'):
             f = path('prof', '%s.long-%s.prof' % (n, mode))
             _, wall, rc, _ = run_som(prof_args(mode, 0, f) + a)
@@ -238,7 +306,7 @@ def tuning(bs, res):
 def threads(bs, res):
     out = {}
     pick = [b for b in bs if b[0] in ('Fig2', 'Richards', 'DeltaBlue', 'NBody')]
-    for n, args in pick:
+    for n, args, _ in pick:
         if n in res.get('skipped', []):
             continue
         ref = path('prof', '%s.async-1k.0.prof' % n)
@@ -267,12 +335,20 @@ def tables(res):
     if res.get('skipped'):
         L += ['Skipped (missing or failing): ' + ', '.join(res['skipped']), '']
     acc = res.get('accuracy', {})
-    L += ['## 1. Accuracy run-to-run (mean over all pairs of %d runs)' % OPTS.runs, '',
-          '| benchmark | ' + ' | '.join('%s corr / overlap %%' % c[0] for c in CONFIGS) + ' | samples (async-1k) |',
-          '|---|' + '---|' * (len(CONFIGS) + 1)]
+    L += ['## 1. Accuracy run-to-run (mean over all pairs of runs; runs sized to ~%d samples)' % OPTS.samples, '',
+          'Per configuration: correlation / overlap %, then mean samples per run and run length (s).', '',
+          '| benchmark | ' + ' | '.join('%s corr / overlap %% | samples, s' % c[0] for c in CONFIGS) + ' |',
+          '|---|' + '---|' * (2 * len(CONFIGS))]
     for n, a in acc.items():
-        L.append('| %s | ' % n + ' | '.join('%s / %s' % (fmt(a[c[0]]['corr']), fmt(a[c[0]]['overlap'], '%.1f'))
-                                            for c in CONFIGS) + ' | %d |' % a['async-1k']['samples'])
+        cells = []
+        for c in CONFIGS:
+            x = a.get(c[0])
+            if not x:
+                cells += ['-', '-']
+                continue
+            cells.append('%s / %s' % (fmt(x['corr']), fmt(x['overlap'], '%.1f')))
+            cells.append('%s, %s' % (fmt(x.get('samples_mean'), '%.0f'), fmt(x.get('duration_s'), '%.1f')))
+        L.append('| %s | ' % n + ' | '.join(cells) + ' |')
     L += ['', '## 2. Accuracy against the exact mode (mean over runs)', '',
           'inv = exact invocation counts (--prof=exact: every activation and primitive, trivial methods',
           'activated); time = exact time-weighted profile of a --prof=exact --prof-lean run (self',
@@ -282,26 +358,40 @@ def tables(res):
     for n, a in acc.items():
         cells = []
         for c in CONFIGS:
-            x = a[c[0]]
+            x = a.get(c[0])
+            if not x:
+                cells += ['-', '-']
+                continue
             cells.append('%s / %s' % (fmt(x['exact_inv_corr']), fmt(x['exact_inv_overlap'], '%.1f')))
             cells.append('%s / %s' % (fmt(x['exact_time_corr']), fmt(x['exact_time_overlap'], '%.1f')))
         L.append('| %s | ' % n + ' | '.join(cells) + ' |')
     ov = res.get('overhead', {})
-    if ov:
-        L += ['', '## 3. Overhead (%% CPU time over the unprofiled run, median of %d interleaved runs)' % OPTS.reps, '',
-              '| benchmark | base s | ' + ' | '.join(c[0] for c in OVH[1:]) + ' |', '|---|---|' + '---|' * (len(OVH) - 1)]
+    for what, title in (('wall', 'wall time'), ('cpu', 'CPU time (user+sys, all threads)')):
+        if not ov:
+            break
+        L += ['', '## 3%s. Overhead: %% %s over the unprofiled run (median of %d interleaved rounds)'
+              % ('a' if what == 'wall' else 'b', title, OPTS.reps), '',
+              '| benchmark | base s | noise % | ' + ' | '.join(c[0] for c in OVH[1:]) + ' |',
+              '|---|---|---|' + '---|' * (len(OVH) - 1)]
         for n, o in ov.items():
-            L.append('| %s | %s | ' % (n, fmt(o['base_s'], '%.2f')) +
-                     ' | '.join(fmt(o.get(c[0]), '%+.1f') for c in OVH[1:]) + ' |')
-        cols = {c[0]: [o[c[0]] for o in ov.values() if c[0] in o] for c in OVH[1:]}
-        L.append('| **median** | | ' + ' | '.join(fmt(statistics.median(v) if v else None, '%+.1f')
-                                                   for v in cols.values()) + ' |')
+            L.append('| %s | %s | %s | ' % (n, fmt(o.get('base_wall_s' if what == 'wall' else 'base_s'), '%.2f'),
+                                           fmt(o.get(what + '_noise'), '%.1f')) +
+                     ' | '.join(fmt(o.get(what + ':' + c[0]), '%+.1f') for c in OVH[1:]) + ' |')
+        cols = {c[0]: sorted(o[what + ':' + c[0]] for o in ov.values() if what + ':' + c[0] in o)
+                for c in OVH[1:]}
+        L.append('| **median** | | %s | ' % fmt(statistics.median([o[what + '_noise'] for o in ov.values()
+                                                                  if what + '_noise' in o] or [0]), '%.1f') +
+                 ' | '.join(fmt(statistics.median(v) if v else None, '%+.1f') for v in cols.values()) + ' |')
+        L.append('| quartiles | | | ' + ' | '.join('%+.1f..%+.1f' % (v[len(v) // 4], v[(3 * len(v)) // 4])
+                                                 if v else '-' for v in cols.values()) + ' |')
     L += ['', '## 4. Self-tuning (first tuned run of each benchmark)', '',
           '| benchmark | mode | initial interval ms | final interval ms | rate changes | samples |',
           '|---|---|---|---|---|---|']
     for n, a in acc.items():
         for c in ('async-tuned', 'coop-tuned'):
-            x = a[c]
+            x = a.get(c)
+            if not x:
+                continue
             L.append('| %s | %s | %s | %s | %d | %d |' % (n, c, fmt(x['interval_initial_ns'] / 1e6 if x['interval_initial_ns'] else None, '%.3f'),
                                                        fmt(x['interval_ns'] / 1e6 if x['interval_ns'] else None, '%.3f'),
                                                        x['rate_changes'], x['samples']))
@@ -345,9 +435,14 @@ def main():
     ap.add_argument('--build', default=os.path.join(ROOT, 'build', 'release'))
     ap.add_argument('--awfy', default='/work/somref/Examples/AreWeFastYet')
     ap.add_argument('--runs', type=int, default=10)
-    ap.add_argument('--reps', type=int, default=3)
+    ap.add_argument("--reps", type=int, default=5)
     ap.add_argument('--jobs', type=int, default=2, help='parallel accuracy runs (not overhead)')
     ap.add_argument('--only', help='comma-separated benchmark names')
+    ap.add_argument('--configs', help='accuracy: comma-separated configurations (async-1k, async-tuned,'
+                    ' coop-1k, coop-tuned, exact); default all')
+    ap.add_argument('--samples', type=int, default=6000, help='accuracy: samples per run (sizing)')
+    ap.add_argument('--tuned-runs', type=int, default=None, help='accuracy: runs of the tuned '
+                    'configurations (default --runs)')
     ap.add_argument('--skip', default='', help='comma-separated sections: accuracy,overhead,states,threads')
     ap.add_argument('--quick', action='store_true', help='3 runs, 1 rep, our benchmarks only')
     ap.add_argument('--reuse', action='store_true',
@@ -355,7 +450,9 @@ def main():
     ap.add_argument('--out', default=os.path.join(ROOT, 'build', 'eval'))
     OPTS = ap.parse_args()
     if OPTS.quick:
-        OPTS.runs, OPTS.reps, OPTS.awfy = 3, 1, None
+        OPTS.runs, OPTS.reps, OPTS.awfy, OPTS.samples = 3, 1, None, 1000
+    if OPTS.tuned_runs is None:
+        OPTS.tuned_runs = OPTS.runs
     if not os.path.exists(som_bin()) or not os.path.exists(sampo_bin()):
         sys.exit('eval.py: no som/sampo under %s (build it first)' % OPTS.build)
     os.makedirs(OPTS.out, exist_ok=True)

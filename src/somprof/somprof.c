@@ -730,6 +730,9 @@ void somprof_detach(SomVM *vm) {
     if (S.o.mode == SOMPROF_ASYNC) {
         sampo_vm_set_frame_callback(NULL, NULL);
         sampo_vm_set_state_ptr(NULL);
+        /* the VM's teardown (heap freeing) is no part of the SOM program: unsampled, since
+         * its native stack has an unnamed root whose address differs from run to run */
+        sampo_thread_unregister();
         spa_name_pending(p);
     }
     if (S.o.mode == SOMPROF_EXACT || S.o.exact_states) spx_finish(p);
