@@ -29,6 +29,8 @@
  *   SAMPO_BUFFER_KB=N     total sample-buffer memory in KiB (default 8192).
  *   SAMPO_PC_RING=N       raw-PC ring entries for the address-space histogram (default 65536).
  *   SAMPO_PERF_MAP=0|1    write /tmp/perf-PID.map for JIT ranges (default 1).
+ *   SAMPO_JITDUMP=0|1     also write perf's jitdump jit-PID.dump for JIT ranges (default 0;
+ *                         read at the first sampo_jit_register; SAMPO_JITDUMP_DIR=DIR).
  *   SAMPO_COST_NS=N       per-sample cost to assume instead of measuring it at start.
  *   SAMPO_WALL_INTERPOSE=0|1  wall mode: record blocking libc calls without signalling the
  *                         blocked thread (default 1; 0 shows the EINTR problem, see docs).
@@ -218,7 +220,9 @@ int sampo_vm_name_method(uint64_t method, const char *name);
 /* ---- JIT code ranges ---------------------------------------------------------------- */
 
 /* Registers [start, start+size) as code named name (copied); appended to /tmp/perf-PID.map
- * when perf_map is on.  [any-thread] */
+ * when perf_map is on, and with SAMPO_JITDUMP=1 written (name and code bytes, read from the
+ * range now) to perf's jitdump for `perf record -k 1` + `perf inject --jit`.  A jitdump that
+ * cannot be written is reported on stderr and does not fail the call.  [any-thread] */
 int sampo_jit_register(uint64_t start, uint64_t size, const char *name);
 /* Forgets the range starting at start (samples already taken keep their name). */
 int sampo_jit_unregister(uint64_t start);

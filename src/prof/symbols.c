@@ -1,5 +1,5 @@
 /*
- * symbols.c - ELF symbol tables, JIT ranges and the perf map (see symbols.h).
+ * symbols.c - ELF symbol tables, JIT ranges, the perf map and the jitdump (see symbols.h).
  */
 #include "symbols.h"
 
@@ -13,6 +13,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "jitdump.h"
 
 typedef struct SymEnt {
     uint64_t addr, size;
@@ -41,6 +43,10 @@ struct ProfSymbols {
     uint64_t last_check_ns;  /* rescans are rate-limited: a miss is usually data, not code */
     JitEnt *jit;
     uint32_t njit, capjit;
+    ProfJitdump *jd;      /* perf's jitdump (SAMPO_JITDUMP=1), opened at the first JIT range */
+    int jd_state;         /* 0: not decided yet in this process, 1: on, -1: off or failed */
+    int jd_warned;        /* a failed dump write was reported */
+    uint64_t jd_failures; /* dumps that could not be created, writes that failed */
 };
 
 /* ---- ELF reading --------------------------------------------------------------------- */
@@ -180,6 +186,10 @@ void prof_symbols_free(ProfSymbols *s) {
     }
     for (uint32_t i = 0; i < s->njit; i++)
         free(s->jit[i].name);
+    if (s->jd && prof_jitdump_pid(s->jd) == (int)getpid())
+        prof_jitdump_close(s->jd); /* JIT_CODE_CLOSE */
+    else
+        prof_jitdump_drop(s->jd);
     free(s->objs);
     free(s->views);
     free(s->jit);
@@ -275,6 +285,44 @@ static void sym_perf_map_append(uint64_t start, uint64_t size, const char *name)
     fclose(f);
 }
 
+/* Decides once per process (a forked child decides again, for its own jit-PID.dump) whether
+ * to write a jitdump, and on opening replays every range already registered (a child's
+ * inherited code included).  Called with s->lock held; returns 1 if it wrote the ranges. */
+static int sym_jitdump_decide(ProfSymbols *s) {
+    if (s->jd && prof_jitdump_pid(s->jd) != (int)getpid()) {
+        prof_jitdump_drop(s->jd); /* the parent's file */
+        s->jd = NULL, s->jd_state = 0;
+    }
+    if (s->jd_state) return 0;
+    s->jd_state = -1;
+    const char *on = getenv("SAMPO_JITDUMP");
+    if (!on || strcmp(on, "1") != 0) return 0;
+    char dir[4096], err[4200];
+    if (!prof_jitdump_default_dir(dir, sizeof dir, err, sizeof err) &&
+        (s->jd = prof_jitdump_open(dir, err, sizeof err)) != NULL) {
+        s->jd_state = 1;
+        for (uint32_t i = 0; i < s->njit; i++)
+            prof_jitdump_load(s->jd, s->jit[i].start, s->jit[i].size, s->jit[i].name);
+        return 1;
+    }
+    s->jd_failures++; /* profiling goes on; perf still has the perf map */
+    fprintf(stderr, "sampo: jitdump off: %s\n", err);
+    return 0;
+}
+
+static void sym_jitdump_load(ProfSymbols *s, ProfJitdump *jd, uint64_t start, uint64_t size,
+                             const char *name) {
+    if (!prof_jitdump_load(jd, start, size, name)) return;
+    pthread_mutex_lock(&s->lock);
+    s->jd_failures++;
+    int warn = !s->jd_warned;
+    s->jd_warned = 1;
+    pthread_mutex_unlock(&s->lock);
+    if (warn)
+        fprintf(stderr, "sampo: jitdump: writing %s failed; later JIT code is not in it\n",
+                prof_jitdump_path(jd));
+}
+
 int prof_symbols_jit_add(ProfSymbols *s, uint64_t start, uint64_t size, const char *name,
                          int perf_map) {
     char *nm = strdup(name ? name : "jit");
@@ -291,8 +339,11 @@ int prof_symbols_jit_add(ProfSymbols *s, uint64_t start, uint64_t size, const ch
         s->jit = nj, s->capjit = nc;
     }
     s->jit[s->njit++] = (JitEnt){start, size, nm};
+    int replayed = sym_jitdump_decide(s);
+    ProfJitdump *jd = s->jd;
     pthread_mutex_unlock(&s->lock);
     if (perf_map) sym_perf_map_append(start, size, nm);
+    if (jd && !replayed) sym_jitdump_load(s, jd, start, size, name ? name : "jit");
     return 0;
 }
 
@@ -308,4 +359,12 @@ int prof_symbols_jit_remove(ProfSymbols *s, uint64_t start) {
     }
     pthread_mutex_unlock(&s->lock);
     return rc;
+}
+
+const char *prof_symbols_jitdump(ProfSymbols *s, uint64_t *failures) {
+    pthread_mutex_lock(&s->lock);
+    const char *path = s->jd ? prof_jitdump_path(s->jd) : NULL;
+    if (failures) *failures = s->jd_failures;
+    pthread_mutex_unlock(&s->lock);
+    return path;
 }
