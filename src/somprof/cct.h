@@ -5,8 +5,9 @@
  * invisible root; every other node has a parent < its own index.  `method` is an opaque
  * identity (a SomMethod pointer in the VM); `callsite` is the bytecode index of the send in
  * the parent's method.  Counters: `count` (invocations in exact mode, samples ending here in
- * cooperative mode), `total_ns` (inclusive time, exact mode) and `child_ns` (time spent in
- * callees), so self time = total_ns - child_ns.
+ * cooperative mode), `total_ns` (inclusive time, exact mode), `child_ns` (time spent in
+ * callees) and `self_ns` (exact mode: the time between profiling events while this context
+ * was the current one, less the calibrated cost of the events themselves).
  *
  * Also implements the Rotor partial-sample update (spc_add_sample): a sample walked only
  * down to the first visited activation is attached below that activation's context.
@@ -30,6 +31,7 @@ typedef struct SpcNode {
     uint64_t count;    /* invocations (exact) or samples ending here (sampled) */
     uint64_t total_ns; /* inclusive time (exact) */
     uint64_t child_ns; /* time in callees (exact) */
+    uint64_t self_ns;  /* self time (exact; clock ticks until the VM detaches) */
 } SpcNode;
 
 typedef struct SpcTree {
@@ -57,5 +59,10 @@ uint32_t spc_add_sample(SpcTree *t, const void *const *methods, const uint32_t *
 /* Writes the path root->ctx (excluding the root) leaf first into out (up to max); returns
  * its length. */
 uint32_t spc_path(const SpcTree *t, uint32_t ctx, uint32_t *out, uint32_t max);
+
+/* Self time of a context (exact mode). */
+static inline uint64_t spc_self_ns(const SpcNode *x) {
+    return x->self_ns;
+}
 
 #endif

@@ -91,7 +91,7 @@ int spo_ccmap_from_tree(SpProfile *p, const SpcTree *t, bool exact) {
         w.sub[i] += t->n[i].count;
         if (t->n[i].parent != SPC_ROOT) w.sub[t->n[i].parent] += w.sub[i];
         w.mself[fr[i]] += t->n[i].count;
-        w.mself_ns[fr[i]] += t->n[i].total_ns - t->n[i].child_ns;
+        w.mself_ns[fr[i]] += spc_self_ns(&t->n[i]);
     }
     spo_method_totals(t, &w);
     sp_ccmap_clear(p);

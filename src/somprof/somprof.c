@@ -40,7 +40,7 @@ typedef struct CoopSample {
 
 typedef struct ExactFrame {
     uint32_t node;
-    uint64_t t0, gc0, comp0;
+    uint64_t t0, gc0, comp0; /* TSC at the enter hook; GC and compile ns then */
 } ExactFrame;
 
 typedef struct SprKnown {
@@ -71,7 +71,9 @@ typedef struct VmProf {
     /* exact */
     ExactFrame *stk;
     uint32_t sp, cap_stk;
-    uint64_t prim_ns, t_attach, gc_attach, comp_attach;
+    uint64_t t_last; /* TSC of the latest enter/exit event (exact mode's self time) */
+    uint64_t prim_ns, prim_calls, t_attach, gc_attach, comp_attach;
+    uint64_t cpu_attach; /* the VM thread's CPU time at attach (load factor, spx_finish) */
     uint64_t state_ns[VMS_COUNT];
 } VmProf;
 
@@ -96,7 +98,8 @@ static struct {
     uint64_t exact_state_ns[VMS_COUNT];
     bool have_exact_states;
     uint64_t clock_ns; /* measurement cost subtracted from each primitive's time */
-    uint64_t hook_ns;  /* exact mode: hook work per call outside the callee's timed interval */
+    uint64_t win_ns;  /* exact mode: event cost in an interval that starts at an enter */
+    uint64_t hook_ns; /* exact mode: event cost in an interval that starts at an exit */
     InterpLabel labels[256]; /* sorted by address */
     int nlabels;
     bool late_names;        /* tests: SOMPROF_LATE_NAMES=1 never tells libsampo the names, so every
@@ -119,6 +122,12 @@ static uint64_t spx_ticks(void) {
     return spx_now();
 }
 #endif
+
+static uint64_t spx_thread_cpu(void) {
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)) return 0;
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static uint64_t spx_now(void) {
     struct timespec ts;
@@ -333,7 +342,17 @@ static uint32_t spx_prim_site(const SomMethod *m, uint32_t bci) {
     return best;
 }
 
+/* Self time, event-based: each hook reads the clock once, at its start, and the time since
+ * the previous event goes to the context that was current in between.  Every such interval
+ * also holds the tail of one hook and the head of the next (and a clock read); those are
+ * per-event constants, calibrated at start and taken off at detach (spx_fold_calibration). */
+static inline void spx_charge(VmProf *p, uint32_t node, uint64_t t) {
+    if (node != SPC_NONE && p->t_last) p->tree.n[node].self_ns += t - p->t_last;
+    p->t_last = t;
+}
+
 static void spx_enter(SomVM *vm, SomMethod *callee, bool is_prim) {
+    uint64_t t = spx_ticks();
     VmProf *p = vm->prof_data;
     bool tree = S.o.mode == SOMPROF_EXACT && !(is_prim && S.o.lean);
     if (!tree && !is_prim) return;
@@ -352,31 +371,49 @@ static void spx_enter(SomVM *vm, SomMethod *callee, bool is_prim) {
             is_prim ? (top >= 0 ? spx_prim_site(vm->frames[top].method, vm->frames[top].bci) : 0)
                     : (top >= 1 ? vm->frames[top - 1].bci : 0);
         uint32_t parent = p->sp ? p->stk[p->sp - 1].node : SPC_ROOT;
+        spx_charge(p, parent, t);
         node = spc_child(&p->tree, parent, callee, site);
         if (node != SPC_NONE && !atomic_load(&S.paused)) p->tree.n[node].count++;
     }
-    ExactFrame *e = &p->stk[p->sp++];
-    *e = (ExactFrame){node, 0, vm->heap.stats.ns_total, vm->compile_ns};
-    e->t0 = spx_ticks(); /* last, so the hook's own work is not timed */
+    p->stk[p->sp++] = (ExactFrame){node, t, vm->heap.stats.ns_total, vm->compile_ns};
 }
 
 static void spx_exit(SomVM *vm, SomMethod *callee, bool is_prim) {
+    uint64_t t1 = spx_ticks();
     VmProf *p = vm->prof_data;
     (void)callee;
-    uint64_t t1 = spx_ticks();
     bool tree = S.o.mode == SOMPROF_EXACT && !(is_prim && S.o.lean);
     if ((!tree && !is_prim) || (is_prim && !tree && !S.o.exact_states) || !p->sp) return;
     ExactFrame *e = &p->stk[--p->sp];
     uint64_t dt = (uint64_t)((double)(t1 - e->t0) * spx_tick_ns);
     if (is_prim) {
         uint64_t other = (vm->heap.stats.ns_total - e->gc0) + (vm->compile_ns - e->comp0);
-        other += S.clock_ns;
         p->prim_ns += dt > other ? dt - other : 0;
+        p->prim_calls++; /* each holds S.clock_ns of measurement, taken off in spx_finish */
     }
     if (e->node == SPC_NONE) return;
+    spx_charge(p, e->node, t1);
     p->tree.n[e->node].total_ns += dt;
     if (p->sp && p->stk[p->sp - 1].node != SPC_NONE)
         p->tree.n[p->stk[p->sp - 1].node].child_ns += dt;
+}
+
+/* Turns the self-time ticks into ns and takes off the events' own cost: an interval that
+ * starts at an enter hook holds S.win_ns of hook work, one that starts at an exit hook
+ * S.hook_ns, so a context loses win_ns per invocation and hook_ns per call it made (the
+ * sums match for every context, whatever the order of its calls). */
+static void spx_fold_calibration(SpcTree *t, double load) {
+    uint64_t *kids = calloc(t->len, sizeof *kids);
+    if (!kids) return;
+    for (uint32_t i = 1; i < t->len; i++)
+        kids[t->n[i].parent] += t->n[i].count;
+    for (uint32_t i = 0; i < t->len; i++) {
+        SpcNode *x = &t->n[i];
+        uint64_t ns = (uint64_t)((double)x->self_ns * spx_tick_ns);
+        uint64_t cost = (uint64_t)(load * (double)(S.win_ns * x->count + S.hook_ns * kids[i]));
+        x->self_ns = ns > cost ? ns - cost : 0;
+    }
+    free(kids);
 }
 
 /* Closes activations still open at detach (error exit) and computes the state split. */
@@ -385,12 +422,21 @@ static void spx_finish(VmProf *p) {
         spx_exit(p->vm, NULL, false);
     SomVM *vm = p->vm;
     uint64_t run = spx_now() - p->t_attach;
+    /* The clock is wall time: on a loaded machine a thread is descheduled part of the time,
+     * and on average every measured interval, the events' own included, stretches by
+     * wall / CPU.  The calibrated (CPU) event costs are scaled by it before they are taken off. */
+    uint64_t cpu = spx_thread_cpu() - p->cpu_attach;
+    double load = cpu && run > cpu ? (double)run / (double)cpu : 1.0;
+    if (load > 20) load = 20;
+    if (S.o.mode == SOMPROF_EXACT) spx_fold_calibration(&p->tree, load);
     uint64_t gc = vm->heap.stats.ns_total - p->gc_attach;
     uint64_t comp = vm->compile_ns - p->comp_attach;
-    uint64_t other = gc + comp + p->prim_ns;
+    uint64_t meas = (uint64_t)(load * (double)(p->prim_calls * S.clock_ns));
+    uint64_t prim = p->prim_ns > meas ? p->prim_ns - meas : 0;
+    uint64_t other = gc + comp + prim;
     p->state_ns[VMS_GC] = gc;
     p->state_ns[VMS_COMPILE] = comp;
-    p->state_ns[VMS_PRIMITIVE] = p->prim_ns;
+    p->state_ns[VMS_PRIMITIVE] = prim;
     p->state_ns[VMS_INTERP] = run > other ? run - other : 0;
 }
 
@@ -409,34 +455,41 @@ static uint64_t spx_clock_cost(void) {
     return best == UINT64_MAX ? 0 : (uint64_t)((double)best * spx_tick_ns);
 }
 
-/* Times enter/exit hook pairs on a stand-in VM: the work a call adds to its caller's
- * measured self time (all of the pair except one clock read inside the callee's interval). */
-static uint64_t spx_hook_cost(void) {
+/* Times the events on a stand-in VM, empty callees inside an outer activation: the callee's
+ * intervals (enter -> exit) give S.win_ns, the outer one's (exit -> next enter) S.hook_ns. */
+static void spx_hook_cost(void) {
     static SomVM fake;
     static SomFrame frames[2];
     static SomMethod m1, m2;
     VmProf p = {0};
-    if (spc_init(&p.tree)) return 0;
+    if (spc_init(&p.tree)) return;
     memset(&fake, 0, sizeof fake);
     frames[0].method = &m1;
     frames[1].method = &m2;
     fake.frames = frames;
     fake.top = 1;
     fake.prof_data = &p;
-    uint64_t best = UINT64_MAX;
-    for (int round = 0; round < 5; round++) {
-        uint64_t a = spx_ticks();
+    double win = -1, hook = -1;
+    spx_enter(&fake, &m1, false);
+    uint32_t outer = p.stk[0].node;
+    for (int round = 0; round < 7 && outer != SPC_NONE; round++) {
+        uint32_t inner = spc_child(&p.tree, outer, &m2, 0);
+        if (inner == SPC_NONE) break;
+        uint64_t o0 = p.tree.n[outer].self_ns, c0 = p.tree.n[inner].self_ns;
         for (int i = 0; i < 2000; i++) {
             spx_enter(&fake, &m2, false);
             spx_exit(&fake, &m2, false);
         }
-        uint64_t c = (spx_ticks() - a) / 2000;
-        if (c < best) best = c;
+        double w = (double)(p.tree.n[inner].self_ns - c0) * spx_tick_ns / 2000;
+        double h = (double)(p.tree.n[outer].self_ns - o0) * spx_tick_ns / 2000;
+        if (win < 0 || w < win) win = w;
+        if (hook < 0 || h < hook) hook = h;
     }
+    spx_exit(&fake, &m1, false);
     spc_fini(&p.tree);
     free(p.stk);
-    uint64_t ns = (uint64_t)((double)best * spx_tick_ns);
-    return ns > S.clock_ns ? ns - S.clock_ns : 0;
+    S.win_ns = win > 0 ? (uint64_t)(win + 0.5) : 0;
+    S.hook_ns = hook > 0 ? (uint64_t)(hook + 0.5) : 0;
 }
 
 /* What the exact state split charges to a primitive beyond the primitive itself (the hook
@@ -545,7 +598,8 @@ int somprof_session_start(const SomProfOptions *o, char *err, size_t errlen) {
     S.t0 = spx_now();
     S.late_names = getenv("SOMPROF_LATE_NAMES") && !strcmp(getenv("SOMPROF_LATE_NAMES"), "1");
     S.clock_ns = o->exact_states || o->mode == SOMPROF_EXACT ? spx_clock_cost() : 0;
-    S.hook_ns = o->mode == SOMPROF_EXACT ? spx_hook_cost() : 0;
+    S.win_ns = S.hook_ns = 0;
+    if (o->mode == SOMPROF_EXACT) spx_hook_cost();
     if (o->exact_states || o->mode == SOMPROF_EXACT) S.clock_ns = spx_prim_window();
     atomic_store(&S.stop, 0);
     atomic_store(&S.paused, o->paused ? 1 : 0);
@@ -615,11 +669,15 @@ int somprof_attach(SomVM *vm, int thread_no) {
     vm->prof_control = sp_control;
     if (spr_attach_mode(p, thread_no)) goto fail;
     p->t_attach = spx_now();
+    p->cpu_attach = spx_thread_cpu();
     p->gc_attach = vm->heap.stats.ns_total;
     p->comp_attach = vm->compile_ns;
     if (S.o.mode == SOMPROF_EXACT || S.o.exact_states) {
         vm->on_enter = spx_enter;
         vm->on_exit = spx_exit;
+        /* primitives are timed for the state split and counted by the full exact mode;
+         * otherwise they keep their fast paths and cost what they cost unprofiled */
+        vm->prim_hooks = S.o.exact_states || (S.o.mode == SOMPROF_EXACT && !S.o.lean);
         vm->exact_hooks = true;
     }
     return 0;
@@ -632,41 +690,36 @@ fail:
     return -1;
 }
 
-/* Adds one VM's tree and samples to the session (S.mu held). */
 /* The time-weighted exact view (FILE.time) as a sampler sees the program: primitives and
  * trivial methods have no frame when not instrumented (primitives the interpreter runs with
  * frames, such as loops with blocks, keep theirs), so their time goes to the nearest
- * caller that has one; and each call's hook work, charged to the caller's self time by the
- * instrumentation, is taken off again (S.hook_ns per call, measured at start). */
+ * caller that has one.  Self times exclude the hooks' work (measured by the hooks, plus the
+ * calibrated remainder folded in by spx_fold_calibration). */
 static void spr_time_view(VmProf *p, const uint32_t *fid, uint32_t *stack, uint32_t tthr) {
     const SpcTree *t = &p->tree;
-    int64_t *self = calloc(t->len, sizeof *self);
-    uint64_t *kids = calloc(t->len, sizeof *kids);
+    uint64_t *self = calloc(t->len, sizeof *self);
     uint32_t *vis = calloc(t->len, sizeof *vis); /* nearest visible node at or above; 0 none */
-    if (!self || !kids || !vis) goto out;
-    for (uint32_t i = 1; i < t->len; i++)
-        kids[t->n[i].parent] += t->n[i].count;
+    if (!self || !vis) goto out;
     for (uint32_t i = 1; i < t->len; i++) {
         const SpcNode *x = &t->n[i];
         const SomMethod *m = x->method;
         bool frameless = (m->kind == MK_PRIMITIVE && m->prim_kind == PK_PLAIN) || m->trivial;
         vis[i] = frameless ? vis[x->parent] : i;
-        int64_t own = (int64_t)(x->total_ns - x->child_ns) - (int64_t)(S.hook_ns * kids[i]);
-        if (vis[i]) self[vis[i]] += own > 0 ? own : 0;
+        if (vis[i]) self[vis[i]] += spc_self_ns(x);
     }
     for (uint32_t i = 1; i < t->len; i++) {
         if (vis[i] != i || self[i] < 1000) continue;
         uint32_t d = 0;
         for (uint32_t j = i; j != SPC_ROOT; j = t->n[j].parent)
             if (vis[j] == j) stack[d++] = fid[j];
-        sp_sample_add(S.tprof, tthr, 0, stack, d, 0, (uint64_t)self[i] / 1000, SP_VM_INTERPRETING);
+        sp_sample_add(S.tprof, tthr, 0, stack, d, 0, self[i] / 1000, SP_VM_INTERPRETING);
     }
 out:
     free(self);
-    free(kids);
     free(vis);
 }
 
+/* Adds one VM's tree and samples to the session (S.mu held). */
 static void spr_merge(VmProf *p) {
     SpcTree *t = &p->tree;
     uint32_t *m = calloc(t->len, sizeof *m), *fid = calloc(t->len, sizeof *fid);
@@ -684,6 +737,7 @@ static void spr_merge(VmProf *p) {
         S.merged.n[m[i]].count += x->count;
         S.merged.n[m[i]].total_ns += x->total_ns;
         S.merged.n[m[i]].child_ns += x->child_ns;
+        S.merged.n[m[i]].self_ns += x->self_ns;
         fid[i] = sp_frame_addv(S.prof, SP_FRAME_VM_METHOD, name, NULL, 0, 0, NULL, 0);
         if (S.tprof) sp_frame_addv(S.tprof, SP_FRAME_VM_METHOD, name, NULL, 0, 0, NULL, 0);
     }
@@ -737,6 +791,7 @@ void somprof_detach(SomVM *vm) {
     }
     if (S.o.mode == SOMPROF_EXACT || S.o.exact_states) spx_finish(p);
     vm->exact_hooks = false;
+    vm->prim_hooks = false;
     vm->safepoint_hook = NULL;
     vm->prof_control = NULL;
     pthread_mutex_lock(&S.mu);
@@ -892,7 +947,8 @@ static int spr_write_time(SpProfile *p, char *err, size_t errlen) {
     sp_meta_set(S.tprof, "som_profiler_mode", "exact-time");
     sp_meta_set(S.tprof, "unit", "microseconds of self time");
     sp_meta_set(S.tprof, "view", "primitives and trivial methods folded into their caller");
-    sp_meta_setu(S.tprof, "hook_ns_subtracted_per_call", S.hook_ns);
+    sp_meta_setu(S.tprof, "event_ns_subtracted_per_invocation", S.win_ns);
+    sp_meta_setu(S.tprof, "event_ns_subtracted_per_call_made", S.hook_ns);
     (void)p;
     return sp_profile_write(S.tprof, path, err, errlen);
 }

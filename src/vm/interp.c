@@ -275,6 +275,10 @@ activate : {
     for (unsigned i = callee->nlocals; i > 0; i--)
         *sp++ = nil;
     PUBLISH(top + 1);
+    if (UNLIKELY(vm->exact_hooks)) { /* where a sampler starts seeing the callee */
+        SAVE();
+        vm->on_enter(vm, callee, false);
+    }
     fp = nf;
     LOAD_FRAME();
     ip = meth->code;
@@ -285,10 +289,6 @@ activate : {
         c->outer = meth->kind == MK_BLOCK ? fp->ctx : NULL;
         c->frame = meth->kind == MK_BLOCK ? NULL : fp;
         fp->ctx = c;
-    }
-    if (UNLIKELY(vm->exact_hooks)) {
-        SAVE();
-        vm->on_enter(vm, meth, false);
     }
     if (UNLIKELY(vm->poll) && vm->safepoint_hook) {
         SAVE();
@@ -301,7 +301,7 @@ primitive:
     switch (callee->prim_kind) {
     case PK_ARRAY_AT: {
         Value a = sp[-2], i = sp[-1];
-        if (LIKELY(!vm->exact_hooks && som_is_obj(a) && som_hdr(a)->kind == OBJ_ARRAY &&
+        if (LIKELY(!vm->prim_hooks && som_is_obj(a) && som_hdr(a)->kind == OBJ_ARRAY &&
                    som_is_int(i) && (uint64_t)(som_int(i) - 1) < ((SomArray *)a)->len)) {
             sp[-2] = ((SomArray *)a)->items[som_int(i) - 1];
             sp--;
@@ -311,7 +311,7 @@ primitive:
     }
     case PK_ARRAY_AT_PUT: {
         Value a = sp[-3], i = sp[-2];
-        if (LIKELY(!vm->exact_hooks && som_is_obj(a) && som_hdr(a)->kind == OBJ_ARRAY &&
+        if (LIKELY(!vm->prim_hooks && som_is_obj(a) && som_hdr(a)->kind == OBJ_ARRAY &&
                    som_is_int(i) && (uint64_t)(som_int(i) - 1) < ((SomArray *)a)->len)) {
             ((SomArray *)a)->items[som_int(i) - 1] = sp[-1];
             sp -= 2; /* answers the array */
@@ -323,11 +323,11 @@ primitive:
     case PK_PLAIN: {
         if (fp) fp->ip = ip; /* fp->bci already names the send (send_site) */
         SAVE();
-        if (UNLIKELY(vm->exact_hooks)) vm->on_enter(vm, callee, true);
+        if (UNLIKELY(vm->prim_hooks)) vm->on_enter(vm, callee, true);
         vm->state = VMS_PRIMITIVE;
         int r = callee->prim(vm, sp - n - 1);
         vm->state = VMS_INTERP;
-        if (UNLIKELY(vm->exact_hooks)) vm->on_exit(vm, callee, true);
+        if (UNLIKELY(vm->prim_hooks)) vm->on_exit(vm, callee, true);
         if (LIKELY(r == PRIM_OK)) {
             sp -= n;
             DISPATCH();

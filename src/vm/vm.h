@@ -111,8 +111,10 @@ struct SomVM {
      * callee, frames[top-1] the caller whose bci is the call site) and
      * before a primitive runs (prim != NULL, no frame is pushed for it);
      * on_exit when an activation ends (normal return, non-local return
-     * unwinding, or the primitive finished). */
+     * unwinding, or the primitive finished).  The primitive calls happen only
+     * while `prim_hooks` is true too (off, primitives keep their fast paths). */
     bool exact_hooks;
+    bool prim_hooks;
     void (*on_enter)(SomVM *vm, SomMethod *callee, bool is_prim);
     void (*on_exit)(SomVM *vm, SomMethod *callee, bool is_prim);
     void *prof_data; /* owned by the VM profiler glue */

@@ -59,7 +59,7 @@ def prog(name):
 
 def test_exact_fig2():
     out = os.path.join(WORK, "fig2_exact.prof")
-    n = 200
+    n = 600  # long enough that one preemption (wall-clock time view) cannot swing the share
     som("--prof=exact", "--prof-out", out, prog("Fig2.som"), str(n))
     st = collapsed(out)
     base = PREFIX + ";Fig2>>run:"

@@ -122,6 +122,7 @@ static void test_ccmap_section_and_dump(void **state) {
     t.n[a].total_ns = 1000, t.n[a].child_ns = 900;
     t.n[b1].total_ns = 600, t.n[b1].child_ns = 200, t.n[b2].total_ns = 200;
     t.n[c].total_ns = 300;
+    t.n[a].self_ns = 100, t.n[b1].self_ns = 400, t.n[b2].self_ns = 200, t.n[c].self_ns = 300;
     SpProfile *p = sp_profile_new(SP_FLAVOUR_EXACT);
     assert_non_null(p);
     assert_int_equal(spo_ccmap_from_tree(p, &t, true), 0);
