@@ -211,14 +211,16 @@ int sampo_config_from_env(SampoConfig *c, char *err, size_t errlen) {
 
 /* ---- per-sample cost ------------------------------------------------------------------------ */
 
-/* The measured cost is cached for an hour per user and trigger in $TMPDIR (or /tmp) (measuring
- * takes ~0.2 s of CPU and an 8 MiB working set); "v2" marks the working-set method (older files are
- * ignored). */
+/* The measured cost is cached for an hour per user and trigger in $TMPDIR (or /tmp), one file
+ * per trigger (measuring takes ~0.2 s of CPU and an 8 MiB working set); "v2" marks the
+ * working-set method (older files are ignored). */
 static uint64_t eng_cost(ProfThread *t) {
     if (prof_g.cfg.cost_ns) return prof_g.cfg.cost_ns;
     char path[512], trig[32] = "";
     const char *dir = getenv("TMPDIR");
-    snprintf(path, sizeof path, "%s/sampo-cost-%u", dir && *dir ? dir : "/tmp", (unsigned)getuid());
+    const char *name = sampo_trigger_name(prof_g.trigger);
+    snprintf(path, sizeof path, "%s/sampo-cost-%u-%s", dir && *dir ? dir : "/tmp",
+             (unsigned)getuid(), name);
     unsigned long long cost = 0, when = 0;
     FILE *f = fopen(path, "r");
     if (f) {
@@ -226,14 +228,15 @@ static uint64_t eng_cost(ProfThread *t) {
         fclose(f);
     }
     uint64_t now_s = (uint64_t)time(NULL);
-    const char *name = sampo_trigger_name(prof_g.trigger);
     if (cost && now_s - when < 3600 && !strcmp(trig, name)) return cost;
     cost = prof_trigger_measure_cost(t);
     if (!cost) return 50000; /* what the measurement gives on these machines */
-    f = fopen(path, "w");
-    if (f) {
+    char tmp[540];
+    snprintf(tmp, sizeof tmp, "%s.%d", path, (int)getpid());
+    f = fopen(tmp, "w");
+    if (f) { /* written aside and renamed: concurrent starts never read half a file */
         fprintf(f, "v2 %s %llu %llu\n", name, cost, (unsigned long long)now_s);
-        fclose(f);
+        if (fclose(f) || rename(tmp, path)) unlink(tmp);
     }
     return cost;
 }
@@ -464,6 +467,38 @@ int sampo_resume(void) {
     return rc;
 }
 
+/* With the automatic chain, a new rate may want the other kind of trigger: faster than the
+ * tick needs a perf event; at the tick or slower the tick-driven timer is cheaper (see
+ * trig_chain).  Re-chooses and re-arms every thread; ctl held, interval_ns already set. */
+static void eng_retrigger(uint64_t iv) {
+    SampoTrigger cur = prof_g.trigger;
+    if (prof_g.cfg.trigger != SAMPO_TRIGGER_AUTO || prof_g.cfg.mode != SAMPO_MODE_CPU ||
+        cur == SAMPO_TRIGGER_THREAD ||
+        (iv >= prof_trigger_floor_ns(SAMPO_TRIGGER_TIMER)) == (cur == SAMPO_TRIGGER_TIMER))
+        return;
+    eng_disarm_all();
+    pthread_mutex_lock(&prof_g.reg);
+    ProfThread *t = prof_g.threads;
+    while (t && (t == prof_g.sampler_slot || !atomic_load(&t->alive)))
+        t = t->next_all;
+    pthread_mutex_unlock(&prof_g.reg);
+    char why[sizeof prof_g.trigger_why];
+    if (!t || prof_trigger_choose(t, why, sizeof why)) {
+        prof_g.trigger = cur; /* nothing else arms: keep the old one */
+        if (!atomic_load(&prof_g.paused)) eng_arm_all(NULL);
+        return;
+    }
+    prof_g.cpu_trigger = prof_g.trigger;
+    if (atomic_load(&prof_g.paused))
+        prof_trigger_disarm(t);
+    else
+        eng_arm_all(t);
+    char msg[96];
+    snprintf(msg, sizeof msg, "trigger %s -> %s for the new rate", sampo_trigger_name(cur),
+             sampo_trigger_name(prof_g.trigger));
+    eng_event(0, cur, prof_g.trigger, msg);
+}
+
 int sampo_set_rate(uint32_t hz) {
     if (!hz || hz > 100000) return SAMPO_EINVAL;
     pthread_mutex_lock(&prof_g.ctl);
@@ -472,6 +507,7 @@ int sampo_set_rate(uint32_t hz) {
     prof_g.cfg.tune = 0;
     atomic_store(&prof_g.interval_ns, iv);
     if (prof_g.started) {
+        eng_retrigger(iv);
         prof_trigger_retime_all();
         char msg[64];
         snprintf(msg, sizeof msg, "rate set to %u Hz", hz);

@@ -126,9 +126,26 @@ void prof_trigger_disarm(ProfThread *t) {
     }
 }
 
+/*
+ * Order of the automatic chain.  At intervals of a kernel tick or longer the per-thread CPU
+ * timer goes first: it expires in the scheduler tick, which interrupts the thread anyway, so
+ * its signal rides on that interrupt's return.  A perf cpu-clock event has its own hrtimer
+ * interrupt plus an irq_work interrupt per overflow; on these virtualized machines each
+ * interrupt is an exit to the hypervisor, and a sample costs 40-60 us instead of ~5 us
+ * (docs/design/profiler.md, "Triggers").  Faster than the tick only perf events deliver.
+ */
+static void trig_chain(SampoTrigger chain[4]) {
+    uint64_t iv = atomic_load(&prof_g.interval_ns);
+    int timer_first = iv >= prof_trigger_floor_ns(SAMPO_TRIGGER_TIMER);
+    SampoTrigger a[4] = {SAMPO_TRIGGER_PERF_HW, SAMPO_TRIGGER_PERF_SW, SAMPO_TRIGGER_TIMER,
+                         SAMPO_TRIGGER_THREAD};
+    SampoTrigger b[4] = {SAMPO_TRIGGER_TIMER, SAMPO_TRIGGER_PERF_HW, SAMPO_TRIGGER_PERF_SW,
+                         SAMPO_TRIGGER_THREAD};
+    memcpy(chain, timer_first ? b : a, sizeof a);
+}
+
 int prof_trigger_choose(ProfThread *t, char *why, size_t whylen) {
-    static const SampoTrigger chain[] = {SAMPO_TRIGGER_PERF_HW, SAMPO_TRIGGER_PERF_SW,
-                                         SAMPO_TRIGGER_TIMER, SAMPO_TRIGGER_THREAD};
+    SampoTrigger chain[4];
     size_t off = 0;
     why[0] = 0;
     if (prof_g.cfg.mode == SAMPO_MODE_WALL) {
@@ -136,12 +153,17 @@ int prof_trigger_choose(ProfThread *t, char *why, size_t whylen) {
         snprintf(why, whylen, "wall mode uses the sampler thread");
         return SAMPO_OK;
     }
-    for (size_t i = 0; i < sizeof chain / sizeof chain[0]; i++) {
+    trig_chain(chain);
+    for (size_t i = 0; i < 4; i++) {
         SampoTrigger tr = chain[i];
         if (prof_g.cfg.trigger != SAMPO_TRIGGER_AUTO && prof_g.cfg.trigger != tr) continue;
         int e = trig_arm_as(t, tr);
         if (e == 0) {
             prof_g.trigger = tr;
+            if (tr == SAMPO_TRIGGER_TIMER && prof_g.cfg.trigger == SAMPO_TRIGGER_AUTO && !i &&
+                off < whylen)
+                snprintf(why + off, whylen - off,
+                         "auto: interval >= kernel tick, tick-driven CPU timer first");
             return SAMPO_OK;
         }
         if (off < whylen)
@@ -299,14 +321,18 @@ uint64_t prof_trigger_floor_ns(SampoTrigger tr) {
 
 /*
  * What one sample costs a program is mostly not the handler: on these virtualized machines a
- * signal means an exit to the hypervisor and back, after which the program refills its TLB
- * and caches.  A tight register-only loop sees only the direct part (~20 us here) and
- * under-reports what a program with a real working set pays (~40-60 us).  So the work loop
- * touches a heap-like working set: random read-modify-write over COST_WS_BYTES in 4 KiB pages
- * (no huge pages), and it is timed on the thread's CPU clock.  When the thread already has its
- * perf event, the cost is measured on that very trigger (its period, and g.interval_ns which
+ * signal that needs an interrupt of its own means an exit to the hypervisor and back, after which
+ * the program refills its TLB and caches.  A tight register-only loop sees only the direct part
+ * (~20 us here) and under-reports what a program with a real working set pays (~40-60 us).  So the
+ * work loop touches a heap-like working set: random read-modify-write over COST_WS_BYTES in 4 KiB
+ * pages (no huge pages), and it is timed on the thread's CPU clock.  When the thread already has
+ * its perf event, the cost is measured on that very trigger (its period, and g.interval_ns which
  * the handler's jitter re-arms to, are changed for the measuring rounds; the caller sets both
- * afterwards); otherwise a 5 kHz POSIX timer stands in.
+ * afterwards).  A signal from an interrupt that does not happen anyway (perf's hrtimer and
+ * irq_work, a 5 kHz POSIX timer) pays that exit.  The tick-driven CPU timer cannot go faster
+ * than the tick and adds no interrupt of its own, so for it the loop sends the signals
+ * itself (tgkill, as many as 5 kHz would give): kernel entry, delivery, handler, sigreturn.
+ * Other triggers measure with a 5 kHz POSIX timer.
  */
 #define COST_WS_BYTES (8u << 20)
 #define COST_PERIOD_NS 200000ull /* 5 kHz while measuring */
@@ -317,6 +343,10 @@ typedef struct {
     timer_t timer;
     int have_timer;
     int perf_fd;
+    int kick;       /* tick-driven trigger: the loop sends its own signals (see below) */
+    int on;         /* kick mode: signals on */
+    uint64_t every; /* kick mode: iterations between two signals */
+    pid_t pid, tid;
 } TrigCost;
 
 static volatile uint64_t trig_sink;
@@ -328,13 +358,17 @@ static uint64_t trig_cpu_ns(void) {
 }
 
 static uint64_t trig_work(const TrigCost *c, uint64_t iters) {
-    uint64_t t0 = trig_cpu_ns(), s = 0;
+    uint64_t t0 = trig_cpu_ns(), s = 0, next = c->kick && c->on ? c->every : UINT64_MAX;
     uint32_t x = 12345;
     for (uint64_t i = 0; i < iters; i++) {
         x = x * 1664525u + 1013904223u;
         uint32_t k = (x >> 6) & c->mask;
         s += c->ws[k];
         c->ws[k] = (uint32_t)s;
+        if (i == next) {
+            syscall(SYS_tgkill, c->pid, c->tid, PROF_SIG);
+            next += c->every;
+        }
     }
     trig_sink = s;
     return trig_cpu_ns() - t0;
@@ -347,6 +381,8 @@ static int trig_cmp_u64(const void *a, const void *b) {
 
 /* Turns the measuring trigger on (5 kHz) or off. */
 static void trig_cost_set(TrigCost *c, int on) {
+    c->on = on;
+    if (c->kick) return;
     if (c->perf_fd >= 0) {
         uint64_t period = on ? COST_PERIOD_NS : 1000000000ull;
         atomic_store(&prof_g.interval_ns, period); /* what the handler's jitter re-arms to */
@@ -361,7 +397,10 @@ static void trig_cost_set(TrigCost *c, int on) {
 static int trig_cost_open(TrigCost *c, ProfThread *t) {
     memset(c, 0, sizeof *c);
     c->perf_fd = t->perf_fd;
-    if (c->perf_fd < 0) {
+    c->pid = getpid();
+    c->tid = t->tid;
+    c->kick = t->has_timer && prof_g.trigger == SAMPO_TRIGGER_TIMER;
+    if (c->perf_fd < 0 && !c->kick) {
         struct sigevent ev;
         memset(&ev, 0, sizeof ev);
         ev.sigev_notify = SIGEV_THREAD_ID;
@@ -400,7 +439,8 @@ uint64_t prof_trigger_measure_cost(ProfThread *t) {
     uint64_t iters = 100000;
     while (trig_work(&c, iters) < 2000000 && iters < (1ull << 40))
         iters *= 2;
-    iters = iters * 15; /* ~30 ms of CPU per timed loop */
+    iters = iters * 15;                      /* ~30 ms of CPU per timed loop */
+    c.every = iters / 150 ? iters / 150 : 1; /* kick mode: as many signals as 5 kHz gives */
     uint64_t est[3];
     for (int r = 0; r < 3; r++) {
         uint64_t base = trig_work(&c, iters);
