@@ -13,6 +13,7 @@
  */
 #include "somprof.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -65,13 +66,16 @@ typedef struct VmProf {
     uint32_t scr_cap;
     CoopSample *samples;
     size_t nsamples, cap_samples;
-    clockid_t cpu_clock;  /* the VM thread's CPU clock, read by the marking thread */
-    uint64_t next_cpu_ns; /* flag the VM once its CPU time reaches this (marking thread) */
-    uint32_t missed;      /* ticks that found the flag still set (marking thread adds) */
+    clockid_t cpu_clock; /* the VM thread's CPU clock, read by the marking thread */
+    uint64_t cpu_ref;    /* the VM thread's CPU time at its latest sample, advanced by one
+                            interval per missed tick counted (atomic: both threads) */
+    uint32_t missed;     /* ticks that found the flag still set (marking thread adds) */
     /* exact */
     ExactFrame *stk;
     uint32_t sp, cap_stk;
     uint64_t t_last; /* TSC of the latest enter/exit event (exact mode's self time) */
+    uint64_t ck_t, ck_cpu; /* TSC and thread CPU ns at the latest descheduling check */
+    uint64_t desched_ns;   /* time taken out of long intervals: the thread was not running */
     uint64_t prim_ns, prim_calls, t_attach, gc_attach, comp_attach;
     uint64_t cpu_attach; /* the VM thread's CPU time at attach (load factor, spx_finish) */
     uint64_t state_ns[VMS_COUNT];
@@ -98,6 +102,7 @@ static struct {
     uint64_t exact_state_ns[VMS_COUNT];
     bool have_exact_states;
     uint64_t clock_ns; /* measurement cost subtracted from each primitive's time */
+    uint64_t long_ticks; /* exact mode: intervals longer than this are checked for descheduling */
     uint64_t win_ns;  /* exact mode: event cost in an interval that starts at an enter */
     uint64_t hook_ns; /* exact mode: event cost in an interval that starts at an exit */
     InterpLabel labels[256]; /* sorted by address */
@@ -257,7 +262,14 @@ static void spc_hook(SomVM *vm) {
     int v = __atomic_exchange_n(&vm->poll, 0, __ATOMIC_ACQ_REL);
     if (v <= 0 || atomic_load(&S.paused)) return;
     VmProf *p = vm->prof_data;
+    /* One system call per flag: the thread's CPU time.  The marker flags once per interval
+     * of wall time; a thread that used less than half an interval of CPU since its latest
+     * sample (it was descheduled) skips this one, so the rate stays per CPU time. */
+    uint64_t cpu = spx_thread_cpu();
+    uint64_t iv = atomic_load(&S.interval_ns);
     uint32_t missed = __atomic_exchange_n(&p->missed, 0, __ATOMIC_ACQ_REL);
+    if (!missed && cpu < __atomic_load_n(&p->cpu_ref, __ATOMIC_RELAXED) + iv / 2) return;
+    __atomic_store_n(&p->cpu_ref, cpu, __ATOMIC_RELAXED); /* the marker's baseline for misses */
     spc_take_sample(p, (uint8_t)(v - 1), 1 + missed);
 }
 
@@ -284,44 +296,49 @@ static void spc_tune(uint64_t *last_s, uint64_t *last_r) {
 /* Flags one VM with the state it is in now.  The VM reads and writes `poll` and `state`
  * with plain (volatile) accesses, by design (frame.h): word-sized, individually atomic on
  * the targets we support, and a stale value only delays or mislabels one sample.  So this
- * cross-thread access is hidden from TSan instead of reported on every run. */
-__attribute__((no_sanitize("thread"))) static void spc_mark(VmProf *p) {
+ * cross-thread access is hidden from TSan instead of reported on every run.
+ * A flag still pending means no safe point since the last tick: the thread was in a GC or a
+ * long primitive, or it was not running.  Only then is its CPU clock read (one system call),
+ * and a tick counts as missed (the sample finally taken weighs one more, so long GC
+ * stretches keep their share) for each full interval of CPU the thread used since its
+ * latest sample: a descheduled thread misses nothing. */
+__attribute__((no_sanitize("thread"))) static void spc_mark(VmProf *p, uint64_t iv) {
     int expected = 0;
     SomVM *vm = p->vm;
-    /* a flag still pending means no safe point since the last tick (GC, a long primitive):
-     * the sample taken there will weigh one more tick, so long stretches keep their share */
-    if (!__atomic_compare_exchange_n(&vm->poll, &expected, 1 + (int)vm->state, false,
-                                     __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+    if (__atomic_compare_exchange_n(&vm->poll, &expected, 1 + (int)vm->state, false,
+                                    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+        return;
+    struct timespec c;
+    if (clock_gettime(p->cpu_clock, &c)) return;
+    uint64_t cpu = (uint64_t)c.tv_sec * 1000000000ull + (uint64_t)c.tv_nsec;
+    uint64_t ref = __atomic_load_n(&p->cpu_ref, __ATOMIC_RELAXED);
+    if (cpu >= ref + iv &&
+        __atomic_compare_exchange_n(&p->cpu_ref, &ref, ref + iv, false, __ATOMIC_RELAXED,
+                                    __ATOMIC_RELAXED))
         __atomic_fetch_add(&p->missed, 1, __ATOMIC_RELAXED);
 }
 
-/* The marking thread: flags every live VM; the VM samples itself at its next safe point. */
+/* The marking thread: wakes once per interval (+-20% jitter) on an absolute schedule, so
+ * its own work and wake-up latency do not stretch the interval, and flags every live VM;
+ * the VM samples itself at its next safe point.  Per tick: one clock_nanosleep and, per VM,
+ * one compare-and-swap (plus a clock read only for a VM whose flag is still pending). */
 static void *spc_marker(void *arg) {
     (void)arg;
     uint64_t rng = spx_now() | 1, last_s = 0, last_r = 0;
+    uint64_t next = spx_now();
     while (!atomic_load(&S.stop)) {
         uint64_t iv = atomic_load(&S.interval_ns);
         rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-        uint64_t d = iv - iv / 5 + rng % (iv / 5 * 2 + 1); /* +-20% jitter */
-        /* the threshold is CPU time of each VM thread (a descheduled thread is not sampled,
-         * as with the engine's CPU-clock triggers); one look per interval, keeping the
-         * schedule, so the marker wakes at the sampling rate and no faster */
-        uint64_t nap = d;
-        struct timespec ts = {(time_t)(nap / 1000000000ull), (long)(nap % 1000000000ull)};
-        nanosleep(&ts, NULL);
+        next += iv - iv / 5 + rng % (iv / 5 * 2 + 1);
+        struct timespec ts = {(time_t)(next / 1000000000ull), (long)(next % 1000000000ull)};
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+            ;
+        uint64_t now = spx_now(); /* vDSO: no system call */
+        if (now > next + 4 * iv) next = now; /* overslept (stopped, overloaded): no burst */
         if (atomic_load(&S.paused)) continue;
         pthread_mutex_lock(&S.mu);
-        for (int i = 0; i < S.nvms; i++) {
-            VmProf *p = S.vms[i];
-            struct timespec c;
-            if (clock_gettime(p->cpu_clock, &c)) continue;
-            uint64_t cpu = (uint64_t)c.tv_sec * 1000000000ull + (uint64_t)c.tv_nsec;
-            if (cpu < p->next_cpu_ns) continue;
-            spc_mark(p);
-            /* keep the schedule (the marker's own lateness is not added to the interval) */
-            p->next_cpu_ns =
-                p->next_cpu_ns && p->next_cpu_ns + d > cpu ? p->next_cpu_ns + d : cpu + d;
-        }
+        for (int i = 0; i < S.nvms; i++)
+            spc_mark(S.vms[i], iv);
         if (S.o.tune) spc_tune(&last_s, &last_r);
         pthread_mutex_unlock(&S.mu);
     }
@@ -346,9 +363,31 @@ static uint32_t spx_prim_site(const SomMethod *m, uint32_t bci) {
  * the previous event goes to the context that was current in between.  Every such interval
  * also holds the tail of one hook and the head of the next (and a clock read); those are
  * per-event constants, calibrated at start and taken off at detach (spx_fold_calibration). */
+static void spx_desched(VmProf *p, uint64_t t, uint64_t *dt);
+
 static inline void spx_charge(VmProf *p, uint32_t node, uint64_t t) {
-    if (node != SPC_NONE && p->t_last) p->tree.n[node].self_ns += t - p->t_last;
+    uint64_t dt = p->t_last ? t - p->t_last : 0;
+    if (dt > S.long_ticks) spx_desched(p, t, &dt);
+    if (node != SPC_NONE) p->tree.n[node].self_ns += dt;
     p->t_last = t;
+}
+
+/* The clock is wall time.  An interval longer than S.long_ticks (200 us) may hold a stretch
+ * in which the thread was descheduled (a loaded machine): the thread's CPU clock (one system
+ * call, only for such intervals) says how much wall time since the previous check was not
+ * CPU time, and that much, at most the interval, is taken out of it. */
+static void spx_desched(VmProf *p, uint64_t t, uint64_t *dt) {
+    uint64_t cpu = spx_thread_cpu();
+    double wall = (double)(t - p->ck_t) * spx_tick_ns;
+    double off = wall - (double)(cpu - p->ck_cpu);
+    if (off > 0) {
+        uint64_t k = (uint64_t)(off / spx_tick_ns);
+        if (k > *dt) k = *dt;
+        *dt -= k;
+        p->desched_ns += (uint64_t)((double)k * spx_tick_ns);
+    }
+    p->ck_t = t;
+    p->ck_cpu = cpu;
 }
 
 static void spx_enter(SomVM *vm, SomMethod *callee, bool is_prim) {
@@ -426,7 +465,8 @@ static void spx_finish(VmProf *p) {
      * and on average every measured interval, the events' own included, stretches by
      * wall / CPU.  The calibrated (CPU) event costs are scaled by it before they are taken off. */
     uint64_t cpu = spx_thread_cpu() - p->cpu_attach;
-    double load = cpu && run > cpu ? (double)run / (double)cpu : 1.0;
+    uint64_t seen = run > p->desched_ns ? run - p->desched_ns : 0; /* not yet taken out */
+    double load = cpu && seen > cpu ? (double)seen / (double)cpu : 1.0;
     if (load > 20) load = 20;
     if (S.o.mode == SOMPROF_EXACT) spx_fold_calibration(&p->tree, load);
     uint64_t gc = vm->heap.stats.ns_total - p->gc_attach;
@@ -599,7 +639,9 @@ int somprof_session_start(const SomProfOptions *o, char *err, size_t errlen) {
     S.late_names = getenv("SOMPROF_LATE_NAMES") && !strcmp(getenv("SOMPROF_LATE_NAMES"), "1");
     S.clock_ns = o->exact_states || o->mode == SOMPROF_EXACT ? spx_clock_cost() : 0;
     S.win_ns = S.hook_ns = 0;
+    S.long_ticks = UINT64_MAX; /* the stand-in calibration never checks */
     if (o->mode == SOMPROF_EXACT) spx_hook_cost();
+    S.long_ticks = spx_tick_ns > 0 ? (uint64_t)(200000.0 / spx_tick_ns) : UINT64_MAX;
     if (o->exact_states || o->mode == SOMPROF_EXACT) S.clock_ns = spx_prim_window();
     atomic_store(&S.stop, 0);
     atomic_store(&S.paused, o->paused ? 1 : 0);
@@ -646,6 +688,7 @@ static int spr_attach_mode(VmProf *p, int thread_no) {
     if (S.o.mode == SOMPROF_COOP) {
         p->frame_ctx = calloc(vm->max_frames, sizeof *p->frame_ctx);
         if (!p->frame_ctx || pthread_getcpuclockid(pthread_self(), &p->cpu_clock)) return -1;
+        p->cpu_ref = spx_thread_cpu();
         vm->safepoint_hook = spc_hook;
         pthread_mutex_lock(&S.mu);
         int full = S.nvms == SOMPROF_MAX_VMS;
@@ -669,7 +712,8 @@ int somprof_attach(SomVM *vm, int thread_no) {
     vm->prof_control = sp_control;
     if (spr_attach_mode(p, thread_no)) goto fail;
     p->t_attach = spx_now();
-    p->cpu_attach = spx_thread_cpu();
+    p->cpu_attach = p->ck_cpu = spx_thread_cpu();
+    p->ck_t = spx_ticks();
     p->gc_attach = vm->heap.stats.ns_total;
     p->comp_attach = vm->compile_ns;
     if (S.o.mode == SOMPROF_EXACT || S.o.exact_states) {

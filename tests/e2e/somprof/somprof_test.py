@@ -155,7 +155,7 @@ def check_hot(mode):
     out = os.path.join(WORK, "hot_%s.prof" % mode)
     dump = os.path.join(WORK, "hot_%s.json" % mode)
     som("--prof=%s" % mode, "--prof-hz", "2000", "--prof-out", out, "--prof-dump", dump,
-        prog("Hot.som"), "1200")
+        prog("Hot.som"), "4000")  # ~180 samples: 3 sd inside the band
     st = collapsed(out)
     sh = share(st, "Hot>>hot", ["Hot>>hot", "Hot>>cold"])
     assert 0.65 < sh < 0.85, "%s: hot share %.3f, want 0.75" % (mode, sh)
