@@ -266,9 +266,16 @@ ProfThread *prof_thread_alloc(const char *name) {
 
 void prof_block_enter(void) {
     ProfThread *t = prof_tls;
-    if (!t || prof_g.cfg.mode != SAMPO_MODE_WALL || !prof_g.cfg.wall_interpose ||
-        !atomic_load(&prof_g.enabled))
+    if (!t || !prof_g.cfg.wall_interpose || !atomic_load(&prof_g.enabled)) return;
+    if (prof_g.cfg.mode != SAMPO_MODE_WALL) {
+        /* CPU mode: perf events exclude the kernel and cannot fire here, but the tick-driven
+         * CPU timer can expire in the CPU part of the call just before it sleeps, and then
+         * the call fails with EINTR; marked, the wrapper resumes it (no stack cached) */
+        if (prof_g.trigger != SAMPO_TRIGGER_TIMER) return;
+        atomic_store_explicit(&t->hit_blocked, 0, memory_order_relaxed);
+        atomic_store_explicit(&t->blocked, 1, memory_order_seq_cst);
         return;
+    }
     uint8_t flags = 0;
     uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
     uint32_t s = atomic_load_explicit(&t->bseq, memory_order_relaxed);

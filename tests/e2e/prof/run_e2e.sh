@@ -38,8 +38,10 @@ eintr_wall)
     raw=$(SAMPO_HZ=1000 SAMPO_MODE=wall SAMPO_WALL_INTERPOSE=0 run "$dir/q" eintr 1)
     echo "without interposition (signals reach sleeping threads): $raw"
     cpu=$(SAMPO_HZ=1000 run "$dir/r" eintr 1)
-    echo "cpu mode: $cpu"
-    [[ $out == "eintr 0 "* ]] && [[ $cpu == "eintr 0 "* ]] ;;
+    echo "cpu mode (perf event): $cpu"
+    tick=$(SAMPO_HZ=250 run "$dir/s" eintr 1)
+    echo "cpu mode (tick-driven timer): $tick"
+    [[ $out == "eintr 0 "* ]] && [[ $cpu == "eintr 0 "* ]] && [[ $tick == "eintr 0 "* ]] ;;
 forkexec)
     out=$(SAMPO_HZ=1000 run "$dir/p" forkexec 1)
     echo "$out"
