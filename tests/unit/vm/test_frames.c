@@ -128,6 +128,7 @@ static void test_hooks_see_a_consistent_stack(void **state) {
     vm->on_enter = on_enter;
     vm->on_exit = on_exit_hook;
     vm->exact_hooks = true;
+    vm->prim_hooks = true; /* primitives report enter/exit too */
     vm->no_trivial = true;
     char *argv[] = {"Frames"};
     assert_int_equal(som_vm_run(vm, 1, argv), 0);
