@@ -143,13 +143,20 @@ def sizing(bs, res, cfgs):
 
 
 def one_run(job):
-    name, args, cfg, i = job
+    name, args, cfg, i = job[:4]
+    env = job[4] if len(job) > 4 else None
     label, mode, hz, extra = cfg
     out = path('prof', '%s.%s.%d.prof' % (name, label, i))
     if OPTS.reuse and os.path.exists(out):
         return job, 0, ''
-    cpu, _, rc, err = run_som(prof_args(mode, hz, out, extra) + args)
+    cpu, _, rc, err = run_som(prof_args(mode, hz, out, extra) + args, env)
     return job, rc, err if rc else ''
+
+
+def base_cpu(job):
+    n, args = job
+    cpu, _, rc, _ = run_som(args)
+    return n, cpu if rc == 0 else None
 
 
 def mean(xs):
@@ -166,13 +173,20 @@ def accuracy(bs, res):
             for i in range(cfg_runs(c[0]))]
     if not OPTS.configs or 'exact' in OPTS.configs.split(','):
         # invocation counts scale with the repetitions: the base size gives the same shares;
-        # the time view is taken at the 1 kHz runs' size
+        # the time view is taken at the 1 kHz runs' size, with the CPU time of an unprofiled
+        # run of that size given, so the instrumentation's cost is calibrated in situ
+        # (SOMPROF_EXACT_BASE_NS, docs/design/vm-profiling.md)
         jobs += [(n, a, ('exact', 'exact', 0, []), 0) for n, a, l in bs]
-        jobs += [(n, scaled(a, l, fac(n, 'async-1k')), ('exact-lean', 'exact', 0, ['--prof-lean']), 0)
-                 for n, a, l in bs]
+        big = [(n, scaled(a, l, fac(n, 'async-1k'))) for n, a, l in bs]
+        with ThreadPoolExecutor(OPTS.jobs) as ex:
+            base = dict(ex.map(base_cpu, big))
+        res['exact_base_cpu_s'] = base
+        jobs += [(n, a, ('exact-lean', 'exact', 0, ['--prof-lean']), 0,
+                  {'SOMPROF_EXACT_BASE_NS': str(int(base[n] * 1e9))} if base.get(n) else None)
+                 for n, a in big]
     failed = set(res.get('skipped', []))
     with ThreadPoolExecutor(OPTS.jobs) as ex:
-        for (n, _, c, i), rc, err in ex.map(one_run, jobs):
+        for (n, _, c, i, *_), rc, err in ex.map(one_run, jobs):
             if rc:
                 failed.add(n)
                 print('  %s %s run %d failed: %s' % (n, c[0], i, err.strip()[-200:]), file=sys.stderr)

@@ -103,6 +103,8 @@ static struct {
     bool have_exact_states;
     uint64_t clock_ns; /* measurement cost subtracted from each primitive's time */
     uint64_t long_ticks; /* exact mode: intervals longer than this are checked for descheduling */
+    uint64_t base_ns;  /* exact mode: CPU time of the unprofiled run (SOMPROF_EXACT_BASE_NS) */
+    double cost_scale; /* exact mode: factor applied to the calibrated event costs */
     uint64_t win_ns;  /* exact mode: event cost in an interval that starts at an enter */
     uint64_t hook_ns; /* exact mode: event cost in an interval that starts at an exit */
     InterpLabel labels[256]; /* sorted by address */
@@ -446,11 +448,26 @@ static void spx_fold_calibration(SpcTree *t, double load) {
     if (!kids) return;
     for (uint32_t i = 1; i < t->len; i++)
         kids[t->n[i].parent] += t->n[i].count;
+    double raw = 0, cost = 0;
+    for (uint32_t i = 0; i < t->len; i++) {
+        raw += (double)t->n[i].self_ns * spx_tick_ns;
+        cost += (double)(S.win_ns * t->n[i].count + S.hook_ns * kids[i]);
+    }
+    /* With the unprofiled run's time given (SOMPROF_EXACT_BASE_NS), the event costs are
+     * scaled so that the profile's total equals it: the instrumentation's whole cost,
+     * including its slowing of the interpreter around the hooks, spread per event in the
+     * stand-in's proportions.  Otherwise the stand-in's costs times the load factor. */
+    double scale = load;
+    if (S.base_ns && cost > 0) {
+        scale = (raw - (double)S.base_ns) / cost;
+        scale = scale < 0 ? 0 : scale > 20 ? 20 : scale;
+    }
+    S.cost_scale = scale;
     for (uint32_t i = 0; i < t->len; i++) {
         SpcNode *x = &t->n[i];
         uint64_t ns = (uint64_t)((double)x->self_ns * spx_tick_ns);
-        uint64_t cost = (uint64_t)(load * (double)(S.win_ns * x->count + S.hook_ns * kids[i]));
-        x->self_ns = ns > cost ? ns - cost : 0;
+        uint64_t c = (uint64_t)(scale * (double)(S.win_ns * x->count + S.hook_ns * kids[i]));
+        x->self_ns = ns > c ? ns - c : 0;
     }
     free(kids);
 }
@@ -669,6 +686,9 @@ int somprof_session_start(const SomProfOptions *o, char *err, size_t errlen) {
     S.clock_ns = o->exact_states || o->mode == SOMPROF_EXACT ? spx_clock_cost() : 0;
     S.win_ns = S.hook_ns = 0;
     S.long_ticks = UINT64_MAX; /* the stand-in calibration never checks */
+    const char *base = getenv("SOMPROF_EXACT_BASE_NS");
+    S.base_ns = base ? strtoull(base, NULL, 10) : 0;
+    S.cost_scale = 1;
     if (o->mode == SOMPROF_EXACT) spx_hook_cost();
     S.long_ticks = spx_tick_ns > 0 ? (uint64_t)(200000.0 / spx_tick_ns) : UINT64_MAX;
     if (o->exact_states || o->mode == SOMPROF_EXACT) S.clock_ns = spx_prim_window();
@@ -1022,6 +1042,10 @@ static int spr_write_time(SpProfile *p, char *err, size_t errlen) {
     sp_meta_set(S.tprof, "view", "primitives and trivial methods folded into their caller");
     sp_meta_setu(S.tprof, "event_ns_subtracted_per_invocation", S.win_ns);
     sp_meta_setu(S.tprof, "event_ns_subtracted_per_call_made", S.hook_ns);
+    char sc[32];
+    snprintf(sc, sizeof sc, "%.3f", S.cost_scale);
+    sp_meta_set(S.tprof, "event_cost_scale", sc);
+    if (S.base_ns) sp_meta_setu(S.tprof, "unprofiled_run_ns", S.base_ns);
     (void)p;
     return sp_profile_write(S.tprof, path, err, errlen);
 }
