@@ -801,11 +801,11 @@ static void spr_time_view(VmProf *p, const uint32_t *fid, uint32_t *stack, uint3
         if (vis[i]) self[vis[i]] += spc_self_ns(x);
     }
     for (uint32_t i = 1; i < t->len; i++) {
-        if (vis[i] != i || self[i] < 1000) continue;
+        if (vis[i] != i || !self[i]) continue; /* ns: deep trees have many ~1 us contexts */
         uint32_t d = 0;
         for (uint32_t j = i; j != SPC_ROOT; j = t->n[j].parent)
             if (vis[j] == j) stack[d++] = fid[j];
-        sp_sample_add(S.tprof, tthr, 0, stack, d, 0, self[i] / 1000, SP_VM_INTERPRETING);
+        sp_sample_add(S.tprof, tthr, 0, stack, d, 0, self[i], SP_VM_INTERPRETING);
     }
 out:
     free(self);
@@ -1038,7 +1038,7 @@ static int spr_write_time(SpProfile *p, char *err, size_t errlen) {
     snprintf(path, sizeof path, "%s.time", S.out);
     sp_meta_set(S.tprof, "engine", "somprof");
     sp_meta_set(S.tprof, "som_profiler_mode", "exact-time");
-    sp_meta_set(S.tprof, "unit", "microseconds of self time");
+    sp_meta_set(S.tprof, "unit", "nanoseconds of self time");
     sp_meta_set(S.tprof, "view", "primitives and trivial methods folded into their caller");
     sp_meta_setu(S.tprof, "event_ns_subtracted_per_invocation", S.win_ns);
     sp_meta_setu(S.tprof, "event_ns_subtracted_per_call_made", S.hook_ns);
