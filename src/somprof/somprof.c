@@ -73,7 +73,7 @@ typedef struct VmProf {
     /* exact */
     ExactFrame *stk;
     uint32_t sp, cap_stk;
-    uint64_t t_last; /* TSC of the latest enter/exit event (exact mode's self time) */
+    uint64_t t_last;       /* TSC of the latest enter/exit event (exact mode's self time) */
     uint64_t ck_t, ck_cpu; /* TSC and thread CPU ns at the latest descheduling check */
     uint64_t desched_ns;   /* time taken out of long intervals: the thread was not running */
     uint64_t prim_ns, prim_calls, t_attach, gc_attach, comp_attach;
@@ -101,12 +101,12 @@ static struct {
     bool out_tmp;
     uint64_t exact_state_ns[VMS_COUNT];
     bool have_exact_states;
-    uint64_t clock_ns; /* measurement cost subtracted from each primitive's time */
+    uint64_t clock_ns;   /* measurement cost subtracted from each primitive's time */
     uint64_t long_ticks; /* exact mode: intervals longer than this are checked for descheduling */
-    uint64_t base_ns;  /* exact mode: CPU time of the unprofiled run (SOMPROF_EXACT_BASE_NS) */
-    double cost_scale; /* exact mode: factor applied to the calibrated event costs */
-    uint64_t win_ns;  /* exact mode: event cost in an interval that starts at an enter */
-    uint64_t hook_ns; /* exact mode: event cost in an interval that starts at an exit */
+    uint64_t base_ns;    /* exact mode: CPU time of the unprofiled run (SOMPROF_EXACT_BASE_NS) */
+    double cost_scale;   /* exact mode: factor applied to the calibrated event costs */
+    uint64_t win_ns;     /* exact mode: event cost in an interval that starts at an enter */
+    uint64_t hook_ns;    /* exact mode: event cost in an interval that starts at an exit */
     InterpLabel labels[256]; /* sorted by address */
     int nlabels;
     bool late_names;        /* tests: SOMPROF_LATE_NAMES=1 never tells libsampo the names, so every
@@ -314,9 +314,8 @@ __attribute__((no_sanitize("thread"))) static void spc_mark(VmProf *p, uint64_t 
     if (clock_gettime(p->cpu_clock, &c)) return;
     uint64_t cpu = (uint64_t)c.tv_sec * 1000000000ull + (uint64_t)c.tv_nsec;
     uint64_t ref = __atomic_load_n(&p->cpu_ref, __ATOMIC_RELAXED);
-    if (cpu >= ref + iv &&
-        __atomic_compare_exchange_n(&p->cpu_ref, &ref, ref + iv, false, __ATOMIC_RELAXED,
-                                    __ATOMIC_RELAXED))
+    if (cpu >= ref + iv && __atomic_compare_exchange_n(&p->cpu_ref, &ref, ref + iv, false,
+                                                       __ATOMIC_RELAXED, __ATOMIC_RELAXED))
         __atomic_fetch_add(&p->missed, 1, __ATOMIC_RELAXED);
 }
 
@@ -335,7 +334,7 @@ static void *spc_marker(void *arg) {
         struct timespec ts = {(time_t)(next / 1000000000ull), (long)(next % 1000000000ull)};
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
             ;
-        uint64_t now = spx_now(); /* vDSO: no system call */
+        uint64_t now = spx_now();            /* vDSO: no system call */
         if (now > next + 4 * iv) next = now; /* overslept (stopped, overloaded): no burst */
         if (atomic_load(&S.paused)) continue;
         pthread_mutex_lock(&S.mu);
@@ -448,25 +447,28 @@ static void spx_fold_calibration(SpcTree *t, double load) {
     if (!kids) return;
     for (uint32_t i = 1; i < t->len; i++)
         kids[t->n[i].parent] += t->n[i].count;
-    double raw = 0, cost = 0;
-    for (uint32_t i = 0; i < t->len; i++) {
+    double raw = 0;
+    for (uint32_t i = 0; i < t->len; i++)
         raw += (double)t->n[i].self_ns * spx_tick_ns;
-        cost += (double)(S.win_ns * t->n[i].count + S.hook_ns * kids[i]);
+    /* With the unprofiled run's time given (SOMPROF_EXACT_BASE_NS), the profile's total is
+     * made to equal it: what the instrumentation costs beyond the stand-in's figures is
+     * charged to the intervals that start at an enter hook, because that hook's context
+     * lookup (a hash table as large as the tree, where the stand-in's is tiny) runs after its
+     * clock read.  Otherwise the stand-in's costs times the load factor. */
+    double sw = load, sh = load, nc = 0, nk = 0;
+    for (uint32_t i = 0; i < t->len; i++)
+        nc += (double)t->n[i].count, nk += (double)kids[i];
+    if (S.base_ns && nc > 0 && S.win_ns) {
+        sh = 1;
+        sw = (raw - (double)S.base_ns - (double)S.hook_ns * nk) / ((double)S.win_ns * nc);
+        sw = sw < 0 ? 0 : sw > 50 ? 50 : sw;
     }
-    /* With the unprofiled run's time given (SOMPROF_EXACT_BASE_NS), the event costs are
-     * scaled so that the profile's total equals it: the instrumentation's whole cost,
-     * including its slowing of the interpreter around the hooks, spread per event in the
-     * stand-in's proportions.  Otherwise the stand-in's costs times the load factor. */
-    double scale = load;
-    if (S.base_ns && cost > 0) {
-        scale = (raw - (double)S.base_ns) / cost;
-        scale = scale < 0 ? 0 : scale > 20 ? 20 : scale;
-    }
-    S.cost_scale = scale;
+    S.cost_scale = sw;
     for (uint32_t i = 0; i < t->len; i++) {
         SpcNode *x = &t->n[i];
         uint64_t ns = (uint64_t)((double)x->self_ns * spx_tick_ns);
-        uint64_t c = (uint64_t)(scale * (double)(S.win_ns * x->count + S.hook_ns * kids[i]));
+        uint64_t c =
+            (uint64_t)(sw * (double)(S.win_ns * x->count) + sh * (double)(S.hook_ns * kids[i]));
         x->self_ns = ns > c ? ns - c : 0;
     }
     free(kids);
