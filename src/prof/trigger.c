@@ -333,11 +333,12 @@ uint64_t prof_trigger_floor_ns(SampoTrigger tr) {
  * afterwards).  A signal from an interrupt that does not happen anyway (perf's hrtimer and
  * irq_work, a 5 kHz POSIX timer) pays that exit.  The tick-driven CPU timer cannot go faster
  * than the tick and adds no interrupt of its own, so for it the loop sends the signals
- * itself (tgkill, as many as 5 kHz would give): kernel entry, delivery, handler, sigreturn.
+ * itself (tgkill, 1500 per round): kernel entry, delivery, handler, sigreturn.
  * Other triggers measure with a 5 kHz POSIX timer.
  */
 #define COST_WS_BYTES (8u << 20)
 #define COST_PERIOD_NS 200000ull /* 5 kHz while measuring */
+#define COST_MIN_NS 1000ull      /* reported when signals came but cost no measurable time */
 
 typedef struct {
     uint32_t *ws;
@@ -441,9 +442,11 @@ uint64_t prof_trigger_measure_cost(ProfThread *t) {
     uint64_t iters = 100000;
     while (trig_work(&c, iters) < 2000000 && iters < (1ull << 40))
         iters *= 2;
-    iters = iters * 15;                      /* ~30 ms of CPU per timed loop */
-    c.every = iters / 150 ? iters / 150 : 1; /* kick mode: as many signals as 5 kHz gives */
-    uint64_t est[3];
+    iters = iters * 15; /* ~30 ms of CPU per timed loop */
+    /* kick mode: a signal costs a few us, so send 1500 per round (50 kHz) to lift the delta
+     * well above the loop's noise */
+    c.every = iters / 1500 ? iters / 1500 : 1;
+    uint64_t est[3], signals = 0;
     for (int r = 0; r < 3; r++) {
         uint64_t base = trig_work(&c, iters);
         uint64_t n0 = atomic_load(&t->taken);
@@ -451,10 +454,13 @@ uint64_t prof_trigger_measure_cost(ProfThread *t) {
         uint64_t with = trig_work(&c, iters);
         trig_cost_set(&c, 0);
         uint64_t n = atomic_load(&t->taken) - n0;
+        signals += n;
         est[r] = n && with > base ? (with - base) / n : 0;
     }
     atomic_store(&prof_g.calibrating, 0);
     trig_cost_close(&c);
     qsort(est, 3, sizeof est[0], trig_cmp_u64);
+    /* signals arrived but the delta drowned in noise: the cost is below what this resolves */
+    if (!est[1] && signals) return COST_MIN_NS;
     return est[1];
 }

@@ -148,12 +148,15 @@ static void test_vm_chain_partial_samples(void **state) {
     assert_int_equal(sampo_vm_set_frame_chain(&vm_top), 0);
     assert_int_equal(sampo_start(&c), 0);
     assert_int_equal(sampo_start(&c), SAMPO_ESTATE);
-    run_until(400);
+    /* TSan holds asynchronous signals until its next interceptor and merges them: far fewer
+     * samples arrive, and the context checks below are skipped under it anyway */
+    uint64_t want = UNDER_TSAN ? 100 : 400;
+    run_until(want);
     assert_int_equal(sampo_stop(), 0);
     assert_int_equal(sampo_stop(), SAMPO_ESTATE);
     SampoStats st;
     sampo_get_stats(&st);
-    assert_true(st.samples >= 400);
+    assert_true(st.samples >= want);
     assert_int_equal(st.captured, st.samples); /* nothing lost unaccounted */
     if (UNDER_TSAN) {
         sampo_vm_set_frame_chain(NULL);
@@ -276,17 +279,6 @@ static void test_jit_and_histogram(void **state) {
  * trigger, and a second start reads the cache instead of measuring again.  hz 0 (the budget
  * decides, at least a tick) picks the tick-driven timer; 1000 Hz needs a perf event (or the
  * sampler thread where perf_event_open is refused). */
-#if defined(__SANITIZE_THREAD__)
-#define UNDER_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define UNDER_TSAN 1
-#endif
-#endif
-#ifndef UNDER_TSAN
-#define UNDER_TSAN 0
-#endif
-
 static void cost_case(const char *dir, uint32_t hz, SampoTrigger want) {
     SampoConfig c = cfg();
     c.cost_ns = 0;
