@@ -32,10 +32,22 @@ static uint64_t report_total(const SpProfile *p) {
 }
 
 /* Metadata shown first, in this order; aliases are the engine's spellings. */
-static const char *const summary_keys[] = {
-    "command",      "cmdline",         "trigger",      "trigger_skipped", "mode",
-    "requested_hz", "hz_requested",    "delivered_hz", "hz_delivered",    "interval_initial_ns",
-    "interval_ns",  "samples_dropped", "dropped",      "duration_ns",     "pid"};
+static const char *const summary_keys[] = {"command",
+                                           "cmdline",
+                                           "trigger",
+                                           "trigger_reason",
+                                           "trigger_skipped",
+                                           "mode",
+                                           "requested_hz",
+                                           "hz_requested",
+                                           "delivered_hz",
+                                           "hz_delivered",
+                                           "interval_initial_ns",
+                                           "interval_ns",
+                                           "samples_dropped",
+                                           "dropped",
+                                           "duration_ns",
+                                           "pid"};
 
 static int summary_known(const char *k) {
     for (size_t j = 0; j < sizeof summary_keys / sizeof *summary_keys; j++)

@@ -344,10 +344,11 @@ static int eng_start_locked(const SampoConfig *c) {
         prof_sampler_start())
         return SAMPO_ENOTRIGGER;
     char msg[1024];
-    snprintf(msg, sizeof msg, "trigger %s, %s mode, interval %.3f ms, cost %.1f us/sample%s%.240s",
+    snprintf(msg, sizeof msg,
+             "trigger %s, %s mode, interval %.3f ms, cost %.1f us/sample%s%.120s%s%.240s",
              sampo_trigger_name(g->trigger), g->cfg.mode == SAMPO_MODE_WALL ? "wall" : "cpu",
-             g->interval0_ns / 1e6, g->st.cost_ns / 1e3, g->trigger_why[0] ? "; skipped: " : "",
-             g->trigger_why);
+             g->interval0_ns / 1e6, g->st.cost_ns / 1e3, g->trigger_reason[0] ? "; " : "",
+             g->trigger_reason, g->trigger_why[0] ? "; skipped: " : "", g->trigger_why);
     pthread_mutex_lock(&g->data);
     prof_manager_event(0, 0, 0, msg);
     pthread_mutex_unlock(&g->data);

@@ -163,6 +163,7 @@ typedef struct ProfEngine {
     ProfCCMap *cc;
     ProfCCMap *names; /* persistent VM method names (only names used) */
     char trigger_why[256];
+    char trigger_reason[128]; /* why the chosen trigger came first, if not by default */
     uint64_t interval0_ns;
     SampoTrigger cpu_trigger;
     ProfPcRing pcring;

@@ -160,10 +160,10 @@ int prof_trigger_choose(ProfThread *t, char *why, size_t whylen) {
         int e = trig_arm_as(t, tr);
         if (e == 0) {
             prof_g.trigger = tr;
-            if (tr == SAMPO_TRIGGER_TIMER && prof_g.cfg.trigger == SAMPO_TRIGGER_AUTO && !i &&
-                off < whylen)
-                snprintf(why + off, whylen - off,
-                         "auto: interval >= kernel tick, tick-driven CPU timer first");
+            prof_g.trigger_reason[0] = 0;
+            if (tr == SAMPO_TRIGGER_TIMER && prof_g.cfg.trigger == SAMPO_TRIGGER_AUTO && !i)
+                snprintf(prof_g.trigger_reason, sizeof prof_g.trigger_reason,
+                         "interval >= kernel tick: the tick-driven CPU timer goes first");
             return SAMPO_OK;
         }
         if (off < whylen)

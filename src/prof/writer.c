@@ -35,6 +35,7 @@ static void wr_meta(SpProfile *p) {
     sp_meta_set(p, "engine", "libsampo");
     sp_meta_set(p, "trigger", sampo_trigger_name(g->trigger));
     sp_meta_set(p, "trigger_skipped", g->trigger_why);
+    if (g->trigger_reason[0]) sp_meta_set(p, "trigger_reason", g->trigger_reason);
     sp_meta_set(p, "mode", g->cfg.mode == SAMPO_MODE_WALL ? "wall" : "cpu");
     sp_meta_setu(p, "hz_requested", g->cfg.hz);
     sp_meta_setu(p, "interval_initial_ns", g->interval0_ns);
