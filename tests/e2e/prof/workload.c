@@ -4,7 +4,8 @@
  *   workload split SECS      f50/f30/f20 take 50/30/20% of the CPU
  *   workload threads SECS    two threads running the same loop (expect 50/50 per thread)
  *   workload recurse SECS    deep recursion (depth 200) ending in a leaf loop
- *   workload sleeper SECS    one busy thread (busy_main) and one that sleeps 90% (sleepy)
+ *   workload sleeper SECS    one busy thread (busy_main) and one that sleeps 90% (sleepy);
+ *                            prints each thread's measured CPU share
  *   workload eintr SECS      nanosleep/poll/usleep loop; prints "eintr N calls M"
  *   workload forkexec SECS   forks, the child execs `workload split SECS`; prints "child ok"
  *   workload many N SECS     N threads spinning (stress)
@@ -113,6 +114,8 @@ __attribute__((noinline)) void sleepy_work(void) {
     work(200000);
 }
 
+static double sleepy_cpu;
+
 static void *sleepy_main(void *arg) {
     double end = now_s() + *(double *)arg;
     while (now_s() < end) {
@@ -122,6 +125,7 @@ static void *sleepy_main(void *arg) {
         struct timespec ts = {0, (long)(dt * 9e9)};
         nanosleep(&ts, NULL);
     }
+    sleepy_cpu = cpu_s();
     return NULL;
 }
 
@@ -131,11 +135,16 @@ __attribute__((noinline)) void busy_main(double secs) {
         work(10000);
 }
 
+/* Prints each thread's CPU share ("truth busy_main=P sleepy_work=Q"): on a shared machine
+ * the busy thread gets less than a core and the split moves away from 91/9. */
 static void run_sleeper(double secs) {
     pthread_t t;
+    double c0 = cpu_s();
     pthread_create(&t, NULL, sleepy_main, &secs);
     busy_main(secs);
     pthread_join(t, NULL);
+    double busy = cpu_s() - c0, all = busy + sleepy_cpu;
+    printf("truth busy_main=%.1f sleepy_work=%.1f\n", busy / all * 100, sleepy_cpu / all * 100);
 }
 
 /* Counts calls that fail with EINTR although nothing in this program sends signals. */
