@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sampo.h"
 
@@ -23,6 +24,8 @@ int main(int argc, char **argv) {
     printf("jitdemo: x86-64 only, skipped\n");
     return 0;
 #endif
+    printf("pid %d\n", (int)getpid()); /* its /tmp/perf-PID.map is the caller's to remove */
+    fflush(stdout);
     uint8_t *mem =
         mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (mem == MAP_FAILED) return 1;

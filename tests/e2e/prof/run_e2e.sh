@@ -72,7 +72,8 @@ triggers)
     fi ;;
 jit_perf_map)
     # our own profile names the JIT range
-    "$JITDEMO" "$dir/j"
+    pid=$("$JITDEMO" "$dir/j" | sed -n 's/^pid //p')
+    rm -f "/tmp/perf-$pid.map"
     "$CHECK" "$dir/j" --tol 10 --min-samples 300 jit_spin_loop=90
     # perf reads /tmp/perf-PID.map written by sampo_jit_register()
     if ! command -v perf >/dev/null; then echo "perf not installed: skipped"; exit 0; fi
@@ -80,8 +81,10 @@ jit_perf_map)
             >"$dir/perf.log" 2>&1; then
         echo "perf record unavailable here: skipped"; cat "$dir/perf.log"; exit 0
     fi
+    pid=$(sed -n 's/^pid //p' "$dir/perf.log")
     perf report -i "$dir/perf.data" --stdio --sort sym 2>/dev/null | tee "$dir/report" |
         grep -v '^#' | head -n 5
+    [ -n "$pid" ] && rm -f "/tmp/perf-$pid.map"
     grep -q "jit_spin_loop" "$dir/report" ;;
 *)
     echo "unknown case $case_"; exit 2 ;;
