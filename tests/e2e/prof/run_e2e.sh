@@ -18,7 +18,10 @@ split)
     "$CHECK" "$dir/p" --min-samples 800 f50=50 f30=30 f20=20 --meta mode=cpu ;;
 threads)
     SAMPO_HZ=1000 run "$dir/p" threads 1.5
-    "$CHECK" "$dir/p" --min-samples 1500 --thread-split spin_thread_body=100 ;;
+    "$CHECK" "$dir/p" --min-samples 1500 --thread-split spin_thread_body=100
+    # the default rate: the tick-driven per-thread CPU timers (each thread its own)
+    run "$dir/t" threads 2
+    "$CHECK" "$dir/t" --min-samples 500 --meta trigger=timer --thread-split spin_thread_body=100 ;;
 recurse)
     SAMPO_HZ=1000 SAMPO_DEPTH=255 run "$dir/p" recurse 1.5
     "$CHECK" "$dir/p" --tol 4 --min-samples 600 --depth-min 200 leaf_loop=97 ;;
