@@ -117,6 +117,14 @@ def cfg_runs(label):
     return OPTS.tuned_runs if label.endswith('tuned') else OPTS.runs
 
 
+def target_samples(name):
+    """--samples, or a larger target for benchmarks whose trees need more (--samples-for)."""
+    for item in (OPTS.samples_for or '').split(','):
+        if item.startswith(name + '='):
+            return int(item.split('=', 1)[1])
+    return OPTS.samples
+
+
 def calibrate(job):
     n, args, cfg = job
     label, mode, hz, extra = cfg
@@ -137,8 +145,13 @@ def sizing(bs, res, cfgs):
             if not (OPTS.reuse and c[0] in sz.get(n, {}))]
     with ThreadPoolExecutor(OPTS.jobs) as ex:
         for n, label, smp, wall in ex.map(calibrate, jobs):
-            f = max(1, -(-OPTS.samples // smp)) if smp else 1
-            sz.setdefault(n, {})[label] = {'factor': f, 'base_samples': smp, 'base_wall': wall}
+            sz.setdefault(n, {})[label] = {'base_samples': smp, 'base_wall': wall}
+    for n, _, _ in bs:  # the factor follows the target, also for reused calibrations
+        for c in cfgs:
+            x = sz.get(n, {}).get(c[0])
+            if x:
+                x['target'] = target_samples(n)
+                x['factor'] = max(1, -(-x['target'] // x['base_samples'])) if x['base_samples'] else 1
     return sz
 
 
@@ -351,7 +364,8 @@ def tables(res):
     if res.get('skipped'):
         L += ['Skipped (missing or failing): ' + ', '.join(res['skipped']), '']
     acc = res.get('accuracy', {})
-    L += ['## 1. Accuracy run-to-run (mean over all pairs of runs; runs sized to ~%d samples)' % OPTS.samples, '',
+    L += ['## 1. Accuracy run-to-run (mean over all pairs of runs; runs sized to ~%d samples%s)'
+          % (OPTS.samples, ', ' + OPTS.samples_for if OPTS.samples_for else ''), '',
           'Per configuration: correlation / overlap %, then mean samples per run and run length (s).', '',
           '| benchmark | ' + ' | '.join('%s corr / overlap %% | samples, s' % c[0] for c in CONFIGS) + ' |',
           '|---|' + '---|' * (2 * len(CONFIGS))]
@@ -459,6 +473,7 @@ def main():
     ap.add_argument('--configs', help='accuracy: comma-separated configurations (async-1k, async-tuned,'
                     ' coop-1k, coop-tuned, exact); default all')
     ap.add_argument('--samples', type=int, default=6000, help='accuracy: samples per run (sizing)')
+    ap.add_argument('--samples-for', help='accuracy: per-benchmark targets, e.g. DeltaBlue=12000')
     ap.add_argument('--tuned-runs', type=int, default=None, help='accuracy: runs of the tuned '
                     'configurations (default --runs)')
     ap.add_argument('--skip', default='', help='comma-separated sections: accuracy,overhead,states,threads')
