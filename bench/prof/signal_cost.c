@@ -90,7 +90,8 @@ static int sc_timer_on(ScTrig *t, clockid_t clk, long hz) {
     if (timer_create(clk, &ev, &t->tm)) return -1;
     t->have_tm = 1;
     long ns = 1000000000 / hz;
-    struct itimerspec its = {{ns / 1000000000, ns % 1000000000}, {ns / 1000000000, ns % 1000000000}};
+    struct itimerspec its = {{ns / 1000000000, ns % 1000000000},
+                             {ns / 1000000000, ns % 1000000000}};
     return timer_settime(t->tm, 0, &its, NULL);
 }
 
