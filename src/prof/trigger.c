@@ -148,6 +148,7 @@ int prof_trigger_choose(ProfThread *t, char *why, size_t whylen) {
     SampoTrigger chain[4];
     size_t off = 0;
     why[0] = 0;
+    prof_g.trigger_reason[0] = 0;
     if (prof_g.cfg.mode == SAMPO_MODE_WALL) {
         prof_g.trigger = SAMPO_TRIGGER_THREAD;
         snprintf(why, whylen, "wall mode uses the sampler thread");
@@ -160,7 +161,6 @@ int prof_trigger_choose(ProfThread *t, char *why, size_t whylen) {
         int e = trig_arm_as(t, tr);
         if (e == 0) {
             prof_g.trigger = tr;
-            prof_g.trigger_reason[0] = 0;
             if (tr == SAMPO_TRIGGER_TIMER && prof_g.cfg.trigger == SAMPO_TRIGGER_AUTO && !i)
                 snprintf(prof_g.trigger_reason, sizeof prof_g.trigger_reason,
                          "interval >= kernel tick: the tick-driven CPU timer goes first");
