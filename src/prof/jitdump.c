@@ -7,6 +7,7 @@
  * are written as zeros, so the record keeps the size it announced.
  */
 #include "jitdump.h"
+#include "engine.h" /* prof_now_ns: CLOCK_MONOTONIC, the clock of perf record -k 1 */
 
 #include <elf.h>
 #include <errno.h>
@@ -57,12 +58,6 @@ static void jd_err(char *err, size_t errlen, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
-}
-
-static uint64_t jd_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static uint8_t *jd_put32(uint8_t *p, uint32_t v) {
@@ -126,7 +121,7 @@ static int jd_write_header(int fd, int pid) {
     p = jd_put32(p, JD_ELF_MACH);
     p = jd_put32(p, 0);
     p = jd_put32(p, (uint32_t)pid);
-    p = jd_put64(p, jd_now());
+    p = jd_put64(p, prof_now_ns());
     jd_put64(p, 0); /* flags: timestamps are CLOCK_MONOTONIC, not an arch clock */
     return jd_write_all(fd, h, sizeof h);
 }
@@ -181,7 +176,7 @@ static int jd_load_locked(ProfJitdump *j, uint64_t start, uint64_t size, const c
     if (!buf) return -1;
     p = jd_put32(p, PROF_JITDUMP_CODE_LOAD);
     p = jd_put32(p, (uint32_t)(head + size));
-    p = jd_put64(p, jd_now());
+    p = jd_put64(p, prof_now_ns());
     p = jd_put32(p, (uint32_t)j->pid);
     p = jd_put32(p, (uint32_t)gettid());
     p = jd_put64(p, start); /* vma */
@@ -230,7 +225,7 @@ int prof_jitdump_close(ProfJitdump *j) {
         uint8_t r[16], *p = r;
         p = jd_put32(p, PROF_JITDUMP_CODE_CLOSE);
         p = jd_put32(p, sizeof r);
-        jd_put64(p, jd_now());
+        jd_put64(p, prof_now_ns());
         rc = jd_write_all(j->fd, r, sizeof r);
         j->broken = 1;
     }
