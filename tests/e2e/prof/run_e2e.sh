@@ -33,7 +33,9 @@ sleeper_cpu)
     # shellcheck disable=SC2086
     "$CHECK" "$dir/p" --tol 4 --min-samples 300 ${truth#truth } ;;
 sleeper_wall)
-    SAMPO_HZ=500 SAMPO_MODE=wall run "$dir/p" sleeper 2
+    # 4 s: the sleeper's work gets only ~30 of ~4000 samples, and at 2 s (~15) sampling noise
+    # alone took it below the lower bound about one run in ten
+    SAMPO_HZ=500 SAMPO_MODE=wall run "$dir/p" sleeper 4
     "$CHECK" "$dir/p" --min-samples 500 --meta mode=wall --meta trigger=thread \
         busy_main=50 sleepy_main=50
     # the sleeper works ~9% of its time; wall samples of it while runnable-but-waiting on
