@@ -41,7 +41,8 @@ typedef struct CoopSample {
 
 typedef struct ExactFrame {
     uint32_t node;
-    uint64_t t0, gc0, comp0; /* TSC at the enter hook; GC and compile ns then */
+    uint64_t t0, tp0;    /* TSC at the enter hook's start; at the primitive's start (states) */
+    uint64_t gc0, comp0; /* GC and compile ns at the enter hook */
 } ExactFrame;
 
 typedef struct SprKnown {
@@ -101,7 +102,6 @@ static struct {
     bool out_tmp;
     uint64_t exact_state_ns[VMS_COUNT];
     bool have_exact_states;
-    uint64_t clock_ns;   /* measurement cost subtracted from each primitive's time */
     uint64_t long_ticks; /* exact mode: intervals longer than this are checked for descheduling */
     uint64_t base_ns;    /* exact mode: CPU time of the unprofiled run (SOMPROF_EXACT_BASE_NS) */
     double cost_scale;   /* exact mode: factor applied to the calibrated event costs */
@@ -123,9 +123,23 @@ static double spx_tick_ns = 0;
 static uint64_t spx_ticks(void) {
     return __rdtsc();
 }
+/* A clock read at a precise point of the instruction stream: everything before it has
+ * completed and its stores are visible to other cores (the marking thread reads the VM
+ * state), nothing after it has started. */
+static uint64_t spx_ticks_fenced(void) {
+    _mm_mfence();
+    _mm_lfence();
+    uint64_t t = __rdtsc();
+    _mm_lfence();
+    return t;
+}
 #else
 static uint64_t spx_now(void);
 static uint64_t spx_ticks(void) {
+    return spx_now();
+}
+static uint64_t spx_ticks_fenced(void) {
+    atomic_thread_fence(memory_order_seq_cst);
     return spx_now();
 }
 #endif
@@ -265,13 +279,21 @@ static void spc_hook(SomVM *vm) {
     if (v <= 0 || atomic_load(&S.paused)) return;
     VmProf *p = vm->prof_data;
     /* One system call per flag: the thread's CPU time.  The marker flags once per interval
-     * of wall time; a thread that used less than half an interval of CPU since its latest
-     * sample (it was descheduled) skips this one, so the rate stays per CPU time. */
+     * of wall time; each sample stands for one interval of the thread's CPU time, counted
+     * in cpu_ref: a thread that has not used half an interval more than its samples stand
+     * for (it was descheduled) skips this one, so the rate stays per CPU time.  cpu_ref
+     * advances by whole intervals, not to the CPU time at the safe point: a flag taken late
+     * (after a long primitive or GC) must not make the next one look early, or the ticks
+     * right after long primitives, often in the next one, would be skipped (coop's state
+     * split lost 4-12 points of primitive time that way). */
     uint64_t cpu = spx_thread_cpu();
     uint64_t iv = atomic_load(&S.interval_ns);
     uint32_t missed = __atomic_exchange_n(&p->missed, 0, __ATOMIC_ACQ_REL);
-    if (!missed && cpu < __atomic_load_n(&p->cpu_ref, __ATOMIC_RELAXED) + iv / 2) return;
-    __atomic_store_n(&p->cpu_ref, cpu, __ATOMIC_RELAXED); /* the marker's baseline for misses */
+    uint64_t ref = __atomic_load_n(&p->cpu_ref, __ATOMIC_RELAXED);
+    if (!missed && cpu + iv / 2 < ref + iv) return;
+    ref += iv;
+    if (cpu > ref + 2 * iv) ref = cpu - 2 * iv; /* no debt from a pause or a slower rate */
+    __atomic_store_n(&p->cpu_ref, ref, __ATOMIC_RELAXED); /* the marker counts misses on it */
     spc_take_sample(p, (uint8_t)(v - 1), 1 + missed);
 }
 
@@ -391,12 +413,14 @@ static void spx_desched(VmProf *p, uint64_t t, uint64_t *dt) {
     p->ck_cpu = cpu;
 }
 
-static void spx_enter(SomVM *vm, SomMethod *callee, bool is_prim) {
-    uint64_t t = spx_ticks();
-    VmProf *p = vm->prof_data;
-    bool tree = S.o.mode == SOMPROF_EXACT && !(is_prim && S.o.lean);
-    if (!tree && !is_prim) return;
-    if (is_prim && !tree && !S.o.exact_states) return;
+/* Whether an event builds the exact tree: exact mode (not primitives when lean), or a sampled
+ * run that also times its own execution exactly (the frames a sampler sees: no primitives). */
+static inline bool spx_tree(bool is_prim) {
+    if (S.o.mode == SOMPROF_EXACT) return !(is_prim && S.o.lean);
+    return S.o.exact_time && !is_prim;
+}
+
+static void spx_push(VmProf *p, ExactFrame f) {
     if (p->sp == p->cap_stk) {
         uint32_t cap = p->cap_stk ? p->cap_stk * 2 : 1024;
         ExactFrame *s = realloc(p->stk, cap * sizeof *s);
@@ -404,6 +428,23 @@ static void spx_enter(SomVM *vm, SomMethod *callee, bool is_prim) {
         p->stk = s;
         p->cap_stk = cap;
     }
+    p->stk[p->sp++] = f;
+}
+
+/* The hooks run where a sampler's view changes (vm.h): a method's enter after its frame is
+ * published, its exit after the frame is popped.  A primitive's state window (exact states)
+ * starts with the VM state store and then a fenced clock read, and ends the same way: an
+ * unfenced read's value is taken somewhere within a long instruction (~25 ns here), at a
+ * point that depends on the code before it, so a window of two plain reads differed from
+ * what the samples saw by 4-10 points of the split (-4 with back-to-back reads at the
+ * enter, +7..+10 without), and by < 1 point fenced (docs/evaluation.md, section 5). */
+static void spx_enter(SomVM *vm, SomMethod *callee, bool is_prim) {
+    bool tree = spx_tree(is_prim), states = is_prim && S.o.exact_states;
+    if (!tree && !states) return;
+    /* no clock read unless the tree needs one (fewer reads, less distortion); in a sampled
+     * run every read is fenced, so that it splits time where the samples' view changes */
+    uint64_t t = !tree ? 0 : S.o.exact_time ? spx_ticks_fenced() : spx_ticks();
+    VmProf *p = vm->prof_data;
     int32_t top = vm->top;
     uint32_t node = SPC_NONE;
     if (tree) {
@@ -415,23 +456,31 @@ static void spx_enter(SomVM *vm, SomMethod *callee, bool is_prim) {
         node = spc_child(&p->tree, parent, callee, site);
         if (node != SPC_NONE && !atomic_load(&S.paused)) p->tree.n[node].count++;
     }
-    p->stk[p->sp++] = (ExactFrame){node, t, vm->heap.stats.ns_total, vm->compile_ns};
+    ExactFrame f = {node, t, t, vm->heap.stats.ns_total, vm->compile_ns};
+    if (states) {
+        vm->state = VMS_PRIMITIVE;
+        f.tp0 = spx_ticks_fenced();
+    }
+    spx_push(p, f);
 }
 
 static void spx_exit(SomVM *vm, SomMethod *callee, bool is_prim) {
-    uint64_t t1 = spx_ticks();
+    bool states = is_prim && S.o.exact_states;
+    if (!states && !spx_tree(is_prim)) return;
+    if (states) vm->state = VMS_INTERP;
+    uint64_t t1 = states || S.o.exact_time ? spx_ticks_fenced() : spx_ticks();
     VmProf *p = vm->prof_data;
     (void)callee;
-    bool tree = S.o.mode == SOMPROF_EXACT && !(is_prim && S.o.lean);
-    if ((!tree && !is_prim) || (is_prim && !tree && !S.o.exact_states) || !p->sp) return;
+    if (!p->sp) return;
     ExactFrame *e = &p->stk[--p->sp];
-    uint64_t dt = (uint64_t)((double)(t1 - e->t0) * spx_tick_ns);
-    if (is_prim) {
+    if (states) {
+        uint64_t dt = (uint64_t)((double)(t1 - e->tp0) * spx_tick_ns);
         uint64_t other = (vm->heap.stats.ns_total - e->gc0) + (vm->compile_ns - e->comp0);
         p->prim_ns += dt > other ? dt - other : 0;
-        p->prim_calls++; /* each holds S.clock_ns of measurement, taken off in spx_finish */
+        p->prim_calls++;
     }
     if (e->node == SPC_NONE) return;
+    uint64_t dt = (uint64_t)((double)(t1 - e->t0) * spx_tick_ns);
     spx_charge(p, e->node, t1);
     p->tree.n[e->node].total_ns += dt;
     if (p->sp && p->stk[p->sp - 1].node != SPC_NONE)
@@ -487,31 +536,26 @@ static void spx_finish(VmProf *p) {
     uint64_t seen = run > p->desched_ns ? run - p->desched_ns : 0; /* not yet taken out */
     double load = cpu && seen > cpu ? (double)seen / (double)cpu : 1.0;
     if (load > 20) load = 20;
-    if (S.o.mode == SOMPROF_EXACT) spx_fold_calibration(&p->tree, load);
+    if (S.o.mode == SOMPROF_EXACT || S.o.exact_time) spx_fold_calibration(&p->tree, load);
+    /* The state split is the one of this run, hooks included, as its samples see it: each
+     * primitive's window is bounded by the state stores (spx_enter), nothing is taken off.
+     * Wall time throughout: descheduled stretches fall into the states in proportion. */
     uint64_t gc = vm->heap.stats.ns_total - p->gc_attach;
     uint64_t comp = vm->compile_ns - p->comp_attach;
-    uint64_t meas = (uint64_t)(load * (double)(p->prim_calls * S.clock_ns));
-    uint64_t prim = p->prim_ns > meas ? p->prim_ns - meas : 0;
-    uint64_t other = gc + comp + prim;
+    uint64_t other = gc + comp + p->prim_ns;
     p->state_ns[VMS_GC] = gc;
     p->state_ns[VMS_COMPILE] = comp;
-    p->state_ns[VMS_PRIMITIVE] = prim;
+    p->state_ns[VMS_PRIMITIVE] = p->prim_ns;
     p->state_ns[VMS_INTERP] = run > other ? run - other : 0;
 }
 
-/* Smallest gap between two clock reads: what one read adds to a measured interval. */
-static uint64_t spx_clock_cost(void) {
+/* The cheap clock's ns per tick, against the monotonic clock over 5 ms. */
+static void spx_clock_init(void) {
     uint64_t w0 = spx_now(), k0 = spx_ticks();
     struct timespec ts = {0, 5000000};
     nanosleep(&ts, NULL);
     uint64_t w1 = spx_now(), k1 = spx_ticks();
     spx_tick_ns = k1 > k0 ? (double)(w1 - w0) / (double)(k1 - k0) : 1.0;
-    uint64_t best = UINT64_MAX;
-    for (int i = 0; i < 2000; i++) {
-        uint64_t a = spx_ticks(), b = spx_ticks();
-        if (b - a < best) best = b - a;
-    }
-    return best == UINT64_MAX ? 0 : (uint64_t)((double)best * spx_tick_ns);
 }
 
 /* Times the events on a stand-in VM, empty callees inside an outer activation: the callee's
@@ -549,64 +593,6 @@ static void spx_hook_cost(void) {
     free(p.stk);
     S.win_ns = win > 0 ? (uint64_t)(win + 0.5) : 0;
     S.hook_ns = hook > 0 ? (uint64_t)(hook + 0.5) : 0;
-}
-
-/* An empty primitive for the calibration below (not inlined: called through a pointer). */
-__attribute__((noinline)) static int spx_empty_prim(SomVM *vm, Value *args) {
-    (void)vm;
-    (void)args;
-    return 0;
-}
-
-/* What the exact state split charges to a primitive beyond the primitive itself, timed on
- * a stand-in VM that repeats the interpreter's sequence (hook, state store, call through
- * the method's pointer, state store, hook, all through pointers) with an empty primitive:
- * its measured window less the cost of the empty call itself, which a sampler does see as
- * primitive time (the call sits between the two state stores). */
-static uint64_t spx_prim_window(void) {
-    static SomVM fake;
-    static SomFrame frame;
-    static SomMethod m;
-    VmProf p = {0};
-    memset(&fake, 0, sizeof fake);
-    frame.method = &m;
-    m.prim = spx_empty_prim;
-    fake.frames = &frame;
-    fake.prof_data = &p;
-    fake.on_enter = spx_enter;
-    fake.on_exit = spx_exit;
-    fake.prim_hooks = true;
-    SomVM *volatile vp = &fake; /* keep the pointers opaque to the optimizer */
-    SomProfOptions saved = S.o;
-    S.o.mode = SOMPROF_ASYNC; /* state accounting only: no tree */
-    S.o.exact_states = true;
-    double best = -1, call = -1;
-    for (int round = 0; round < 7; round++) {
-        SomVM *vm = vp;
-        p.prim_ns = 0;
-        for (int i = 0; i < 2000; i++) {
-            if (vm->prim_hooks) vm->on_enter(vm, &m, true);
-            vm->state = VMS_PRIMITIVE;
-            int r = m.prim(vm, NULL);
-            vm->state = VMS_INTERP;
-            if (vm->prim_hooks) vm->on_exit(vm, &m, true);
-            if (r) break;
-        }
-        double w = (double)p.prim_ns / 2000;
-        uint64_t a = spx_ticks();
-        for (int i = 0; i < 2000; i++) {
-            vm->state = VMS_PRIMITIVE;
-            int r = m.prim(vm, NULL);
-            vm->state = VMS_INTERP;
-            if (r) break;
-        }
-        double c = (double)(spx_ticks() - a) * spx_tick_ns / 2000;
-        if (best < 0 || w < best) best = w;
-        if (call < 0 || c < call) call = c;
-    }
-    S.o = saved;
-    free(p.stk);
-    return best > call ? (uint64_t)(best - call + 0.5) : 0;
 }
 
 /* ---- System primitives ------------------------------------------------------------------ */
@@ -682,10 +668,15 @@ int somprof_session_start(const SomProfOptions *o, char *err, size_t errlen) {
         snprintf(err, errlen, "profiler already started");
         return -1;
     }
+    if (o->exact_time && o->mode != SOMPROF_ASYNC) {
+        snprintf(err, errlen, "--prof-exact-time: needs --prof=async (exact mode times itself)");
+        return -1;
+    }
     S.o = *o;
     S.t0 = spx_now();
     S.late_names = getenv("SOMPROF_LATE_NAMES") && !strcmp(getenv("SOMPROF_LATE_NAMES"), "1");
-    S.clock_ns = o->exact_states || o->mode == SOMPROF_EXACT ? spx_clock_cost() : 0;
+    bool timed = o->exact_states || o->exact_time || o->mode == SOMPROF_EXACT;
+    if (timed) spx_clock_init();
     S.win_ns = S.hook_ns = 0;
     S.long_ticks = UINT64_MAX; /* the stand-in calibration never checks */
     const char *base = getenv("SOMPROF_EXACT_BASE_NS");
@@ -693,7 +684,6 @@ int somprof_session_start(const SomProfOptions *o, char *err, size_t errlen) {
     S.cost_scale = 1;
     if (o->mode == SOMPROF_EXACT) spx_hook_cost();
     S.long_ticks = spx_tick_ns > 0 ? (uint64_t)(200000.0 / spx_tick_ns) : UINT64_MAX;
-    if (o->exact_states || o->mode == SOMPROF_EXACT) S.clock_ns = spx_prim_window();
     atomic_store(&S.stop, 0);
     atomic_store(&S.paused, o->paused ? 1 : 0);
     S.out_tmp = !o->out;
@@ -705,8 +695,14 @@ int somprof_session_start(const SomProfOptions *o, char *err, size_t errlen) {
         if (spr_start_async(o, err, errlen)) return -1;
     } else {
         S.prof = sp_profile_new(o->mode == SOMPROF_EXACT ? SP_FLAVOUR_EXACT : SP_FLAVOUR_SAMPLED);
-        S.tprof = o->mode == SOMPROF_EXACT ? sp_profile_new(SP_FLAVOUR_SAMPLED) : NULL;
-        if (!S.prof || (o->mode == SOMPROF_EXACT && !S.tprof) || spc_init(&S.merged)) {
+        if (!S.prof || spc_init(&S.merged)) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+    }
+    if (o->mode == SOMPROF_EXACT || o->exact_time) {
+        S.tprof = sp_profile_new(SP_FLAVOUR_SAMPLED);
+        if (!S.tprof) {
             snprintf(err, errlen, "out of memory");
             return -1;
         }
@@ -733,7 +729,7 @@ static int spr_attach_mode(VmProf *p, int thread_no) {
             sampo_vm_set_state_ptr(&vm->state))
             return -1;
         vm->safepoint_hook = spa_hook;
-        return 0;
+        return S.o.exact_time ? spc_init(&p->tree) : 0;
     }
     if (spc_init(&p->tree)) return -1;
     if (S.o.mode == SOMPROF_COOP) {
@@ -767,7 +763,7 @@ int somprof_attach(SomVM *vm, int thread_no) {
     p->ck_t = spx_ticks();
     p->gc_attach = vm->heap.stats.ns_total;
     p->comp_attach = vm->compile_ns;
-    if (S.o.mode == SOMPROF_EXACT || S.o.exact_states) {
+    if (S.o.mode == SOMPROF_EXACT || S.o.exact_states || S.o.exact_time) {
         vm->on_enter = spx_enter;
         vm->on_exit = spx_exit;
         /* primitives are timed for the state split and counted by the full exact mode;
@@ -857,6 +853,25 @@ out:
     free(stack);
 }
 
+/* Async run with exact_time: adds the VM's exact tree as the time view of its own
+ * execution (S.mu held). */
+static void spr_merge_time(VmProf *p) {
+    SpcTree *t = &p->tree;
+    uint32_t *fid = calloc(t->len, sizeof *fid);
+    uint32_t *stack = malloc(sizeof *stack * (t->len + 1));
+    char tname[32];
+    snprintf(tname, sizeof tname, "som-%d", p->no);
+    uint32_t tthr = sp_thread_add(S.tprof, (uint64_t)p->no, tname);
+    if (!fid || !stack || tthr == SP_NONE) goto out;
+    for (uint32_t i = 1; i < t->len; i++)
+        fid[i] = sp_frame_addv(S.tprof, SP_FRAME_VM_METHOD, spn_name(&p->names, t->n[i].method),
+                               NULL, 0, 0, NULL, 0);
+    spr_time_view(p, fid, stack, tthr);
+out:
+    free(fid);
+    free(stack);
+}
+
 /* Remembers the VM's method names for the fix-up at finish (S.mu held). */
 static void spr_keep_names(VmProf *p) {
     const SpnTable *t = atomic_load(&p->names.cur);
@@ -884,7 +899,7 @@ void somprof_detach(SomVM *vm) {
         sampo_thread_unregister();
         spa_name_pending(p);
     }
-    if (S.o.mode == SOMPROF_EXACT || S.o.exact_states) spx_finish(p);
+    if (S.o.mode == SOMPROF_EXACT || S.o.exact_states || S.o.exact_time) spx_finish(p);
     vm->exact_hooks = false;
     vm->prim_hooks = false;
     vm->safepoint_hook = NULL;
@@ -892,10 +907,12 @@ void somprof_detach(SomVM *vm) {
     pthread_mutex_lock(&S.mu);
     for (int i = 0; i < S.nvms; i++)
         if (S.vms[i] == p) S.vms[i] = S.vms[--S.nvms];
-    if (S.o.mode != SOMPROF_ASYNC)
+    if (S.o.mode != SOMPROF_ASYNC) {
         spr_merge(p);
-    else
+    } else {
         spr_keep_names(p);
+        if (S.o.exact_time) spr_merge_time(p);
+    }
     if (S.o.exact_states || (S.o.mode == SOMPROF_EXACT && !S.o.lean)) {
         for (int s = 0; s < VMS_COUNT; s++)
             S.exact_state_ns[s] += p->state_ns[s];
@@ -939,8 +956,6 @@ static void spr_states(SpProfile *p) {
     for (int s = 0; s < VMS_COUNT; s++)
         total += S.exact_state_ns[s];
     spr_print_states(stderr, "exact", S.exact_state_ns, total);
-    fprintf(stderr, "somprof: exact states: %llu ns subtracted per primitive call\n",
-            (unsigned long long)S.clock_ns);
     for (int s = 1; s < VMS_COUNT; s++) {
         char key[64];
         snprintf(key, sizeof key, "exact_state_%s_ns", spr_state_names[s]);
@@ -1039,9 +1054,13 @@ static int spr_write_time(SpProfile *p, char *err, size_t errlen) {
     char path[4200];
     snprintf(path, sizeof path, "%s.time", S.out);
     sp_meta_set(S.tprof, "engine", "somprof");
-    sp_meta_set(S.tprof, "som_profiler_mode", "exact-time");
+    sp_meta_set(S.tprof, "som_profiler_mode",
+                S.o.exact_time ? "exact-time-same-run" : "exact-time");
     sp_meta_set(S.tprof, "unit", "nanoseconds of self time");
-    sp_meta_set(S.tprof, "view", "primitives and trivial methods folded into their caller");
+    sp_meta_set(S.tprof, "view",
+                S.o.exact_time ? "the sampled run's own execution, hooks included, as its samples "
+                                 "see it: primitives and trivial methods folded into their caller"
+                               : "primitives and trivial methods folded into their caller");
     sp_meta_setu(S.tprof, "event_ns_subtracted_per_invocation", S.win_ns);
     sp_meta_setu(S.tprof, "event_ns_subtracted_per_call_made", S.hook_ns);
     char sc[32];

@@ -11,7 +11,8 @@
  *   exact  every activation, primitive and exit is counted through the VM's exact hooks into
  *          a calling-context tree with invocation counts and inclusive/self times.
  * Every mode writes a profile readable by the `sampo` tools; exact mode also writes
- * FILE.time, the time-weighted view (weights in microseconds).
+ * FILE.time, the time-weighted view (weights in nanoseconds), and so does async mode with
+ * exact_time (the exact time of the sampled run itself).
  *
  * Threading: somprof_session_start/finish on the main thread, before the VM threads start
  * and after they were joined; somprof_attach/detach on each VM's own thread.  The async
@@ -44,6 +45,8 @@ typedef struct SomProfOptions {
     bool paused;       /* start paused (System profilerStart starts it) */
     bool lean;         /* exact mode: leave primitives uncounted and trivial methods
                           inlined, so the timed run sees the frames a sampler sees */
+    bool exact_time;   /* async mode: also time every activation exactly (the lean tree) in
+                          the same run, written to OUT.time: the samples' own ground truth */
 } SomProfOptions;
 
 /* Parses a mode name ("async", "coop", "exact"); answers false if unknown. */

@@ -326,8 +326,8 @@ primitive:
         if (UNLIKELY(vm->prim_hooks)) vm->on_enter(vm, callee, true);
         vm->state = VMS_PRIMITIVE;
         int r = callee->prim(vm, sp - n - 1);
+        if (UNLIKELY(vm->prim_hooks)) vm->on_exit(vm, callee, true); /* still VMS_PRIMITIVE */
         vm->state = VMS_INTERP;
-        if (UNLIKELY(vm->prim_hooks)) vm->on_exit(vm, callee, true);
         if (LIKELY(r == PRIM_OK)) {
             sp -= n;
             DISPATCH();
@@ -597,13 +597,13 @@ L_RETURN_LOCAL:
     ret = sp[-1];
 do_return : {
     if (meth->kind == MK_METHOD && meth->nctx) fp->ctx->frame = NULL;
-    if (UNLIKELY(vm->exact_hooks)) {
-        SAVE();
-        vm->on_exit(vm, meth, false);
-    }
     sp = fp->bp;
     *sp++ = ret;
     PUBLISH(top - 1);
+    if (UNLIKELY(vm->exact_hooks)) { /* where a sampler stops seeing the callee */
+        SAVE();
+        vm->on_exit(vm, meth, false);
+    }
     if (top == base_top) {
         vm->sp = sp;
         return 0;
@@ -624,11 +624,11 @@ L_RETURN_NLR : {
         for (int32_t i = top; i > hi; i--) {
             SomFrame *f = &vm->frames[i];
             if (f->method->kind == MK_METHOD && f->method->nctx) f->ctx->frame = NULL;
+            PUBLISH(i - 1);
             if (UNLIKELY(vm->exact_hooks)) {
                 SAVE();
                 vm->on_exit(vm, f->method, false);
             }
-            PUBLISH(i - 1);
         }
         PUBLISH(hi);
         fp = home;
@@ -637,12 +637,12 @@ L_RETURN_NLR : {
     }
     /* the home activation is gone: send escapedBlock: to the block's invoker */
     Value blk = fp->bp[0];
+    sp = fp->bp;
+    PUBLISH(top - 1);
     if (UNLIKELY(vm->exact_hooks)) {
         SAVE();
         vm->on_exit(vm, meth, false);
     }
-    sp = fp->bp;
-    PUBLISH(top - 1);
     if (top == base_top) {
         som_prim_error(vm, "Block has escaped and cannot be executed (no invoker)");
         goto error;

@@ -110,9 +110,13 @@ struct SomVM {
      * on_enter after a method/block activation was pushed (frames[top] is the
      * callee, frames[top-1] the caller whose bci is the call site) and
      * before a primitive runs (prim != NULL, no frame is pushed for it);
-     * on_exit when an activation ends (normal return, non-local return
-     * unwinding, or the primitive finished).  The primitive calls happen only
-     * while `prim_hooks` is true too (off, primitives keep their fast paths). */
+     * on_exit when an activation ended (normal return, non-local return
+     * unwinding: frames[top] is already the caller) or the primitive
+     * finished (vm->state is still VMS_PRIMITIVE; the VM stores VMS_INTERP
+     * after the hook).  Both run where a sampler's view changes, so a hook's
+     * clock read splits time as the samples do.  The primitive calls happen
+     * only while `prim_hooks` is true too (off, primitives keep their fast
+     * paths). */
     bool exact_hooks;
     bool prim_hooks;
     void (*on_enter)(SomVM *vm, SomMethod *callee, bool is_prim);

@@ -39,6 +39,8 @@ static void usage(FILE *f) {
                "  --prof-paused  start paused (System profilerStart begins sampling)\n"
                "  --prof-lean    exact mode: count only frames a sampler sees (no primitives,\n"
                "                 trivial methods inlined): the low-distortion time view\n"
+               "  --prof-exact-time  async mode: also time every activation exactly in the\n"
+               "                 same run, written to F.time (the samples' ground truth)\n"
                "  -h, --help     show this help\n"
                "  --version      show the version\n"
                "\n"
@@ -106,6 +108,8 @@ static int parse_prof(int argc, char **argv, int *i, SomProfOptions *p) {
         p->tune = true;
     else if (!strcmp(a, "--prof-lean"))
         p->lean = true;
+    else if (!strcmp(a, "--prof-exact-time"))
+        p->exact_time = true;
     else
         flag = false;
     if (flag) {
@@ -183,6 +187,10 @@ static int parse_args(int argc, char **argv, Config *c) {
             usage(stderr);
             return 2;
         }
+    }
+    if (c->prof.exact_time && c->prof.mode != SOMPROF_ASYNC) {
+        fprintf(stderr, "som: --prof-exact-time: needs --prof=async (exact mode times itself)\n");
+        return 2;
     }
     if (i >= argc) {
         fprintf(stderr, "som: no main class given\n");

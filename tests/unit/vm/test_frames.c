@@ -7,7 +7,9 @@
  *    older frames are left alone by the VM;
  *  - a caller's `bci` is the bytecode index of the send that made the call
  *    (one of the caller's call sites), for methods, blocks and primitives;
- *  - enters and exits balance; vm->state is VMS_INTERP in the hooks;
+ *  - enters and exits balance; vm->state is VMS_INTERP in the hooks, but
+ *    VMS_PRIMITIVE in a primitive's exit hook (the state a sampler saw);
+ *  - on a method's exit the callee's frame is already popped;
  *  - safepoints are polled on method entry and loop back edges.
  */
 #include <stdarg.h>
@@ -25,7 +27,9 @@
 
 typedef struct Seen {
     long enters, exits, prim_enters;
-    long bad_top, bad_visited, bad_state, bad_frames;
+    long bad_top, bad_visited, bad_state, bad_frames, bad_exit_top;
+    int32_t tops[4096]; /* vm->top at each open activation's enter */
+    int depth;
     long caller_checks, bad_caller_bci, bad_prim_bci;
     long safepoints;
     uint32_t last_bad_bci;
@@ -58,6 +62,7 @@ static void on_enter(SomVM *vm, SomMethod *callee, bool is_prim) {
         const SomFrame *f = &vm->frames[vm->top];
         if (f->method != callee) s->bad_top++;
         if (f->visited != 0) s->bad_visited++;
+        if (s->depth < 4096) s->tops[s->depth++] = vm->top;
         caller = vm->top >= 1 ? &vm->frames[vm->top - 1] : NULL;
     }
     /* mark every frame as seen, like a sampler would (the VM must not care) */
@@ -76,11 +81,11 @@ static void on_enter(SomVM *vm, SomMethod *callee, bool is_prim) {
 }
 
 static void on_exit_hook(SomVM *vm, SomMethod *callee, bool is_prim) {
-    (void)callee;
-    (void)is_prim;
     Seen *s = vm->prof_data;
     s->exits++;
-    if (vm->state != VMS_INTERP) s->bad_state++;
+    if (vm->state != (is_prim ? VMS_PRIMITIVE : VMS_INTERP)) s->bad_state++;
+    (void)callee;
+    if (!is_prim && s->depth > 0 && vm->top != s->tops[--s->depth] - 1) s->bad_exit_top++;
 }
 
 static void safepoint(SomVM *vm) {
@@ -142,6 +147,7 @@ static void test_hooks_see_a_consistent_stack(void **state) {
     assert_int_equal(seen.bad_top, 0);
     assert_int_equal(seen.bad_visited, 0);
     assert_int_equal(seen.bad_state, 0);
+    assert_int_equal(seen.bad_exit_top, 0);
     assert_int_equal(seen.bad_frames, 0);
     assert_true(seen.caller_checks > 500);
     if (seen.bad_caller_bci)
