@@ -241,6 +241,47 @@ def accuracy(bs, res):
         print('  accuracy %s done' % n, file=sys.stderr)
 
 
+# ---- 2b: samples against the exact time of the same run ----------------------------------
+
+SAME = [('async-1k', 1000), ('async-tuned', 0)]
+
+
+def same_run(bs, res):
+    """--prof-exact-time: every activation of the sampled run itself is timed (lean exact tree,
+    fenced clock reads where the samples' view changes), so the samples are compared with
+    the exact time of the very execution they sampled: no second run, no calibration of the
+    instrumentation (it is part of what both see).  Sized like the accuracy runs."""
+    sz = res.get('sizes', {})
+    jobs = []
+    for n, a, l in bs:
+        if n in res.get('skipped', []):
+            continue
+        for label, hz in SAME:
+            f = sz.get(n, {}).get(label, {}).get('factor', 1)
+            jobs += [(n, scaled(a, l, f), (label + '-same', 'async', hz, ['--prof-exact-time']), i)
+                     for i in range(OPTS.same_runs)]
+    with ThreadPoolExecutor(OPTS.jobs) as ex:
+        done = list(ex.map(one_run, jobs))
+    out = {}
+    for (n, _, c, i, *_), rc, err in done:
+        if rc:
+            print('  %s %s run %d failed: %s' % (n, c[0], i, err.strip()[-200:]), file=sys.stderr)
+            continue
+        f = path('prof', '%s.%s.%d.prof' % (n, c[0], i))
+        v = compare(f, f + '.time')
+        m = report_meta(f)
+        if v:
+            out.setdefault(n, {}).setdefault(c[0], []).append(
+                {'corr': v[0], 'overlap': v[1], 'samples': int(m.get('samples', '0') or 0),
+                 'duration_s': int(m.get('duration_ns', '0') or 0) / 1e9})
+    res['same_run'] = {n: {k: {'corr': mean(x['corr'] for x in v),
+                               'corr_min': min(x['corr'] for x in v),
+                               'overlap': mean(x['overlap'] for x in v),
+                               'samples': mean(x['samples'] for x in v),
+                               'duration_s': mean(x['duration_s'] for x in v), 'runs': len(v)}
+                           for k, v in m.items()} for n, m in out.items()}
+
+
 # ---- 3: overhead --------------------------------------------------------------------------
 
 OVH = [('none', None, 0), ('empty-1k', 'async', 1000), ('empty-5k', 'async', 5000),
@@ -257,13 +298,14 @@ def overhead(bs, res):
     the profiler costs) are kept; per configuration the median over rounds."""
     out = {}
     tmp = path('ovh.prof')
+    ovh = [c for c in OVH if not OPTS.ovh or c[0] == 'none' or c[0] in OPTS.ovh.split(',')]
     for n, args, _ in bs:
         if n in res.get('skipped', []):
             continue
-        cpu = {c[0]: [] for c in OVH}
-        wall = {c[0]: [] for c in OVH}
+        cpu = {c[0]: [] for c in ovh}
+        wall = {c[0]: [] for c in ovh}
         for _ in range(OPTS.reps):
-            for label, mode, hz in OVH:
+            for label, mode, hz in ovh:
                 a = args if mode is None else prof_args(mode, hz, tmp) + args
                 c, w, rc, _ = run_som(a, EMPTY if label.startswith('empty') else None)
                 if rc == 0:
@@ -276,11 +318,11 @@ def overhead(bs, res):
             base = statistics.median(d['none']) if d['none'] else None
             if base:  # the unprofiled runs' own spread: (max - min) / median, percent
                 o[what + '_noise'] = 100.0 * (max(d['none']) - min(d['none'])) / base
-            for label, _, _ in OVH[1:]:
+            for label, _, _ in ovh[1:]:
                 if base and d[label]:
                     o[what + ':' + label] = 100.0 * (statistics.median(d[label]) / base - 1)
         print('  overhead %s done' % n, file=sys.stderr)
-    res['overhead'] = out
+    res['overhead_focus' if OPTS.ovh else 'overhead'] = out
 
 
 # ---- 5: VM states, 6: threads --------------------------------------------------------------
@@ -298,9 +340,9 @@ def states(bs, res):
     for n, args, lin in bs:
         if n in res.get('skipped', []):
             continue
-        # ~3000 samples: sampling noise ~0.5 pp on a 10% share; run one at a time (the exact
-        # split's clock is wall time)
-        args = scaled(args, lin, max(1, sz.get(n, {}).get('async-1k', {}).get('factor', 2) // 2))
+        # the accuracy runs' size (~6000 samples: sampling noise ~0.6 pp on a 30% share); one
+        # at a time (the exact split's clock is wall time)
+        args = scaled(args, lin, sz.get(n, {}).get('async-1k', {}).get('factor', 1))
         for label, mode in (('async', 'async'), ('coop', 'coop')):
             _, _, rc, err = run_som(prof_args(mode, 1000, path('st.prof'), ['--prof-states']) + args)
             s, e = parse_states(err, 'sampled'), parse_states(err, 'exact')
@@ -397,25 +439,58 @@ def tables(res):
             cells.append('%s / %s' % (fmt(x['exact_inv_corr']), fmt(x['exact_inv_overlap'], '%.1f')))
             cells.append('%s / %s' % (fmt(x['exact_time_corr']), fmt(x['exact_time_overlap'], '%.1f')))
         L.append('| %s | ' % n + ' | '.join(cells) + ' |')
-    ov = res.get('overhead', {})
+    sr = res.get('same_run', {})
+    if sr:
+        L += ['', '## 2b. Samples against the exact time of the same run (--prof-exact-time)', '',
+              'Every activation of the sampled run itself timed (lean exact tree, fenced clock reads',
+              'where the samples\' view changes): correlation / overlap % (mean over runs; min corr),',
+              'samples per run and run length (s).', '',
+              '| benchmark | ' + ' | '.join('%s corr / overlap %% (min) | samples, s' % l for l, _ in SAME) + ' |',
+              '|---|' + '---|' * (2 * len(SAME))]
+        for n, m in sr.items():
+            cells = []
+            for l, _ in SAME:
+                x = m.get(l + '-same')
+                if not x:
+                    cells += ['-', '-']
+                    continue
+                cells.append('%s / %s (%s)' % (fmt(x['corr']), fmt(x['overlap'], '%.1f'), fmt(x['corr_min'])))
+                cells.append('%s, %s' % (fmt(x['samples'], '%.0f'), fmt(x['duration_s'], '%.1f')))
+            L.append('| %s | ' % n + ' | '.join(cells) + ' |')
+    secs = [('overhead', 'a', 'b', OPTS.reps), ('overhead_focus', 'c', 'd', None)]
+    for key, sa, sb, reps in secs:
+        L += overhead_tables(res.get(key, {}), sa, sb, reps)
+    L += tables_rest(res, acc)
+    return '\n'.join(L) + '\n'
+
+
+def overhead_tables(ov, sa, sb, reps):
+    L = []
+    ovh_cols = [c for c in OVH[1:] if any('cpu:' + c[0] in o for o in ov.values())]
     for what, title in (('wall', 'wall time'), ('cpu', 'CPU time (user+sys, all threads)')):
         if not ov:
             break
+        n_rounds = reps or len(next(iter(ov.values()))['cpu_runs']['none'])
         L += ['', '## 3%s. Overhead: %% %s over the unprofiled run (median of %d interleaved rounds)'
-              % ('a' if what == 'wall' else 'b', title, OPTS.reps), '',
-              '| benchmark | base s | noise % | ' + ' | '.join(c[0] for c in OVH[1:]) + ' |',
-              '|---|---|---|' + '---|' * (len(OVH) - 1)]
+              % (sa if what == 'wall' else sb, title, n_rounds), '',
+              '| benchmark | base s | noise % | ' + ' | '.join(c[0] for c in ovh_cols) + ' |',
+              '|---|---|---|' + '---|' * len(ovh_cols)]
         for n, o in ov.items():
             L.append('| %s | %s | %s | ' % (n, fmt(o.get('base_wall_s' if what == 'wall' else 'base_s'), '%.2f'),
                                            fmt(o.get(what + '_noise'), '%.1f')) +
-                     ' | '.join(fmt(o.get(what + ':' + c[0]), '%+.1f') for c in OVH[1:]) + ' |')
+                     ' | '.join(fmt(o.get(what + ':' + c[0]), '%+.1f') for c in ovh_cols) + ' |')
         cols = {c[0]: sorted(o[what + ':' + c[0]] for o in ov.values() if what + ':' + c[0] in o)
-                for c in OVH[1:]}
+                for c in ovh_cols}
         L.append('| **median** | | %s | ' % fmt(statistics.median([o[what + '_noise'] for o in ov.values()
                                                                   if what + '_noise' in o] or [0]), '%.1f') +
                  ' | '.join(fmt(statistics.median(v) if v else None, '%+.1f') for v in cols.values()) + ' |')
         L.append('| quartiles | | | ' + ' | '.join('%+.1f..%+.1f' % (v[len(v) // 4], v[(3 * len(v)) // 4])
                                                  if v else '-' for v in cols.values()) + ' |')
+    return L
+
+
+def tables_rest(res, acc):
+    L = []
     L += ['', '## 4. Self-tuning (first tuned run of each benchmark)', '',
           '| benchmark | mode | initial interval ms | final interval ms | rate changes | samples |',
           '|---|---|---|---|---|---|']
@@ -458,7 +533,7 @@ def tables(res):
             for t, x in m.items():
                 L.append('| %s | %s | %.2f | %+.1f | %s | %s |' % (n, t, x['wall_base'], x['overhead'],
                                                              fmt(x['corr_vs_1thread']), fmt(x['overlap_vs_1thread'], '%.1f')))
-    return '\n'.join(L) + '\n'
+    return L
 
 
 def main():
@@ -476,7 +551,10 @@ def main():
     ap.add_argument('--samples-for', help='accuracy: per-benchmark targets, e.g. DeltaBlue=12000')
     ap.add_argument('--tuned-runs', type=int, default=None, help='accuracy: runs of the tuned '
                     'configurations (default --runs)')
-    ap.add_argument('--skip', default='', help='comma-separated sections: accuracy,overhead,states,threads')
+    ap.add_argument('--skip', default='',
+                    help='comma-separated sections: accuracy,same,overhead,states,tuning,threads')
+    ap.add_argument('--same-runs', type=int, default=2, help='2b: runs per configuration')
+    ap.add_argument('--ovh', help='overhead: comma-separated configurations (default all)')
     ap.add_argument('--quick', action='store_true', help='3 runs, 1 rep, our benchmarks only')
     ap.add_argument('--reuse', action='store_true',
                     help='keep profiles already in OUT/prof and results of skipped sections')
@@ -495,7 +573,7 @@ def main():
         res = json.load(open(path('results.json')))
     os.makedirs(path('prof'), exist_ok=True)
     skip = OPTS.skip.split(',')
-    for name, fn in (('accuracy', accuracy), ('overhead', overhead), ('states', states),
+    for name, fn in (('accuracy', accuracy), ('same', same_run), ('overhead', overhead), ('states', states),
                      ('tuning', tuning), ('threads', threads)):
         if name not in skip:
             t0 = time.monotonic()
