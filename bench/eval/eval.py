@@ -282,6 +282,28 @@ def same_run(bs, res):
                            for k, v in m.items()} for n, m in out.items()}
 
 
+def exact_repro(bs, res):
+    """How reproducible the separate-run ground truth is: two more --prof=exact --prof-lean
+    runs of the same size (same SOMPROF_EXACT_BASE_NS), their time views compared."""
+    sz, base = res.get('sizes', {}), res.get('exact_base_cpu_s', {})
+    jobs = []
+    for n, a, l in bs:
+        if n in res.get('skipped', []) or not base.get(n):
+            continue
+        big = scaled(a, l, sz.get(n, {}).get('async-1k', {}).get('factor', 1))
+        jobs += [(n, big, ('exact-lean', 'exact', 0, ['--prof-lean']), i,
+                  {'SOMPROF_EXACT_BASE_NS': str(int(base[n] * 1e9))}) for i in (1, 2)]
+    with ThreadPoolExecutor(OPTS.jobs) as ex:
+        done = list(ex.map(one_run, jobs))
+    out = {}
+    for n in sorted({j[0] for j in jobs}):
+        a, b = (path('prof', '%s.exact-lean.%d.prof.time' % (n, i)) for i in (1, 2))
+        v = compare(a, b) if os.path.exists(a) and os.path.exists(b) else None
+        if v:
+            out[n] = {'corr': v[0], 'overlap': v[1]}
+    res['exact_repro'] = out
+
+
 # ---- 3: overhead --------------------------------------------------------------------------
 
 OVH = [('none', None, 0), ('empty-1k', 'async', 1000), ('empty-5k', 'async', 5000),
@@ -427,8 +449,12 @@ def tables(res):
           'profile of a --prof=exact --prof-lean run at the 1 kHz runs\' size (self ns; only the frames a',
           'sampler sees; the instrumentation\'s cost calibrated in situ against an unprofiled run of',
           'the same size, SOMPROF_EXACT_BASE_NS).', '',
-          '| benchmark | ' + ' | '.join('%s vs inv | %s vs time' % (c[0], c[0]) for c in CONFIGS) + ' |',
-          '|---|' + '---|' * (2 * len(CONFIGS))]
+          'Last column: the exact time views of two more such runs against each other (how well the',
+          'ground truth reproduces itself from run to run).', '',
+          '| benchmark | ' + ' | '.join('%s vs inv | %s vs time' % (c[0], c[0]) for c in CONFIGS) +
+          ' | exact time vs exact time |',
+          '|---|' + '---|' * (2 * len(CONFIGS) + 1)]
+    rp = res.get('exact_repro', {})
     for n, a in acc.items():
         cells = []
         for c in CONFIGS:
@@ -438,6 +464,8 @@ def tables(res):
                 continue
             cells.append('%s / %s' % (fmt(x['exact_inv_corr']), fmt(x['exact_inv_overlap'], '%.1f')))
             cells.append('%s / %s' % (fmt(x['exact_time_corr']), fmt(x['exact_time_overlap'], '%.1f')))
+        r = rp.get(n)
+        cells.append('%s / %s' % (fmt(r['corr']), fmt(r['overlap'], '%.1f')) if r else '-')
         L.append('| %s | ' % n + ' | '.join(cells) + ' |')
     sr = res.get('same_run', {})
     if sr:
@@ -552,7 +580,7 @@ def main():
     ap.add_argument('--tuned-runs', type=int, default=None, help='accuracy: runs of the tuned '
                     'configurations (default --runs)')
     ap.add_argument('--skip', default='',
-                    help='comma-separated sections: accuracy,same,overhead,states,tuning,threads')
+                    help='comma-separated sections: accuracy,same,repro,overhead,states,tuning,threads')
     ap.add_argument('--same-runs', type=int, default=2, help='2b: runs per configuration')
     ap.add_argument('--ovh', help='overhead: comma-separated configurations (default all)')
     ap.add_argument('--quick', action='store_true', help='3 runs, 1 rep, our benchmarks only')
@@ -573,7 +601,8 @@ def main():
         res = json.load(open(path('results.json')))
     os.makedirs(path('prof'), exist_ok=True)
     skip = OPTS.skip.split(',')
-    for name, fn in (('accuracy', accuracy), ('same', same_run), ('overhead', overhead), ('states', states),
+    for name, fn in (('accuracy', accuracy), ('same', same_run), ('repro', exact_repro),
+                     ('overhead', overhead), ('states', states),
                      ('tuning', tuning), ('threads', threads)):
         if name not in skip:
             t0 = time.monotonic()
