@@ -13,6 +13,7 @@ import itertools
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -347,6 +348,57 @@ def overhead(bs, res):
     res['overhead_focus' if OPTS.ovh else 'overhead'] = out
 
 
+# ---- 3e: in-process breakdown of the async profiler's own cost ---------------------------
+
+OURS = re.compile(r'(prof_|cc_|spa_|spn_|spx_|spc_|spo_|sampo_|capture_|trig_|mgr_|ring_|tune_)')
+
+
+def perf_share(out):
+    """From `perf report --sort comm,sym`: percent of the run's CPU samples in the profiler's
+    code on the VM thread, and in the profiler's own threads (all their code, kernel too)."""
+    vm = thr = 0.0
+    for line in out.splitlines():
+        f = line.split()
+        if line.startswith('#') or len(f) < 2 or not f[0].endswith('%'):
+            continue
+        v = float(f[0].rstrip('%'))
+        if f[1].startswith('sampo'):
+            thr += v
+        elif len(f) > 3 and OURS.match(f[3]):
+            vm += v
+    return vm, thr
+
+
+def breakdown(bs, res):
+    """perf record -e cpu-clock -F 20000 of each benchmark under async 1 kHz and under the
+    empty handler: what libsampo + somprof code costs beyond the signal itself, in points of
+    the run's CPU (the signal's own cost, kernel delivery and VM exits, is the floor)."""
+    if not shutil.which('perf'):
+        print('  breakdown: no perf, skipped', file=sys.stderr)
+        return
+    out = {}
+    data = path('perf.data')
+    for n, args, _ in bs:
+        if n in res.get('skipped', []):
+            continue
+        row = {}
+        for label, env in (('async-1k', None), ('empty-1k', EMPTY)):
+            e = dict(os.environ, **env) if env else None
+            cmd = ['perf', 'record', '-q', '-e', 'cpu-clock', '-F', '20000', '-o', data, som_bin()]
+            p = subprocess.run(cmd + prof_args('async', 1000, path('bd.prof')) + args,
+                               capture_output=True, env=e)
+            if p.returncode:
+                continue
+            rep = subprocess.run(['perf', 'report', '-i', data, '--stdio', '--sort', 'comm,sym'],
+                                 capture_output=True, text=True).stdout
+            row[label] = perf_share(rep)
+        if len(row) == 2:
+            a, z = row['async-1k'], row['empty-1k']
+            out[n] = {'vm': a[0], 'threads': a[1], 'empty_vm': z[0], 'empty_threads': z[1],
+                      'extra': a[0] + a[1] - z[0] - z[1]}
+    res['breakdown'] = out
+
+
 # ---- 5: VM states, 6: threads --------------------------------------------------------------
 
 def parse_states(err, what):
@@ -488,6 +540,20 @@ def tables(res):
     secs = [('overhead', 'a', 'b', OPTS.reps), ('overhead_focus', 'c', 'd', None)]
     for key, sa, sb, reps in secs:
         L += overhead_tables(res.get(key, {}), sa, sb, reps)
+    bd = res.get('breakdown', {})
+    if bd:
+        L += ['', '## 3e. The async profiler\'s own cost at 1 kHz, in process (perf record -e cpu-clock -F 20000)', '',
+              'Percent of the run\'s CPU samples: libsampo + somprof code on the VM thread, the profiler\'s',
+              'threads (manager; all their code), the same under the empty handler, and the difference:',
+              'what the profiler adds beyond the signal itself (whose cost, kernel delivery and VM exits,',
+              'is the floor of tables 3b/3d).', '',
+              '| benchmark | VM thread | threads | empty: VM thread | empty: threads | added (points) |',
+              '|---|---|---|---|---|---|']
+        for n, x in bd.items():
+            L.append('| %s | %.2f | %.2f | %.2f | %.2f | %+.2f |' % (n, x['vm'], x['threads'], x['empty_vm'],
+                                                                x['empty_threads'], x['extra']))
+        ex = sorted(x['extra'] for x in bd.values())
+        L.append('| **median** | | | | | %+.2f |' % statistics.median(ex))
     L += tables_rest(res, acc)
     return '\n'.join(L) + '\n'
 
@@ -580,7 +646,8 @@ def main():
     ap.add_argument('--tuned-runs', type=int, default=None, help='accuracy: runs of the tuned '
                     'configurations (default --runs)')
     ap.add_argument('--skip', default='',
-                    help='comma-separated sections: accuracy,same,repro,overhead,states,tuning,threads')
+                    help='comma-separated sections: accuracy,same,repro,overhead,breakdown,states,'
+                    'tuning,threads')
     ap.add_argument('--same-runs', type=int, default=2, help='2b: runs per configuration')
     ap.add_argument('--ovh', help='overhead: comma-separated configurations (default all)')
     ap.add_argument('--quick', action='store_true', help='3 runs, 1 rep, our benchmarks only')
@@ -602,7 +669,7 @@ def main():
     os.makedirs(path('prof'), exist_ok=True)
     skip = OPTS.skip.split(',')
     for name, fn in (('accuracy', accuracy), ('same', same_run), ('repro', exact_repro),
-                     ('overhead', overhead), ('states', states),
+                     ('overhead', overhead), ('breakdown', breakdown), ('states', states),
                      ('tuning', tuning), ('threads', threads)):
         if name not in skip:
             t0 = time.monotonic()
