@@ -244,23 +244,22 @@ def accuracy(bs, res):
 
 # ---- 2b: samples against the exact time of the same run ----------------------------------
 
-SAME = [('async-1k', 1000), ('async-tuned', 0)]
+SAME = [('async-1k-same', 'async', 1000, ['--prof-exact-time']),
+        ('async-tuned-same', 'async', 0, ['--prof-exact-time'])]
 
 
 def same_run(bs, res):
     """--prof-exact-time: every activation of the sampled run itself is timed (lean exact tree,
     fenced clock reads where the samples' view changes), so the samples are compared with
     the exact time of the very execution they sampled: no second run, no calibration of the
-    instrumentation (it is part of what both see).  Sized like the accuracy runs."""
-    sz = res.get('sizes', {})
+    instrumentation (it is part of what both see).  Sized by samples like the accuracy runs,
+    with calibration runs of their own (the hooks slow call-heavy code down several times)."""
+    bs = [b for b in bs if b[0] not in res.get('skipped', [])]
+    sz = sizing(bs, res, SAME)
     jobs = []
     for n, a, l in bs:
-        if n in res.get('skipped', []):
-            continue
-        for label, hz in SAME:
-            f = sz.get(n, {}).get(label, {}).get('factor', 1)
-            jobs += [(n, scaled(a, l, f), (label + '-same', 'async', hz, ['--prof-exact-time']), i)
-                     for i in range(OPTS.same_runs)]
+        for c in SAME:
+            jobs += [(n, scaled(a, l, sz[n][c[0]]['factor']), c, i) for i in range(OPTS.same_runs)]
     with ThreadPoolExecutor(OPTS.jobs) as ex:
         done = list(ex.map(one_run, jobs))
     out = {}
@@ -525,12 +524,12 @@ def tables(res):
               'Every activation of the sampled run itself timed (lean exact tree, fenced clock reads',
               'where the samples\' view changes): correlation / overlap % (mean over runs; min corr),',
               'samples per run and run length (s).', '',
-              '| benchmark | ' + ' | '.join('%s corr / overlap %% (min) | samples, s' % l for l, _ in SAME) + ' |',
+              '| benchmark | ' + ' | '.join('%s corr / overlap %% (min) | samples, s' % c[0] for c in SAME) + ' |',
               '|---|' + '---|' * (2 * len(SAME))]
         for n, m in sr.items():
             cells = []
-            for l, _ in SAME:
-                x = m.get(l + '-same')
+            for c in SAME:
+                x = m.get(c[0])
                 if not x:
                     cells += ['-', '-']
                     continue
