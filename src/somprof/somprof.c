@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "capi.h"
 #include "cct.h"
 #include "interp.h"
 #include "names.h"
@@ -1113,71 +1114,18 @@ out:
     return rc;
 }
 
-/* ---- C API for a compiler controller --------------------------------------------------- */
+/* ---- for the C API (capi.c) ------------------------------------------------------------- */
 
-size_t somprof_hot_methods(SomVM *vm, bool by_total, SomProfHot *out, size_t n) {
-    VmProf *p = vm->prof_data;
-    if (!p || !n) return 0;
-    if (S.o.mode == SOMPROF_ASYNC) {
-        SampoCCMap *m = sampo_ccmap_snapshot(0);
-        SampoMethodStat *st = m ? calloc(n, sizeof *st) : NULL;
-        size_t k = st ? sampo_ccmap_hot_methods(m, by_total ? 1 : 0, st, n) : 0;
-        for (size_t i = 0; i < k; i++)
-            out[i] =
-                (SomProfHot){(SomMethod *)(uintptr_t)st[i].method,
-                             st[i].name ? spn_intern(st[i].name) : NULL, st[i].self, st[i].total};
-        free(st);
-        sampo_ccmap_free(m);
-        return k;
-    }
-    /* tree modes: per-method self from this VM's tree (by name -> the methods of the frames) */
-    size_t k = 0;
-    for (uint32_t i = 1; i < p->tree.len; i++) {
-        const SpcNode *x = &p->tree.n[i];
-        uint64_t v = x->count;
-        if (!v) continue;
-        size_t j = 0;
-        while (j < k && (const void *)out[j].method != x->method)
-            j++;
-        if (j == k) {
-            if (k == n) continue;
-            out[k++] = (SomProfHot){(SomMethod *)(uintptr_t)x->method,
-                                    spn_name(&p->names, x->method), 0, 0};
-        }
-        out[j].self += v;
-        out[j].total += v;
-    }
-    (void)by_total;                /* tree modes: counts are per context end, self == total here */
-    for (size_t i = 1; i < k; i++) /* insertion sort, hottest first */
-        for (size_t j = i; j > 0 && out[j].self > out[j - 1].self; j--) {
-            SomProfHot x = out[j];
-            out[j] = out[j - 1];
-            out[j - 1] = x;
-        }
-    return k;
+SomProfMode spr_session_mode(void) {
+    return S.active ? S.o.mode : SOMPROF_OFF;
 }
 
-size_t somprof_site_targets(SomVM *vm, SomMethod *caller, uint32_t bci, SomMethod **out, size_t n) {
+const SpcTree *spr_vm_tree(SomVM *vm) {
     VmProf *p = vm->prof_data;
-    if (!p) return 0;
-    if (S.o.mode != SOMPROF_ASYNC) { /* the VM's own tree: children at (caller, bci) */
-        size_t k = 0;
-        for (uint32_t i = 1; i < p->tree.len; i++) {
-            const SpcNode *x = &p->tree.n[i];
-            if (x->callsite != bci || p->tree.n[x->parent].method != caller) continue;
-            size_t j = 0;
-            while (j < k && out[j] != x->method)
-                j++;
-            if (j == k && k < n) out[k++] = (SomMethod *)(uintptr_t)x->method;
-        }
-        return k;
-    }
-    SampoCCMap *m = sampo_ccmap_snapshot(0);
-    uint64_t *t = m ? calloc(n ? n : 1, sizeof *t) : NULL;
-    size_t k = t ? sampo_ccmap_site_targets(m, (uint64_t)(uintptr_t)caller, bci, t, n) : 0;
-    for (size_t i = 0; i < k; i++)
-        out[i] = (SomMethod *)(uintptr_t)t[i];
-    free(t);
-    sampo_ccmap_free(m);
-    return k;
+    return p && (S.o.mode != SOMPROF_ASYNC) ? &p->tree : NULL;
+}
+
+const char *spr_vm_name(SomVM *vm, const SomMethod *m) {
+    VmProf *p = vm->prof_data;
+    return p ? spn_name(&p->names, m) : NULL;
 }

@@ -80,4 +80,26 @@ size_t somprof_hot_methods(SomVM *vm, bool by_total, SomProfHot *out, size_t n);
 /* Distinct callees seen so far at call site caller@bci (1 = monomorphic); up to n written. */
 size_t somprof_site_targets(SomVM *vm, SomMethod *caller, uint32_t bci, SomMethod **out, size_t n);
 
+typedef struct SomProfEdge {
+    SomMethod *caller;
+    uint32_t bci; /* the send in the caller */
+    SomMethod *callee;
+    uint64_t count; /* samples with the edge on their stack (each once), or calls (exact) */
+} SomProfEdge;
+
+/* Hottest call edges caller@bci -> callee so far, over all their contexts; up to n written,
+ * hottest first. */
+size_t somprof_hot_edges(SomVM *vm, SomProfEdge *out, size_t n);
+
+/* One calling context of an edge: methods[0] is the edge's callee, methods[1] its caller, ...
+ * methods[depth-1] a root; sites[i] is the bci in methods[i+1] that called methods[i]
+ * (sites[depth-1] = 0); weight: samples through the context, or its invocations (exact).
+ * The arrays live for the call only. */
+typedef void (*SomProfContextFn)(void *arg, SomMethod *const *methods, const uint32_t *sites,
+                                 uint32_t depth, uint64_t weight);
+/* Calls fn once per calling context in which caller@bci -> callee was seen (Rotor: "all the
+ * contexts of a hot edge"); answers how many. */
+size_t somprof_edge_contexts(SomVM *vm, SomMethod *caller, uint32_t bci, SomMethod *callee,
+                             SomProfContextFn fn, void *arg);
+
 #endif
