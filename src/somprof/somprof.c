@@ -78,7 +78,7 @@ typedef struct VmProf {
     uint64_t t_last;       /* TSC of the latest enter/exit event (exact mode's self time) */
     uint64_t ck_t, ck_cpu; /* TSC and thread CPU ns at the latest descheduling check */
     uint64_t desched_ns;   /* time taken out of long intervals: the thread was not running */
-    uint64_t prim_ns, prim_calls, t_attach, gc_attach, comp_attach;
+    uint64_t prim_ns, t_attach, gc_attach, comp_attach;
     uint64_t cpu_attach; /* the VM thread's CPU time at attach (load factor, spx_finish) */
     uint64_t state_ns[VMS_COUNT];
 } VmProf;
@@ -489,7 +489,6 @@ static void spx_exit(SomVM *vm, SomMethod *callee, bool is_prim) {
         uint64_t dt = (uint64_t)((double)(t1 - e->tp0) * spx_tick_ns);
         uint64_t other = (vm->heap.stats.ns_total - e->gc0) + (vm->compile_ns - e->comp0);
         p->prim_ns += dt > other ? dt - other : 0;
-        p->prim_calls++;
     }
     if (e->node == SPC_NONE) return;
     uint64_t dt = (uint64_t)((double)(t1 - e->t0) * spx_tick_ns);
