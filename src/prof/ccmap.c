@@ -6,6 +6,8 @@
  */
 #include "ccmap.h"
 
+#include "u64map.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,7 +55,7 @@ static void cc_put_raw(CcSlot *tab, uint32_t cap, const CcSlot *e) {
 static int cc_insert(ProfCCMap *m, uint32_t kind, uint64_t a, uint64_t b, uint32_t idx) {
     if ((m->tab_n + 1) * 2 > m->tab_cap) {
         uint32_t ncap = m->tab_cap ? m->tab_cap * 2 : 256;
-        CcSlot *nt = calloc(ncap, sizeof *nt);
+        CcSlot *nt = prof_zalloc((size_t)ncap * sizeof *nt); /* see u64map.h */
         if (!nt) return -1;
         for (uint32_t i = 0; i < m->tab_cap; i++)
             if (m->tab[i].kind) cc_put_raw(nt, ncap, &m->tab[i]);

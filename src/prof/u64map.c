@@ -26,7 +26,7 @@ int prof_u64map_get(const ProfU64Map *m, uint64_t key, uint64_t *val) {
 
 static int u64_grow(ProfU64Map *m) {
     uint32_t ncap = m->cap ? m->cap * 2 : 64;
-    uint64_t *k = calloc(ncap, sizeof *k), *v = calloc(ncap, sizeof *v);
+    uint64_t *k = prof_zalloc(ncap * sizeof *k), *v = malloc(ncap * sizeof *v);
     if (!k || !v) {
         free(k);
         free(v);
@@ -70,4 +70,11 @@ void prof_u64map_fini(ProfU64Map *m) {
     free(m->keys);
     free(m->vals);
     *m = (ProfU64Map){0};
+}
+
+void *prof_zalloc(size_t n) {
+    char *p = calloc(1, n);
+    for (size_t i = 0; p && i < n; i += 4096)
+        ((volatile char *)p)[i] = 0;
+    return p;
 }

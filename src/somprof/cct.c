@@ -36,8 +36,14 @@ void spc_fini(SpcTree *t) {
 
 static int spc_rehash(SpcTree *t) {
     uint32_t mask = t->mask * 2 + 1;
-    uint32_t *slots = calloc((size_t)mask + 1, sizeof *slots);
+    /* pages touched by writes first: the probe loop's read-then-write on calloc's fresh zero
+     * pages would take a write-protect fault per page, each a TLB-flush IPI to every CPU
+     * running the process (the marking thread's too) */
+    size_t bytes = ((size_t)mask + 1) * sizeof(uint32_t);
+    uint32_t *slots = calloc(1, bytes);
     if (!slots) return -1;
+    for (size_t i = 0; i < bytes; i += 4096)
+        ((volatile char *)slots)[i] = 0;
     for (uint32_t i = 1; i < t->len; i++) {
         const SpcNode *x = &t->n[i];
         uint64_t h = spc_hash(x->parent, x->method, x->callsite);
