@@ -192,8 +192,10 @@ def accuracy(bs, res):
         # (SOMPROF_EXACT_BASE_NS, docs/design/vm-profiling.md)
         jobs += [(n, a, ('exact', 'exact', 0, []), 0) for n, a, l in bs]
         big = [(n, scaled(a, l, fac(n, 'async-1k'))) for n, a, l in bs]
+        base = res.get('exact_base_cpu_s', {}) if OPTS.reuse else {}
+        todo = [b for b in big if b[0] not in base]
         with ThreadPoolExecutor(OPTS.jobs) as ex:
-            base = dict(ex.map(base_cpu, big))
+            base.update(ex.map(base_cpu, todo))
         res['exact_base_cpu_s'] = base
         jobs += [(n, a, ('exact-lean', 'exact', 0, ['--prof-lean']), 0,
                   {'SOMPROF_EXACT_BASE_NS': str(int(base[n] * 1e9))} if base.get(n) else None)
@@ -210,13 +212,15 @@ def accuracy(bs, res):
         if n in failed:
             continue
         ex = path('prof', '%s.exact.0.prof' % n)
-        exl = path('prof', '%s.exact-lean.0.prof' % n)
+        # the time view: the 'repro' section's two runs when there (current build), else run 0
+        exl = [path('prof', '%s.exact-lean.%d.prof.time' % (n, i)) for i in (1, 2)]
+        exl = [f for f in exl if os.path.exists(f)] or [path('prof', '%s.exact-lean.0.prof.time' % n)]
         for label, *_ in cfgs:
             files = [path('prof', '%s.%s.%d.prof' % (n, label, i)) for i in range(cfg_runs(label))]
             pairs = [compare(a, b) for a, b in itertools.combinations(files, 2)]
             pairs = [p for p in pairs if p]
             vs_inv = [compare(f, ex) for f in files]
-            vs_time = [compare(f, exl + '.time') for f in files]
+            vs_time = [compare(f, t) for f in files for t in exl]
             metas = [report_meta(f) for f in files]
             meta = metas[0]
             acc.setdefault(n, {})[label] = {
