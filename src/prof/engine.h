@@ -148,6 +148,7 @@ typedef struct ProfEngine {
     pthread_t manager;
     _Atomic int manager_stop;
     int manager_nice; /* priority the manager got (0 or -5) */
+    int sampler_rt;   /* the sampler thread ran: 1 SCHED_FIFO, 2 best nice allowed; 0 not */
     pthread_t sampler;
     _Atomic int sampler_stop;
     int sampler_running;

@@ -43,6 +43,7 @@ static void wr_meta(SpProfile *p) {
     sp_meta_setu(p, "cost_ns", st->cost_ns);
     sp_meta_setu(p, "manager_cpu_ns", st->manager_ns);
     sp_meta_set(p, "manager_nice", g->manager_nice ? "-5" : "0");
+    if (g->sampler_rt) sp_meta_set(p, "sampler_sched", g->sampler_rt == 1 ? "fifo" : "other");
     sp_meta_set(p, "tune", g->cfg.tune ? (g->cfg.tune_freeze ? "freeze" : "on") : "off");
     snprintf(buf, sizeof buf, "%g", g->cfg.jitter);
     sp_meta_set(p, "jitter", buf);

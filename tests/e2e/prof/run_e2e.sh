@@ -38,9 +38,14 @@ sleeper_wall)
     SAMPO_HZ=500 SAMPO_MODE=wall run "$dir/p" sleeper 4
     "$CHECK" "$dir/p" --min-samples 500 --meta mode=wall --meta trigger=thread \
         busy_main=50 sleepy_main=50
-    # the sleeper works ~9% of its time; wall samples of it while runnable-but-waiting on
-    # these 2 cores count as waiting, so its work share lands between 0.5 and 8%
-    "$CHECK" "$dir/p" --tol 3.75 sleepy_work=4.25 ;;
+    # the sleeper works ~9% of its time, ~4.5% of all samples.  A real-time sampler thread
+    # preempts at its tick (2.8-4.1% measured); at a normal priority a tick in a short burst
+    # of work waits until the thread blocks and finds it blocked (0.5-1.1% measured)
+    if "$CHECK" "$dir/p" --meta sampler_sched=fifo >/dev/null; then
+        "$CHECK" "$dir/p" --tol 3.25 sleepy_work=4.75
+    else
+        "$CHECK" "$dir/p" --tol 3.85 sleepy_work=4.15
+    fi ;;
 eintr_wall)
     out=$(SAMPO_HZ=1000 SAMPO_MODE=wall run "$dir/p" eintr 1)
     echo "with interposition: $out"
