@@ -68,22 +68,14 @@ static bool cap_nested(const SpcTree *t, uint32_t i) {
     return false;
 }
 
-static void cap_sort_hot(SomProfHot *h, size_t k) {
-    for (size_t i = 1; i < k; i++) /* insertion sort, hottest first */
-        for (size_t j = i; j > 0 && h[j].self > h[j - 1].self; j--) {
-            SomProfHot x = h[j];
-            h[j] = h[j - 1];
-            h[j - 1] = x;
-        }
+static int cap_hot_cmp(const void *a, const void *b) { /* hottest first */
+    uint64_t x = ((const SomProfHot *)a)->self, y = ((const SomProfHot *)b)->self;
+    return x < y ? 1 : x > y ? -1 : 0;
 }
 
-static void cap_sort_edges(SomProfEdge *e, size_t k) {
-    for (size_t i = 1; i < k; i++)
-        for (size_t j = i; j > 0 && e[j].count > e[j - 1].count; j--) {
-            SomProfEdge x = e[j];
-            e[j] = e[j - 1];
-            e[j - 1] = x;
-        }
+static int cap_edge_cmp(const void *a, const void *b) {
+    uint64_t x = ((const SomProfEdge *)a)->count, y = ((const SomProfEdge *)b)->count;
+    return x < y ? 1 : x > y ? -1 : 0;
 }
 
 /* ---- hot methods ------------------------------------------------------------------------ */
@@ -119,7 +111,7 @@ size_t somprof_hot_methods(SomVM *vm, bool by_total, SomProfHot *out, size_t n) 
         out[j].self += v;
         out[j].total += v;
     }
-    cap_sort_hot(out, k);
+    qsort(out, k, sizeof *out, cap_hot_cmp);
     return k;
 }
 
@@ -199,7 +191,7 @@ size_t somprof_hot_edges(SomVM *vm, SomProfEdge *out, size_t n) {
                          w[i]))
             break;
     }
-    cap_sort_edges(all, k);
+    if (k) qsort(all, k, sizeof *all, cap_edge_cmp);
     if (k > n) k = n;
     if (k) memcpy(out, all, k * sizeof *out);
     free(all);
