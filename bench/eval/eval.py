@@ -201,9 +201,9 @@ def accuracy(bs, res):
                   {'SOMPROF_EXACT_BASE_NS': str(int(base[n] * 1e9))} if base.get(n) else None)
                  for n, a in big]
     failed = set(res.get('skipped', []))
-    # coop runs one at a time: its marking thread samples by wall clock, and two runs in
-    # parallel oversubscribe the two cores (a descheduled VM takes its pending flags at the
-    # first safe point it reaches: List's Object>>isNil went from 44% to 54-62% of samples)
+    # coop runs one at a time, after the others: its marking thread samples by wall clock,
+    # and two runs in parallel would oversubscribe the two cores (a descheduled VM takes its
+    # pending flags at the first safe point it reaches)
     coop = [j for j in jobs if j[2][1] == 'coop']
     rest = [j for j in jobs if j[2][1] != 'coop']
     with ThreadPoolExecutor(OPTS.jobs) as ex:
