@@ -259,8 +259,9 @@ static void sampler_tick(uint64_t iv, uint64_t now) {
 static int trig_sampler_priority(void) {
     struct sched_param sp = {.sched_priority = 1};
     if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0) return 1;
-    for (int nice = -20; nice < 0; nice += 5)
-        if (setpriority(PRIO_PROCESS, (id_t)prof_gettid(), nice) == 0) return 2;
+    for (int nice = -20; nice < 0 && setpriority(PRIO_PROCESS, (id_t)prof_gettid(), nice);
+         nice += 5)
+        ;
     return 2;
 }
 
