@@ -280,7 +280,7 @@ static SomClass *load_source(SomVM *vm, const char *name, SomClass *shell, char 
         return NULL;
     }
     uint8_t saved = vm->state;
-    vm->state = VMS_COMPILE;
+    som_set_state(vm, VMS_COMPILE);
     uint64_t t0 = som_now_ns();
     vm->heap.inhibit++;
     Arena arena = {0};
@@ -298,7 +298,7 @@ static SomClass *load_source(SomVM *vm, const char *name, SomClass *shell, char 
     if (cls) som_global_put(vm, cls->name, SOM_V(cls));
     vm->heap.inhibit--;
     vm->compile_ns += som_now_ns() - t0;
-    vm->state = saved;
+    som_set_state(vm, saved);
     return cls;
 }
 

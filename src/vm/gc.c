@@ -323,7 +323,7 @@ void gc_collect(SomVM *vm) {
     GcHeap *h = &vm->heap;
     if (h->inhibit) return;
     uint8_t saved = vm->state;
-    vm->state = VMS_GC;
+    som_set_state(vm, VMS_GC);
     uint64_t t0 = som_now_ns();
     finish_sweep(h);
     h->stats.bytes_live = 0;
@@ -336,7 +336,7 @@ void gc_collect(SomVM *vm) {
     if (vm->opts.heap_hint > h->threshold) h->threshold = vm->opts.heap_hint;
     h->stats.collections++;
     h->stats.ns_total += som_now_ns() - t0;
-    vm->state = saved;
+    som_set_state(vm, saved);
     /* the stress mode also checks the heap now and then: a broken invariant
      * is a VM bug, reported loudly rather than left to corrupt the run */
     if (vm->opts.gc_stress && h->stats.collections % 256 == 0) {

@@ -292,7 +292,7 @@ activate : {
     }
     if (UNLIKELY(vm->poll) && vm->safepoint_hook) {
         SAVE();
-        vm->safepoint_hook(vm);
+        vm->safepoint_hook(vm, SOM_SP_ENTRY);
     }
     DISPATCH();
 }
@@ -323,9 +323,11 @@ primitive:
     case PK_PLAIN: {
         if (fp) fp->ip = ip; /* fp->bci already names the send (send_site) */
         SAVE();
+        if (UNLIKELY(vm->poll) && vm->safepoint_hook) vm->safepoint_hook(vm, SOM_SP_PRIM_CALL);
         if (UNLIKELY(vm->prim_hooks)) vm->on_enter(vm, callee, true);
         vm->state = VMS_PRIMITIVE;
         int r = callee->prim(vm, sp - n - 1);
+        if (UNLIKELY(vm->poll) && vm->safepoint_hook) vm->safepoint_hook(vm, SOM_SP_PRIM_DONE);
         if (UNLIKELY(vm->prim_hooks)) vm->on_exit(vm, callee, true); /* still VMS_PRIMITIVE */
         vm->state = VMS_INTERP;
         if (LIKELY(r == PRIM_OK)) {
@@ -596,6 +598,11 @@ L_RETURN_SELF:
 L_RETURN_LOCAL:
     ret = sp[-1];
 do_return : {
+    if (UNLIKELY(vm->poll) && vm->safepoint_hook) {
+        fp->ip = ip;
+        SAVE();
+        vm->safepoint_hook(vm, SOM_SP_RETURN);
+    }
     if (meth->kind == MK_METHOD && meth->nctx) fp->ctx->frame = NULL;
     sp = fp->bp;
     *sp++ = ret;
@@ -615,6 +622,11 @@ do_return : {
 }
 L_RETURN_NLR : {
     ret = sp[-1];
+    if (UNLIKELY(vm->poll) && vm->safepoint_hook) {
+        fp->ip = ip;
+        SAVE();
+        vm->safepoint_hook(vm, SOM_SP_RETURN);
+    }
     SomContext *c = fp->ctx;
     while (c && c->outer)
         c = c->outer;
@@ -704,7 +716,7 @@ L_JUMP_BACK:
     if (UNLIKELY(vm->poll) && vm->safepoint_hook) {
         fp->bci = (uint32_t)(ip - meth->code);
         SAVE();
-        vm->safepoint_hook(vm);
+        vm->safepoint_hook(vm, SOM_SP_LOOP);
     }
     DISPATCH();
 
@@ -877,7 +889,7 @@ L_INC_LOCAL_JLE : {
                 if (UNLIKELY(vm->poll) && vm->safepoint_hook) {
                     fp->bci = (uint32_t)(ip - meth->code);
                     SAVE();
-                    vm->safepoint_hook(vm);
+                    vm->safepoint_hook(vm, SOM_SP_LOOP);
                 }
             } else {
                 ip += SOM_TODO_TAIL;

@@ -256,9 +256,9 @@ static int sys_has_global(ARGS) {
 static int sys_load(ARGS) {
     if (!is_kind(args[1], OBJ_SYMBOL)) return type_error(vm, "Symbol", args[1]);
     uint8_t saved = vm->state;
-    vm->state = VMS_NATIVE;
+    som_set_state(vm, VMS_NATIVE);
     SomClass *c = som_load_class(vm, (SomString *)args[1]);
-    vm->state = saved;
+    som_set_state(vm, saved);
     if (vm->exiting) return PRIM_EXIT;
     RET(c ? SOM_V(c) : vm->nil);
 }

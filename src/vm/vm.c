@@ -122,9 +122,9 @@ int som_vm_run(SomVM *vm, int argc, char **argv) {
     som_root_pop(vm, 1);
     *vm->sp++ = vm->system;
     *vm->sp++ = av;
-    vm->state = VMS_INTERP;
+    som_set_state(vm, VMS_INTERP);
     int status = interp_call(vm, vm->boot_method, 1);
-    vm->state = VMS_IDLE;
+    som_set_state(vm, VMS_IDLE);
     if (!vm->exiting) {
         vm->sp--; /* the result */
         status = 0;

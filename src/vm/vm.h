@@ -53,6 +53,20 @@ typedef struct SomOptions {
     const char *corelib_dir; /* directory of the core library, or NULL = built in */
 } SomOptions;
 
+/* Where a safe point is.  Each one ends a stretch of execution that ran in a
+ * single activation and a single VM state; the comment says which. */
+typedef enum SomSafepoint {
+    SOM_SP_ENTRY,     /* an activation starts (frames[top] is the callee): the
+                       * stretch ran in the caller, frames[top - 1] */
+    SOM_SP_LOOP,      /* a loop back edge: frames[top] */
+    SOM_SP_RETURN,    /* an activation is about to return: frames[top] */
+    SOM_SP_PRIM_CALL, /* a primitive is about to run: frames[top], interpreting */
+    SOM_SP_PRIM_DONE, /* a primitive finished: frames[top], vm->state is still
+                       * VMS_PRIMITIVE */
+    SOM_SP_STATE,     /* vm->state is about to change (som_set_state): the
+                       * stretch ran in frames[top] in the current state */
+} SomSafepoint;
+
 struct SomVM {
     /* --- execution state (see frame.h for the sampler-visible rules) --- */
     SomFrame *frames;       /* frame array, frames[0..top] live */
@@ -99,11 +113,13 @@ struct SomVM {
     uint16_t next_method_id;
     FILE *out, *err; /* stdout/stderr of the program */
     void *profiler;  /* reserved for the embedded profiler */
-    /* Safepoint polling (method entry and loop back edges): when `poll` is
-     * non-zero the interpreter calls safepoint_hook(vm) and clears nothing
-     * itself; the hook decides. Set from any thread (e.g. a sampler). */
+    /* Safepoint polling: when `poll` is non-zero the VM calls
+     * safepoint_hook(vm, where) and clears nothing itself; the hook decides.
+     * Set from any thread (e.g. a sampler).  The safe points split the run
+     * into stretches that each lie in one activation and one VM state, so a
+     * flag can be charged to the stretch it arrived in (SomSafepoint). */
     volatile int poll;
-    void (*safepoint_hook)(SomVM *vm);
+    void (*safepoint_hook)(SomVM *vm, SomSafepoint where);
     SomMethod *boot_method; /* `system initialize: args` driver */
     bool no_trivial;        /* activate trivial methods too (exact profiling) */
     /* Exact-profiling hooks, called only while `exact_hooks` is true:
@@ -172,6 +188,13 @@ static inline void som_root_push(SomVM *vm, Value *slot) {
 }
 static inline void som_root_pop(SomVM *vm, int n) {
     vm->nroots -= n;
+}
+
+/* Changes vm->state.  A state change is a safe point: a sampler's pending
+ * flag is taken in the state it arrived in. */
+static inline void som_set_state(SomVM *vm, uint8_t state) {
+    if (vm->poll && vm->safepoint_hook) vm->safepoint_hook(vm, SOM_SP_STATE);
+    vm->state = state;
 }
 
 /* ---- globals ----------------------------------------------------------- */

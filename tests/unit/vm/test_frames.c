@@ -10,7 +10,10 @@
  *  - enters and exits balance; vm->state is VMS_INTERP in the hooks, but
  *    VMS_PRIMITIVE in a primitive's exit hook (the state a sampler saw);
  *  - on a method's exit the callee's frame is already popped;
- *  - safepoints are polled on method entry and loop back edges.
+ *  - safepoints are polled on method entry, loop back edges, returns, around
+ *    primitives and at state changes, and each says where it is: the state
+ *    is the one of the stretch the safepoint ends (VMS_PRIMITIVE only after a
+ *    primitive), an entry's frames[top] is the callee at bci 0.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -31,7 +34,7 @@ typedef struct Seen {
     int32_t tops[4096]; /* vm->top at each open activation's enter */
     int depth;
     long caller_checks, bad_caller_bci, bad_prim_bci;
-    long safepoints;
+    long safepoints, by_where[SOM_SP_STATE + 1], bad_sp_state, bad_entry;
     uint32_t last_bad_bci;
     char last_bad[128];
 } Seen;
@@ -88,9 +91,13 @@ static void on_exit_hook(SomVM *vm, SomMethod *callee, bool is_prim) {
     if (!is_prim && s->depth > 0 && vm->top != s->tops[--s->depth] - 1) s->bad_exit_top++;
 }
 
-static void safepoint(SomVM *vm) {
+static void safepoint(SomVM *vm, SomSafepoint where) {
     Seen *s = vm->prof_data;
     s->safepoints++;
+    s->by_where[where]++;
+    if (where != SOM_SP_STATE && vm->state != (where == SOM_SP_PRIM_DONE ? VMS_PRIMITIVE : VMS_INTERP))
+        s->bad_sp_state++;
+    if (where == SOM_SP_ENTRY && (vm->top < 0 || vm->frames[vm->top].bci != 0)) s->bad_entry++;
     check_stack(vm, s);
 }
 
@@ -180,6 +187,13 @@ static void test_safepoints_polled(void **state) {
     free(out);
     /* at least the 1000 back edges of the whileTrue: loop and the fib activations */
     assert_true(seen.safepoints > 1000 + 400);
+    assert_true(seen.by_where[SOM_SP_LOOP] >= 1000);
+    assert_true(seen.by_where[SOM_SP_ENTRY] >= 400);                /* fib: 12 alone: 465 */
+    assert_true(seen.by_where[SOM_SP_RETURN] >= 400);
+    assert_true(seen.by_where[SOM_SP_PRIM_CALL] >= 6); /* println; most others are inline */
+    assert_int_equal(seen.by_where[SOM_SP_PRIM_CALL], seen.by_where[SOM_SP_PRIM_DONE]);
+    assert_int_equal(seen.bad_sp_state, 0);
+    assert_int_equal(seen.bad_entry, 0);
     assert_int_equal(seen.bad_frames, 0);
     vt_rmdir(dir);
     free(dir);
