@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""A/B of two `som` builds on the Are-We-Fast-Yet benchmarks, side by side in one run.
+
+Each benchmark runs --runs times per build, the builds interleaved (A B A B ...), so slow
+drifts of the machine hit both alike.  Reports the mean CPU time (user+sys of the som
+process) per build and the ratio B/A per benchmark, and the geometric mean of the ratios.
+CPU time, not wall time: on these virtual machines it is the steadier of the two.
+
+usage: bench/awfy-ab/ab.py A_SOM B_SOM [--runs 3] [--awfy DIR] [--only Bounce,List]
+Standard library only."""
+import argparse
+import math
+import os
+import resource
+import subprocess
+import sys
+
+# name -> inner iterations for a run of roughly 0.2-1 s (release build); NBody verifies its
+# result only at 250000 (and a few other counts)
+BENCH = {'Bounce': 3000, 'List': 1500, 'Richards': 40, 'DeltaBlue': 30000, 'Json': 100,
+         'Towers': 600, 'Storage': 600, 'Sieve': 1000, 'Permute': 600, 'Queens': 600,
+         'Mandelbrot': 300, 'NBody': 250000}
+DIRS = ['Core', 'CD', 'DeltaBlue', 'Json', 'NBody', 'Richards', 'Havlak']
+
+
+def cpu_of(cmd):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if p.returncode:
+        raise RuntimeError('exit %d: %s' % (p.returncode, p.stderr.strip()[-300:]))
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('a')
+    ap.add_argument('b')
+    ap.add_argument('--runs', type=int, default=3)
+    ap.add_argument('--awfy', default=os.environ.get('AWFY_SOM_DIR',
+                                                     '/work/somref/Examples/AreWeFastYet'))
+    ap.add_argument('--only', help='comma-separated benchmark names')
+    o = ap.parse_args()
+    if not os.path.exists(os.path.join(o.awfy, 'Harness.som')):
+        sys.exit('ab.py: no Harness.som in %s (--awfy)' % o.awfy)
+    cp = ':'.join([os.path.join(o.awfy, d) for d in DIRS] + [o.awfy])
+    names = o.only.split(',') if o.only else list(BENCH)
+    ratios = []
+    print('%-11s %9s %9s %7s' % ('benchmark', 'A cpu s', 'B cpu s', 'B/A'))
+    for n in names:
+        args = ['-cp', cp, os.path.join(o.awfy, 'Harness.som'), n, '1', str(BENCH.get(n, 1))]
+        t = {'a': [], 'b': []}
+        try:
+            for _ in range(o.runs):
+                for k in ('a', 'b'):
+                    t[k].append(cpu_of([getattr(o, k)] + args))
+        except RuntimeError as e:
+            print('%-11s skipped: %s' % (n, e))
+            continue
+        a, b = sum(t['a']) / o.runs, sum(t['b']) / o.runs
+        ratios.append(b / a)
+        print('%-11s %9.3f %9.3f %7.3f' % (n, a, b, b / a))
+    if ratios:
+        g = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+        print('geometric mean of B/A over %d benchmarks: %.3f' % (len(ratios), g))
+
+
+if __name__ == '__main__':
+    main()
