@@ -275,7 +275,13 @@ activate : {
     for (unsigned i = callee->nlocals; i > 0; i--)
         *sp++ = nil;
     PUBLISH(top + 1);
-    if (UNLIKELY(vm->exact_hooks)) { /* where a sampler starts seeing the callee */
+    /* where a sampler starts seeing the callee: what follows (the context, a GC in it) is
+     * the callee's, as for a signal-driven sample */
+    if (UNLIKELY(vm->poll) && vm->safepoint_hook) {
+        SAVE();
+        vm->safepoint_hook(vm, SOM_SP_ENTRY);
+    }
+    if (UNLIKELY(vm->exact_hooks)) {
         SAVE();
         vm->on_enter(vm, callee, false);
     }
@@ -289,10 +295,6 @@ activate : {
         c->outer = meth->kind == MK_BLOCK ? fp->ctx : NULL;
         c->frame = meth->kind == MK_BLOCK ? NULL : fp;
         fp->ctx = c;
-    }
-    if (UNLIKELY(vm->poll) && vm->safepoint_hook) {
-        SAVE();
-        vm->safepoint_hook(vm, SOM_SP_ENTRY);
     }
     DISPATCH();
 }
