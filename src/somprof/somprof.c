@@ -36,7 +36,7 @@
 typedef struct CoopSample {
     uint32_t ctx;
     uint8_t state;
-    uint32_t weight; /* 1 + marks that found the previous flag still pending */
+    uint32_t weight; /* ticks it stands for: 1, or the ticks missed while the flag waited */
     uint64_t t_ns;
 } CoopSample;
 
@@ -243,9 +243,22 @@ static int spc_scratch(VmProf *p, uint32_t n) {
     return 0;
 }
 
+static int spc_push_sample(VmProf *p, uint32_t leaf, uint8_t state, uint32_t weight) {
+    if (p->nsamples == p->cap_samples) {
+        size_t cap = p->cap_samples ? p->cap_samples * 2 : 4096;
+        CoopSample *s = realloc(p->samples, cap * sizeof *s);
+        if (!s) return -1;
+        p->samples = s;
+        p->cap_samples = cap;
+    }
+    p->samples[p->nsamples++] = (CoopSample){leaf, state, weight, spx_now() - S.t0};
+    return 0;
+}
+
 /* Walks down from frames[top] to the first visited activation and adds the (partial)
- * sample. */
-static void spc_take_sample(VmProf *p, int32_t top, uint8_t state, uint32_t weight) {
+ * sample: one tick in `state`, and `missed` more ticks in `missed_state`. */
+static void spc_take_sample(VmProf *p, int32_t top, uint8_t state, uint32_t missed,
+                            uint8_t missed_state) {
     SomVM *vm = p->vm;
     if (top < 0 || spc_scratch(p, (uint32_t)top + 1)) return;
     uint32_t n = 0, start = SPC_NONE;
@@ -266,14 +279,9 @@ static void spc_take_sample(VmProf *p, int32_t top, uint8_t state, uint32_t weig
         p->frame_ctx[p->scr_f[k]] = p->scr_c[k];
         vm->frames[p->scr_f[k]].visited = p->mark;
     }
-    if (p->nsamples == p->cap_samples) {
-        size_t cap = p->cap_samples ? p->cap_samples * 2 : 4096;
-        CoopSample *s = realloc(p->samples, cap * sizeof *s);
-        if (!s) return;
-        p->samples = s;
-        p->cap_samples = cap;
-    }
-    p->samples[p->nsamples++] = (CoopSample){leaf, state, weight, spx_now() - S.t0};
+    if (spc_push_sample(p, leaf, state, 1) ||
+        (missed && spc_push_sample(p, leaf, missed_state, missed)))
+        return;
     atomic_fetch_add(&S.coop_samples, 1);
     if (repeated) atomic_fetch_add(&S.coop_repeats, 1);
 }
@@ -299,16 +307,17 @@ static void spc_hook(SomVM *vm, SomSafepoint where) {
     if (cpu > ref + 2 * iv) ref = cpu - 2 * iv; /* no debt from a pause or a slower rate */
     __atomic_store_n(&p->cpu_ref, ref, __ATOMIC_RELAXED); /* the marker counts misses on it */
     /* The flag is charged to the stretch of execution it arrived in, which this safe point
-     * ends (SomSafepoint): its activation, and the VM state as this thread knows it.  The
-     * marking thread does not read the state: from the other core, its read and its flag
-     * reach this thread's 100-200 ns stretches late, by an amount that depends on what
-     * this thread is doing (docs/evaluation.md, section 5).  An activation's entry ends a
-     * stretch of its caller: charging the callee would credit every tick that arrived in
-     * a loop to the next method it calls (List: Object>>isNil 44-60% of the samples, its
-     * time 21-37%). */
+     * ends (SomSafepoint).  An activation's entry ends a stretch of its caller: charging
+     * the callee would credit every tick that arrived in a loop to the next method it
+     * calls (List: Object>>isNil 44-60% of the samples, its time 15-26%).  The tick's VM
+     * state is the one the marking thread read when it set the flag: the flag reaches
+     * this thread 0.2-0.5 us later, and later still while it is in a primitive, so the
+     * state of the stretch where the flag is seen lost up to 10 points of primitive time
+     * (Storage; docs/evaluation.md, section 5).  Missed ticks happened while the flag
+     * waited, in the stretch this safe point ends: they take this thread's state. */
     int32_t top = vm->top;
     if (where == SOM_SP_ENTRY && top > 0) top--;
-    spc_take_sample(p, top, vm->state, 1 + missed);
+    spc_take_sample(p, top, (uint8_t)(v - 1), missed, vm->state);
 }
 
 /* Rotor's tuning rule on the cooperative samples: too many repeated tops -> sample less, too
@@ -340,10 +349,10 @@ static void spc_tune(uint64_t *last_s, uint64_t *last_r) {
     }
 }
 
-/* Flags one VM.  The VM reads `poll` with a plain (volatile) access at every safe point,
- * by design (vm.h): word-sized, individually atomic on the targets we support, and a stale
- * value only delays one sample.  So this cross-thread access is hidden from TSan instead
- * of reported on every run.
+/* Flags one VM with the state it is in now.  The VM reads `poll` and writes `state` with
+ * plain (volatile) accesses, by design (vm.h, frame.h): word-sized, individually atomic on
+ * the targets we support, and a stale value only delays or mislabels one sample.  So this
+ * cross-thread access is hidden from TSan instead of reported on every run.
  * A flag still pending means no safe point since the last tick: the thread was in a GC or a
  * long primitive, or it was not running.  Only then is its CPU clock read (one system call),
  * and a tick counts as missed (the sample finally taken weighs one more, so long GC
@@ -352,7 +361,7 @@ static void spc_tune(uint64_t *last_s, uint64_t *last_r) {
 __attribute__((no_sanitize("thread"))) static void spc_mark(VmProf *p, uint64_t iv) {
     int expected = 0;
     SomVM *vm = p->vm;
-    if (__atomic_compare_exchange_n(&vm->poll, &expected, 1, false,
+    if (__atomic_compare_exchange_n(&vm->poll, &expected, 1 + (int)vm->state, false,
                                     __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
         return;
     struct timespec c;

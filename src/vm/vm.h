@@ -56,8 +56,9 @@ typedef struct SomOptions {
 /* Where a safe point is.  Each one ends a stretch of execution that ran in a
  * single activation and a single VM state; the comment says which. */
 typedef enum SomSafepoint {
-    SOM_SP_ENTRY,     /* an activation starts (frames[top] is the callee): the
-                       * stretch ran in the caller, frames[top - 1] */
+    SOM_SP_ENTRY,     /* an activation starts (frames[top] is the callee, just
+                       * published, its context not made yet): the stretch ran
+                       * in the caller, frames[top - 1] */
     SOM_SP_LOOP,      /* a loop back edge: frames[top] */
     SOM_SP_RETURN,    /* an activation is about to return: frames[top] */
     SOM_SP_PRIM_CALL, /* a primitive is about to run: frames[top], interpreting */

@@ -95,7 +95,8 @@ static void safepoint(SomVM *vm, SomSafepoint where) {
     Seen *s = vm->prof_data;
     s->safepoints++;
     s->by_where[where]++;
-    if (where != SOM_SP_STATE && vm->state != (where == SOM_SP_PRIM_DONE ? VMS_PRIMITIVE : VMS_INTERP))
+    if (where != SOM_SP_STATE &&
+        vm->state != (where == SOM_SP_PRIM_DONE ? VMS_PRIMITIVE : VMS_INTERP))
         s->bad_sp_state++;
     if (where == SOM_SP_ENTRY && (vm->top < 0 || vm->frames[vm->top].bci != 0)) s->bad_entry++;
     check_stack(vm, s);
@@ -188,7 +189,7 @@ static void test_safepoints_polled(void **state) {
     /* at least the 1000 back edges of the whileTrue: loop and the fib activations */
     assert_true(seen.safepoints > 1000 + 400);
     assert_true(seen.by_where[SOM_SP_LOOP] >= 1000);
-    assert_true(seen.by_where[SOM_SP_ENTRY] >= 400);                /* fib: 12 alone: 465 */
+    assert_true(seen.by_where[SOM_SP_ENTRY] >= 400); /* fib: 12 alone: 465 */
     assert_true(seen.by_where[SOM_SP_RETURN] >= 400);
     assert_true(seen.by_where[SOM_SP_PRIM_CALL] >= 6); /* println; most others are inline */
     assert_int_equal(seen.by_where[SOM_SP_PRIM_CALL], seen.by_where[SOM_SP_PRIM_DONE]);
