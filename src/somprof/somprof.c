@@ -75,7 +75,8 @@ typedef struct VmProf {
     /* exact */
     ExactFrame *stk;
     uint32_t sp, cap_stk;
-    uint64_t t_last;       /* TSC of the latest enter/exit event (exact mode's self time) */
+    uint64_t t_last;       /* TSC at the end of the latest enter/exit event (exact mode's self
+                              time; in a sampled run, at its start: the hooks are seen) */
     uint64_t ck_t, ck_cpu; /* TSC and thread CPU ns at the latest descheduling check */
     uint64_t desched_ns;   /* time taken out of long intervals: the thread was not running */
     uint64_t prim_ns, t_attach, gc_attach, comp_attach;
@@ -414,10 +415,14 @@ static uint32_t spx_prim_site(const SomMethod *m, uint32_t bci) {
     return best;
 }
 
-/* Self time, event-based: each hook reads the clock once, at its start, and the time since
- * the previous event goes to the context that was current in between.  Every such interval
- * also holds the tail of one hook and the head of the next (and a clock read); those are
- * per-event constants, calibrated at start and taken off at detach (spx_fold_calibration). */
+/* Self time, event-based: each hook reads the clock at its start, and the time since the
+ * previous event goes to the context that was current in between.  In exact mode a hook also
+ * reads the clock at its end, so its own work (the context lookup in a hash table as large as
+ * the tree, with its cache misses) is left out by measurement, not by a calibrated constant:
+ * an interval then holds only the end of one clock read and the return from its hook, and the
+ * call into the next hook and the start of its read.  Those are per-event constants,
+ * calibrated at start and taken off at detach (spx_fold_calibration).  (A sampled run with
+ * the exact time of its own execution keeps one read per hook: its samples see the hooks.) */
 static void spx_desched(VmProf *p, uint64_t t, uint64_t *dt);
 
 static inline void spx_charge(VmProf *p, uint32_t node, uint64_t t) {
@@ -494,6 +499,7 @@ static void spx_enter(SomVM *vm, SomMethod *callee, bool is_prim) {
         f.tp0 = spx_ticks_fenced();
     }
     spx_push(p, f);
+    if (tree && S.o.mode == SOMPROF_EXACT) p->t_last = spx_ticks(); /* the hook's end */
 }
 
 static void spx_exit(SomVM *vm, SomMethod *callee, bool is_prim) {
@@ -516,6 +522,7 @@ static void spx_exit(SomVM *vm, SomMethod *callee, bool is_prim) {
     p->tree.n[e->node].total_ns += dt;
     if (p->sp && p->stk[p->sp - 1].node != SPC_NONE)
         p->tree.n[p->stk[p->sp - 1].node].child_ns += dt;
+    if (S.o.mode == SOMPROF_EXACT) p->t_last = spx_ticks(); /* the hook's end */
 }
 
 /* Turns the self-time ticks into ns and takes off the events' own cost: an interval that
@@ -531,10 +538,12 @@ static void spx_fold_calibration(SpcTree *t, double load) {
     for (uint32_t i = 0; i < t->len; i++)
         raw += (double)t->n[i].self_ns * spx_tick_ns;
     /* With the unprofiled run's time given (SOMPROF_EXACT_BASE_NS), the profile's total is
-     * made to equal it: what the instrumentation costs beyond the stand-in's figures is
-     * charged to the intervals that start at an enter hook, because that hook's context
-     * lookup (a hash table as large as the tree, where the stand-in's is tiny) runs after its
-     * clock read.  Otherwise the stand-in's costs times the load factor. */
+     * made to equal it: what the instrumentation costs beyond the stand-in's figures (the
+     * program's own code running slower after each hook: caches and branch predictors) is
+     * charged to the intervals that start at an enter hook, the callee's first stretch.
+     * Measured against the sampled profiles (docs/evaluation.md, section 2), this put
+     * DeltaBlue and Towers closer than charging both kinds of interval alike.  Otherwise the
+     * stand-in's costs times the load factor. */
     double sw = load, sh = load, nc = 0, nk = 0;
     for (uint32_t i = 0; i < t->len; i++)
         nc += (double)t->n[i].count, nk += (double)kids[i];
