@@ -72,6 +72,10 @@ typedef struct VmProf {
     uint64_t cpu_ref;    /* the VM thread's CPU time at its latest sample, advanced by one
                             interval per missed tick counted (atomic: both threads) */
     uint32_t missed;     /* ticks that found the flag still set (marking thread adds) */
+    /* The activation the marking thread saw on top when it set the flag: frame index and
+     * method (spc_mark writes them before the flag, spc_hook reads them after taking it). */
+    _Atomic int32_t tick_top;
+    _Atomic(const SomMethod *) tick_method;
     /* exact */
     ExactFrame *stk;
     uint32_t sp, cap_stk;
@@ -257,13 +261,19 @@ static int spc_push_sample(VmProf *p, uint32_t leaf, uint8_t state, uint32_t wei
 }
 
 /* Walks down from frames[top] to the first visited activation and adds the (partial)
- * sample: one tick in `state`, and `missed` more ticks in `missed_state`. */
+ * sample: one tick in `state`, and `missed` more ticks in `missed_state`.  With `gone`, the
+ * leaf is that method, an activation called from frames[top] that has returned since. */
 static void spc_take_sample(VmProf *p, int32_t top, uint8_t state, uint32_t missed,
-                            uint8_t missed_state) {
+                            uint8_t missed_state, const SomMethod *gone) {
     SomVM *vm = p->vm;
-    if (top < 0 || spc_scratch(p, (uint32_t)top + 1)) return;
+    if (top < 0 || spc_scratch(p, (uint32_t)top + 2)) return;
     uint32_t n = 0, start = SPC_NONE;
-    int repeated = top >= 0 && vm->frames[top].visited == p->mark;
+    int repeated = !gone && vm->frames[top].visited == p->mark;
+    if (gone) {
+        p->scr_m[n] = gone;
+        p->scr_p[n] = 0;
+        p->scr_f[n++] = UINT32_MAX; /* no frame to mark */
+    }
     for (int32_t i = top; i >= 0; i--) {
         SomFrame *f = &vm->frames[i];
         p->scr_m[n] = f->method;
@@ -277,6 +287,7 @@ static void spc_take_sample(VmProf *p, int32_t top, uint8_t state, uint32_t miss
     uint32_t leaf = spc_add_sample(&p->tree, p->scr_m, p->scr_p, n, start, 1, p->scr_c);
     if (leaf == SPC_NONE) return;
     for (uint32_t k = 0; k < n; k++) {
+        if (p->scr_f[k] == UINT32_MAX) continue;
         p->frame_ctx[p->scr_f[k]] = p->scr_c[k];
         vm->frames[p->scr_f[k]].visited = p->mark;
     }
@@ -307,18 +318,27 @@ static void spc_hook(SomVM *vm, SomSafepoint where) {
     ref += iv;
     if (cpu > ref + 2 * iv) ref = cpu - 2 * iv; /* no debt from a pause or a slower rate */
     __atomic_store_n(&p->cpu_ref, ref, __ATOMIC_RELAXED); /* the marker counts misses on it */
-    /* The flag is charged to the stretch of execution it arrived in, which this safe point
-     * ends (SomSafepoint).  An activation's entry ends a stretch of its caller: charging
-     * the callee would credit every tick that arrived in a loop to the next method it
-     * calls (List: Object>>isNil 44-60% of the samples, its time 15-26%).  The tick's VM
-     * state is the one the marking thread read when it set the flag: the flag reaches
-     * this thread 0.2-0.5 us later, and later still while it is in a primitive, so the
-     * state of the stretch where the flag is seen lost up to 10 points of primitive time
-     * (Storage; docs/evaluation.md, section 5).  Missed ticks happened while the flag
-     * waited, in the stretch this safe point ends: they take this thread's state. */
-    int32_t top = vm->top;
-    if (where == SOM_SP_ENTRY && top > 0) top--;
-    spc_take_sample(p, top, (uint8_t)(v - 1), missed, vm->state);
+    /* The sample goes to the activation the marking thread saw on top when it set the
+     * flag, if it is still on the stack (the same method at that frame index: a later
+     * activation of the same method there is charged alike), else to that method as a callee
+     * of the frame below it, if that one is still there.  The flag reaches this thread late:
+     * 0.2-0.5 us, often after small activations have returned, and on small methods called
+     * from loops the stretch where it is seen is not the one it arrived in (Grow.som: tiny
+     * blocks got 2% of the samples instead of 18%, docs/evaluation.md).  Otherwise (the
+     * marker saw nothing, or two levels have returned) the flag is charged to the stretch of
+     * execution this safe point ends (SomSafepoint): an activation's entry ends a stretch of
+     * its caller, so a tick in a loop does not go to the next method the loop calls.  The
+     * tick's VM state is the one the marking thread read too; missed ticks happened while
+     * the flag waited, in the stretch this safe point ends: they take this thread's state. */
+    int32_t top = vm->top, seen = atomic_load_explicit(&p->tick_top, memory_order_relaxed);
+    const SomMethod *m = atomic_load_explicit(&p->tick_method, memory_order_relaxed), *gone = NULL;
+    if (m && seen >= 0 && seen <= top && vm->frames[seen].method == m)
+        top = seen;
+    else if (m && seen >= 1 && seen - 1 <= top)
+        top = seen - 1, gone = m;
+    else if (where == SOM_SP_ENTRY && top > 0)
+        top--;
+    spc_take_sample(p, top, (uint8_t)(v - 1), missed, vm->state, gone);
 }
 
 /* Rotor's tuning rule on the cooperative samples: too many repeated tops -> sample less, too
@@ -350,9 +370,11 @@ static void spc_tune(uint64_t *last_s, uint64_t *last_r) {
     }
 }
 
-/* Flags one VM with the state it is in now.  The VM reads `poll` and writes `state` with
- * plain (volatile) accesses, by design (vm.h, frame.h): word-sized, individually atomic on
- * the targets we support, and a stale value only delays or mislabels one sample.  So this
+/* Flags one VM with the state it is in now, and notes the activation on top (frame index
+ * and method).  The VM reads `poll` and writes `state`, `top` and its frame records (an array
+ * allocated once) with plain (volatile) accesses, by design (vm.h, frame.h): word-sized,
+ * individually atomic on the targets we support, and a stale value only delays or mislabels
+ * one sample (spc_hook checks the noted activation against the stack).  So this
  * cross-thread access is hidden from TSan instead of reported on every run.
  * A flag still pending means no safe point since the last tick: the thread was in a GC or a
  * long primitive, or it was not running.  Only then is its CPU clock read (one system call),
@@ -362,6 +384,12 @@ static void spc_tune(uint64_t *last_s, uint64_t *last_r) {
 __attribute__((no_sanitize("thread"))) static void spc_mark(VmProf *p, uint64_t iv) {
     int expected = 0;
     SomVM *vm = p->vm;
+    if (!vm->poll) { /* only this thread sets the flag, the VM only clears it */
+        int32_t top = vm->top;
+        atomic_store_explicit(&p->tick_top, top, memory_order_relaxed);
+        atomic_store_explicit(&p->tick_method, top >= 0 ? vm->frames[top].method : NULL,
+                              memory_order_relaxed);
+    }
     if (__atomic_compare_exchange_n(&vm->poll, &expected, 1 + (int)vm->state, false,
                                     __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
         return;

@@ -198,6 +198,25 @@ def test_coop_safepoint_bias():
     assert abs(sh["coop"] - sh["async"]) < 0.05, sh
 
 
+def test_coop_small_activations():
+    """Grow.som: tiny blocks and methods called from loops.  A flag reaches the VM thread
+    0.2-0.5 us after the tick, often after such an activation has returned; coop charges the
+    activation the marking thread saw on top (while it is still on the stack, or as a callee
+    of the frame below).  Charged to the stretch where the flag was seen, the copying block
+    got ~2% of the samples instead of its ~18% (docs/evaluation.md)."""
+    sh = {}
+    for mode in ("async", "coop"):
+        out = os.path.join(WORK, "grow_%s.prof" % mode)
+        som("--prof=%s" % mode, "--prof-hz", "2000", "--prof-out", out, prog("Grow.som"),
+            "80000")
+        st = collapsed(out)
+        sh[mode] = {m: leaf_share(st, m) for m in ("Grow>>append: [block L11]",
+                                                    "Array>>doIndexes:", "Grow>>append:")}
+    assert sh["async"]["Grow>>append: [block L11]"] > 0.08, sh
+    for m in sh["async"]:
+        assert abs(sh["coop"][m] - sh["async"][m]) < 0.06, (m, sh)
+
+
 def test_report_and_states():
     p = som("--prof", "--prof-hz", "1000", "--prof-report", "--prof-states", prog("Hot.som"), "400")
     assert "flat profile" in p.stderr and "Hot>>unit" in p.stderr, p.stderr[:2000]
@@ -213,15 +232,19 @@ def test_states_agree():
     """The sampled VM-state split and the exact one of the same run: Strs spends about a
     quarter to a third of its time in primitives (string and array primitives, timed).
     ~1500 samples: one standard deviation of the primitive share is ~1.1 points.  Coop reads
-    the state from the marking thread on the other core, which sees the primitive state ~3
-    points less often (docs/evaluation.md, section 5), hence its wider bound."""
-    for mode, bound in (("async", 4.5), ("coop", 8)):
+    the state from the marking thread on the other core, and on these virtual machines that
+    read sees the primitive state up to ~13 points less often, varying from run to run (more
+    often with the machine loaded; docs/evaluation.md, section 5): its bound only catches a
+    state that is lost or mislabelled (primitive time must show, and not more than exact)."""
+    for mode, bound in (("async", 4.5), ("coop", 16)):
         p = som("--prof=%s" % mode, "--prof-hz", "1000", "--prof-states", prog("Strs.som"),
                 "16000")
         s, e = parse_states(p.stderr, "sampled"), parse_states(p.stderr, "exact")
         assert e["primitive"] > 10 and e["interpreting"] > 30, (mode, e)
         for k in ("interpreting", "primitive", "gc"):
             assert abs(s[k] - e[k]) < bound, (mode, k, s, e)
+        assert s["primitive"] > 0.3 * e["primitive"] and s["primitive"] < e["primitive"] + 4.5, (
+            mode, s, e)
 
 
 def test_exact_time_same_run():
