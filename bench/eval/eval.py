@@ -35,7 +35,8 @@ def benches():
     its base size (about one second, release build); accuracy runs scale it (see sizing)."""
     e2e = os.path.join(ROOT, 'tests', 'e2e', 'somprof')
     out = [('Fig2', [os.path.join(e2e, 'Fig2.som'), '6000'], 1),
-           ('Hot', [os.path.join(e2e, 'Hot.som'), '4000'], 1)]
+           ('Hot', [os.path.join(e2e, 'Hot.som'), '4000'], 1),
+           ('Grow', [os.path.join(e2e, 'Grow.som'), '70000'], 1)]
     bs = os.path.join(ROOT, 'bench', 'som')
     for name, it, size in (('NFib', 1, 32), ('Dispatch', 1, 10000000)):
         if os.path.exists(os.path.join(bs, name + '.som')):
