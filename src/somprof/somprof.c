@@ -117,6 +117,7 @@ static struct {
     uint64_t hook_ns;    /* exact mode: event cost in an interval that starts at an exit */
     InterpLabel labels[256]; /* sorted by address */
     int nlabels;
+    bool coop_marker; /* coop: charge the activation the marking thread saw (SOMPROF_COOP_CHARGE) */
     bool late_names;        /* tests: SOMPROF_LATE_NAMES=1 never tells libsampo the names, so every
                                frame takes the fix-up path at finish (the race's worst case) */
     struct SprKnown *known; /* async: every method named by a detached VM (pointer, name) */
@@ -318,20 +319,26 @@ static void spc_hook(SomVM *vm, SomSafepoint where) {
     ref += iv;
     if (cpu > ref + 2 * iv) ref = cpu - 2 * iv; /* no debt from a pause or a slower rate */
     __atomic_store_n(&p->cpu_ref, ref, __ATOMIC_RELAXED); /* the marker counts misses on it */
-    /* The sample goes to the activation the marking thread saw on top when it set the
-     * flag, if it is still on the stack (the same method at that frame index: a later
-     * activation of the same method there is charged alike), else to that method as a callee
-     * of the frame below it, if that one is still there.  The flag reaches this thread late:
-     * 0.2-0.5 us, often after small activations have returned, and on small methods called
-     * from loops the stretch where it is seen is not the one it arrived in (Grow.som: tiny
-     * blocks got 2% of the samples instead of 18%, docs/evaluation.md).  Otherwise (the
-     * marker saw nothing, or two levels have returned) the flag is charged to the stretch of
-     * execution this safe point ends (SomSafepoint): an activation's entry ends a stretch of
-     * its caller, so a tick in a loop does not go to the next method the loop calls.  The
-     * tick's VM state is the one the marking thread read too; missed ticks happened while
-     * the flag waited, in the stretch this safe point ends: they take this thread's state. */
+    /* The flag is charged to the stretch of execution it arrived in, which this safe point
+     * ends (SomSafepoint).  An activation's entry ends a stretch of its caller: charging
+     * the callee would credit every tick that arrived in a loop to the next method it
+     * calls (List: Object>>isNil 44-60% of the samples, its time 15-26%).  With
+     * SOMPROF_COOP_CHARGE=marker the sample goes instead to the activation the marking
+     * thread saw on top when it set the flag, if it is still on the stack (the same method
+     * at that frame index: a later activation of the same method there is charged alike),
+     * else to that method as a callee of the frame below it, if that one is still there.
+     * The flag reaches this thread 0.2-0.5 us late, and on tiny activations called from
+     * loops it is mostly seen after they returned (Grow.som: a copying block got 2-7% of
+     * the samples by its stretch, 17-18% in async and by the marker); but the marker's
+     * reads come from another core, and on AWFY they made runs less alike than the stretch
+     * rule (List: Object>>isNil 4.5-33% from run to run), so the stretch is the default
+     * (docs/evaluation.md).  The tick's VM state is the one the marking thread read when it
+     * set the flag; missed ticks happened while the flag waited, in the stretch this safe
+     * point ends: they take this thread's state. */
     int32_t top = vm->top, seen = atomic_load_explicit(&p->tick_top, memory_order_relaxed);
     const SomMethod *m = atomic_load_explicit(&p->tick_method, memory_order_relaxed), *gone = NULL;
+    if (!S.coop_marker)
+        m = NULL;
     if (m && seen >= 0 && seen <= top && vm->frames[seen].method == m)
         top = seen;
     else if (m && seen >= 1 && seen - 1 <= top)
@@ -384,7 +391,7 @@ static void spc_tune(uint64_t *last_s, uint64_t *last_r) {
 __attribute__((no_sanitize("thread"))) static void spc_mark(VmProf *p, uint64_t iv) {
     int expected = 0;
     SomVM *vm = p->vm;
-    if (!vm->poll) { /* only this thread sets the flag, the VM only clears it */
+    if (S.coop_marker && !vm->poll) { /* only this thread sets the flag, the VM clears it */
         int32_t top = vm->top;
         atomic_store_explicit(&p->tick_top, top, memory_order_relaxed);
         atomic_store_explicit(&p->tick_method, top >= 0 ? vm->frames[top].method : NULL,
@@ -740,6 +747,12 @@ int somprof_session_start(const SomProfOptions *o, char *err, size_t errlen) {
         snprintf(err, errlen, "--prof-exact-time: needs --prof=async (exact mode times itself)");
         return -1;
     }
+    const char *charge = getenv("SOMPROF_COOP_CHARGE");
+    if (charge && strcmp(charge, "stretch") && strcmp(charge, "marker")) {
+        snprintf(err, errlen, "SOMPROF_COOP_CHARGE: expected stretch or marker, got '%s'", charge);
+        return -1;
+    }
+    S.coop_marker = charge && !strcmp(charge, "marker");
     S.o = *o;
     S.t0 = spx_now();
     S.late_names = getenv("SOMPROF_LATE_NAMES") && !strcmp(getenv("SOMPROF_LATE_NAMES"), "1");
@@ -1041,6 +1054,7 @@ static void spr_meta(SpProfile *p) {
     if (S.o.mode == SOMPROF_COOP) {
         sp_meta_set(p, "trigger", "coop-safepoint");
         sp_meta_set(p, "tune", S.o.tune ? "on" : "off");
+        sp_meta_set(p, "coop_charge", S.coop_marker ? "marker" : "stretch");
         sp_meta_setu(p, "hz_requested", S.o.hz);
         sp_meta_setu(p, "interval_ns", atomic_load(&S.interval_ns));
         sp_meta_setu(p, "samples", atomic_load(&S.coop_samples));
