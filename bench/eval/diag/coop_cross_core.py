@@ -6,12 +6,13 @@ builds of som: STOCK (main) and DIAG (main with bench/eval/diag/coop-cross-core.
 runs tests/e2e/somprof/Grow.som (small activations called from loops) RUNS times each:
 
   async         STOCK --prof=async --prof-hz 1000      the reference (run 0) and its noise
-  coop          STOCK --prof=coop  --prof-hz 1000      main: the activation the marking thread
-                                                       saw on top when it set the flag
-  coop-stretch  DIAG  --prof=coop  --prof-hz 1000  DIAG_STRETCH=1 DIAG_TICKLOG=F
-                                                       the stretch where the VM saw the flag
-                                                       (main before this rule), with a log of
-                                                       every flag taken
+  coop-stretch  DIAG  --prof=coop  --prof-hz 1000  DIAG_TICKLOG=F
+                                                       the default rule (the stretch where the
+                                                       VM saw the flag), with a log of every
+                                                       flag taken
+  coop-marker   STOCK --prof=coop  --prof-hz 1000  SOMPROF_COOP_CHARGE=marker
+                                                       the activation the marking thread saw
+                                                       on top when it set the flag
 
 Per run: the correlation of method self counts with async run 0 (`sampo compare`) and, from
 the log, how the frame index the marker read on top and the one the stretch rule charged are
@@ -85,19 +86,18 @@ def main():
     for i in range(o.runs):  # interleaved, so slow drifts of the machine hit every kind alike
         run(o.stock, 'async', f('async', i), o.size, pin=pin)
         log = os.path.join(o.out, 'coop-stretch.%d.log' % i)
-        run(o.stock, 'coop', f('coop', i), o.size, pin=pin)
-        run(o.diag, 'coop', f('coop-stretch', i), o.size, {'DIAG_STRETCH': '1', 'DIAG_TICKLOG': log},
-            pin)
+        run(o.stock, 'coop', f('coop', i), o.size, {'SOMPROF_COOP_CHARGE': 'marker'}, pin)
+        run(o.diag, 'coop', f('coop-stretch', i), o.size, {'DIAG_TICKLOG': log}, pin)
         tv, n = spread(log)
         rows.append((i, corr(sampo, f('async', 0), f('async', i)) if i else None,
                      corr(sampo, f('async', 0), f('coop', i)),
                      corr(sampo, f('async', 0), f('coop-stretch', i)), tv, n))
         r = rows[-1]
-        print('run %d: async %s  coop %.4f  coop-stretch %.4f (marker vs charged frame index: '
+        print('run %d: async %s  coop-marker %.4f  coop-stretch %.4f (marker vs charged frame index: '
               'distance %.3f over %d flags)' % (i, '%.4f' % r[1] if r[1] is not None else '(ref)',
                                                 r[2], r[3], r[4], r[5]), flush=True)
     a = [r[1] for r in rows if r[1] is not None]
-    print('correlation with async run 0, min / max: async %.4f / %.4f, coop %.4f / %.4f, '
+    print('correlation with async run 0, min / max: async %.4f / %.4f, coop-marker %.4f / %.4f, '
           'coop-stretch %.4f / %.4f' % (min(a or [1]), max(a or [1]), min(r[2] for r in rows),
                                         max(r[2] for r in rows), min(r[3] for r in rows),
                                         max(r[3] for r in rows)))
