@@ -118,8 +118,8 @@ static struct {
     InterpLabel labels[256]; /* sorted by address */
     int nlabels;
     bool coop_marker; /* coop: charge the activation the marking thread saw (SOMPROF_COOP_CHARGE) */
-    bool late_names;        /* tests: SOMPROF_LATE_NAMES=1 never tells libsampo the names, so every
-                               frame takes the fix-up path at finish (the race's worst case) */
+    bool late_names;  /* tests: SOMPROF_LATE_NAMES=1 never tells libsampo the names, so every
+                         frame takes the fix-up path at finish (the race's worst case) */
     struct SprKnown *known; /* async: every method named by a detached VM (pointer, name) */
     size_t nknown, capknown;
 } S = {.mu = PTHREAD_MUTEX_INITIALIZER};
@@ -337,8 +337,7 @@ static void spc_hook(SomVM *vm, SomSafepoint where) {
      * point ends: they take this thread's state. */
     int32_t top = vm->top, seen = atomic_load_explicit(&p->tick_top, memory_order_relaxed);
     const SomMethod *m = atomic_load_explicit(&p->tick_method, memory_order_relaxed), *gone = NULL;
-    if (!S.coop_marker)
-        m = NULL;
+    if (!S.coop_marker) m = NULL;
     if (m && seen >= 0 && seen <= top && vm->frames[seen].method == m)
         top = seen;
     else if (m && seen >= 1 && seen - 1 <= top)
