@@ -336,8 +336,9 @@ static void spc_hook(SomVM *vm, SomSafepoint where) {
      * set the flag; missed ticks happened while the flag waited, in the stretch this safe
      * point ends: they take this thread's state. */
     int32_t top = vm->top, seen = atomic_load_explicit(&p->tick_top, memory_order_relaxed);
-    const SomMethod *m = atomic_load_explicit(&p->tick_method, memory_order_relaxed), *gone = NULL;
-    if (!S.coop_marker) m = NULL;
+    const SomMethod *gone = NULL,
+                    *m = S.coop_marker ? atomic_load_explicit(&p->tick_method, memory_order_relaxed)
+                                       : NULL;
     if (m && seen >= 0 && seen <= top && vm->frames[seen].method == m)
         top = seen;
     else if (m && seen >= 1 && seen - 1 <= top)
@@ -376,11 +377,11 @@ static void spc_tune(uint64_t *last_s, uint64_t *last_r) {
     }
 }
 
-/* Flags one VM with the state it is in now, and notes the activation on top (frame index
- * and method).  The VM reads `poll` and writes `state`, `top` and its frame records (an array
- * allocated once) with plain (volatile) accesses, by design (vm.h, frame.h): word-sized,
- * individually atomic on the targets we support, and a stale value only delays or mislabels
- * one sample (spc_hook checks the noted activation against the stack).  So this
+/* Flags one VM with the state it is in now, and with SOMPROF_COOP_CHARGE=marker notes the
+ * activation on top (frame index and method).  The VM reads `poll` and writes `state`, `top` and
+ * its frame records (an array allocated once) with plain (volatile) accesses, by design (vm.h,
+ * frame.h): word-sized, individually atomic on the targets we support, and a stale value only
+ * delays or mislabels one sample (spc_hook checks the noted activation against the stack).  So this
  * cross-thread access is hidden from TSan instead of reported on every run.
  * A flag still pending means no safe point since the last tick: the thread was in a GC or a
  * long primitive, or it was not running.  Only then is its CPU clock read (one system call),
