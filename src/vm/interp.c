@@ -233,6 +233,7 @@ invoke: /* callee, n; receiver and arguments at sp[-n-1 .. -1] */
         case TRIV_GETTER:
             if (LIKELY(som_is_obj(recv) && som_hdr(recv)->kind == OBJ_INSTANCE &&
                        callee->trivial_arg < ((SomInstance *)recv)->nfields)) {
+                sp -= n; /* `m: arg = ( ^field )` drops its arguments too */
                 sp[-1] = ((SomInstance *)recv)->fields[callee->trivial_arg];
                 DISPATCH();
             }
