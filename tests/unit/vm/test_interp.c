@@ -392,6 +392,36 @@ static void test_inlined_conditional_real_send(void **state) {
 }
 #endif
 
+/* A trivial method runs at the send site without a frame; with arguments it
+ * must drop them too. Regression: `at: k = ( ^f )` answered into its argument's
+ * slot and left the receiver below, so the enclosing send went to its own first
+ * argument (SomSom's Interpreter>>doSend: sent send:rcvrClass: to the selector). */
+static void test_trivial_methods_with_arguments(void **state) {
+    (void)state;
+    static const ProgCase c = {
+        "Triv",
+        "Triv = ( | f |\n"
+        "  init = ( f := 'F' )\n"
+        "  get: k = ( ^f ) get: k and: j = ( ^f ) % k = ( ^f )\n"
+        "  me: k = ( ^self ) lit: k and: j = ( ^'L' ) set: k = ( f := k )\n"
+        "  cat: a with: b = ( ^a + b )\n"
+        "  run = ( | o n |\n"
+        "    o := Triv new init.\n"
+        "    (self cat: 'a' with: (o get: 1)) println.\n"
+        "    (self cat: 'b' with: (o get: 1 and: 2)) println.\n"
+        "    (self cat: 'c' with: o % 3) println.\n"
+        "    (self cat: 'd' with: ((o me: 1) get: 2)) println.\n"
+        "    (self cat: 'e' with: (o lit: 1 and: 2)) println.\n"
+        "    (self cat: 'f' with: ((o set: 'G') get: 3)) println.\n"
+        "    n := 0. 1 to: 100000 do: [:i | n := n + (o get: i and: i) length ].\n"
+        "    n println ) )",
+        0, "aF\nbF\ncF\ndF\neL\nfG\n100000\n", NULL};
+    check_case(&c, NULL);
+    SomOptions opts = {0};
+    opts.gc_stress = true;
+    check_case(&c, &opts);
+}
+
 /* perform: with the wrong number of arguments is an error, not an activation
  * on a mis-shaped frame (bug B9 in /work/notes/vm-bugs.md, fixed by 046a691). */
 static void test_perform_arity(void **state) {
@@ -515,6 +545,7 @@ int main(void) {
         cmocka_unit_test(test_perform),
         cmocka_unit_test(test_mixed_program_under_gc_stress),
         cmocka_unit_test(test_perform_arity),
+        cmocka_unit_test(test_trivial_methods_with_arguments),
 #if SOM_BUG_B8_FIXED
         cmocka_unit_test(test_inlined_conditional_real_send),
 #endif
