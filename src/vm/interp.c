@@ -151,12 +151,25 @@ static inline __attribute__((always_inline)) bool arith_fast(SomVM *vm, int op, 
                                                              uint32_t *fb, Value *out) {
     if (LIKELY(a & b & 1)) {
         feedback(fb, TF_BIT(TF_INT, TF_INT));
-        int64_t x = som_int(a), y = som_int(b), r;
-        bool ovf = op == AR_ADD   ? __builtin_add_overflow(x, y, &r)
-                   : op == AR_SUB ? __builtin_sub_overflow(x, y, &r)
-                                  : __builtin_mul_overflow(x, y, &r);
-        if (UNLIKELY(ovf || !som_fits_smallint(r))) return false;
-        *out = som_mkint(r);
+        /* on the tagged words (2x+1, 2y+1): 64-bit overflow is 63-bit overflow */
+        int64_t r;
+        bool ovf;
+        if (op == AR_ADD) {
+            ovf = __builtin_add_overflow((int64_t)a, (int64_t)(b - 1), &r);
+        } else if (op == AR_SUB) {
+            ovf = __builtin_sub_overflow((int64_t)a, (int64_t)(b - 1), &r);
+        } else {
+            ovf = __builtin_mul_overflow(som_int(a), (int64_t)(b - 1), &r);
+            r |= 1;
+        }
+        if (UNLIKELY(ovf)) return false;
+        *out = (Value)r;
+        return true;
+    }
+    if (LIKELY((((a ^ 2) | (b ^ 2)) & 3) == 0)) { /* two immediate doubles */
+        feedback(fb, TF_BIT(TF_DOUBLE, TF_DOUBLE));
+        double x = som_imm_double(a), y = som_imm_double(b);
+        *out = fast_new_double(vm, op == AR_ADD ? x + y : op == AR_SUB ? x - y : x * y);
         return true;
     }
     if (num_is_double(a) && (num_is_double(b) || som_is_int(b))) {
@@ -176,7 +189,16 @@ static inline __attribute__((always_inline)) int compare_fast(int op, Value a, V
                                                               uint32_t *fb) {
     if (LIKELY(a & b & 1)) {
         feedback(fb, TF_BIT(TF_INT, TF_INT));
-        int64_t x = som_int(a), y = som_int(b);
+        int64_t x = (int64_t)a, y = (int64_t)b; /* tagging keeps the order */
+        return op == CMP_LT   ? x < y
+               : op == CMP_GT ? x > y
+               : op == CMP_LE ? x <= y
+               : op == CMP_GE ? x >= y
+                              : x == y;
+    }
+    if (LIKELY((((a ^ 2) | (b ^ 2)) & 3) == 0)) { /* two immediate doubles */
+        feedback(fb, TF_BIT(TF_DOUBLE, TF_DOUBLE));
+        double x = som_imm_double(a), y = som_imm_double(b);
         return op == CMP_LT   ? x < y
                : op == CMP_GT ? x > y
                : op == CMP_LE ? x <= y
