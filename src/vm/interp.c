@@ -364,33 +364,30 @@ int interp_call(SomVM *vm, SomMethod *entry, int nargs) {
 
     /* ---- activation ---------------------------------------------------- */
 invoke: /* callee, n; receiver and arguments at sp[-n-1 .. -1] */
+    /* if-chains, not switches: a shared indirect jump would mispredict
+     * whenever a loop mixes kinds (isNil, next, at:...) */
     if (callee->trivial && !vm->no_trivial) {
         recv = sp[-n - 1];
-        switch (callee->trivial) {
-        case TRIV_SELF:
-            sp -= n;
-            DISPATCH();
-        case TRIV_LITERAL:
-            sp -= n;
-            sp[-1] = callee->literals[callee->trivial_arg];
-            DISPATCH();
-        case TRIV_GETTER:
+        if (callee->trivial == TRIV_GETTER) {
             if (LIKELY(som_is_obj(recv) && som_hdr(recv)->kind == OBJ_INSTANCE &&
                        callee->trivial_arg < ((SomInstance *)recv)->nfields)) {
                 sp[-1] = ((SomInstance *)recv)->fields[callee->trivial_arg];
                 DISPATCH();
             }
-            break;
-        case TRIV_SETTER:
+        } else if (callee->trivial == TRIV_LITERAL) {
+            sp -= n;
+            sp[-1] = callee->literals[callee->trivial_arg];
+            DISPATCH();
+        } else if (callee->trivial == TRIV_SETTER) {
             if (LIKELY(som_is_obj(recv) && som_hdr(recv)->kind == OBJ_INSTANCE &&
                        callee->trivial_arg < ((SomInstance *)recv)->nfields)) {
                 ((SomInstance *)recv)->fields[callee->trivial_arg] = sp[-1];
                 sp--;
                 DISPATCH();
             }
-            break;
-        default:
-            break;
+        } else if (callee->trivial == TRIV_SELF) {
+            sp -= n;
+            DISPATCH();
         }
     }
     if (callee->kind == MK_PRIMITIVE) goto primitive;
@@ -445,8 +442,7 @@ activate : {
 }
 
 primitive:
-    switch (callee->prim_kind) {
-    case PK_ARRAY_AT: {
+    if (callee->prim_kind == PK_ARRAY_AT) {
         Value a = sp[-2], i = sp[-1];
         if (LIKELY(!vm->prim_hooks && som_is_obj(a) && som_hdr(a)->kind == OBJ_ARRAY &&
                    som_is_int(i) && (uint64_t)(som_int(i) - 1) < ((SomArray *)a)->len)) {
@@ -456,7 +452,7 @@ primitive:
         }
         goto plain_primitive;
     }
-    case PK_ARRAY_AT_PUT: {
+    if (callee->prim_kind == PK_ARRAY_AT_PUT) {
         Value a = sp[-3], i = sp[-2];
         if (LIKELY(!vm->prim_hooks && som_is_obj(a) && som_hdr(a)->kind == OBJ_ARRAY &&
                    som_is_int(i) && (uint64_t)(som_int(i) - 1) < ((SomArray *)a)->len)) {
@@ -466,6 +462,9 @@ primitive:
         }
         goto plain_primitive;
     }
+    switch (callee->prim_kind) {
+    case PK_ARRAY_AT:
+    case PK_ARRAY_AT_PUT:
     plain_primitive:
     case PK_PLAIN: {
         if (fp) fp->ip = ip; /* fp->bci already names the send (send_site) */
