@@ -236,8 +236,9 @@ static const uint8_t *quicken(SomMethod *m) {
                 q[pc] = BC_PUSH_LOCAL_ADDI;
             else if (b == BC_PUSH_INT && d == BC_SUB)
                 q[pc] = BC_PUSH_LOCAL_SUBI;
-            else if (b == BC_PUSH_LOCAL)
-                q[pc] = BC_PUSH_LOCAL2;
+            else if (b == BC_PUSH_LOCAL && !(d == BC_PUSH_INT && p2 + 2 < len &&
+                                             (c[p2 + 2] == BC_ADD || c[p2 + 2] == BC_SUB)))
+                q[pc] = BC_PUSH_LOCAL2; /* unless the next one starts PUSH_LOCAL_ADDI/SUBI */
             else if (b == BC_SEND)
                 q[pc] = BC_PUSH_LOCAL_SEND;
             else if (b == BC_ADD)
