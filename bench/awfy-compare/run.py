@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Side-by-side Are-We-Fast-Yet comparison: our `som` against the C++ (and,
-if available, Lua) versions of the same benchmarks, at the same inner
-iteration counts, on this machine.
+if available, Lua 5.4 and LuaJIT) versions of the same benchmarks, at the
+same inner iteration counts, on this machine.
 
 Why: the speed target for `som` is stated relative to the C++ versions of
 AWFY (SOM++ runs AWFY at a geometric mean of ~70x C++, Lua 5.4 at ~30x). We
@@ -29,7 +29,10 @@ Environment defaults: SOM (som binary), AWFY_SOM_DIR (directory holding
 Harness.som and Core/, CD/, ...), SOM_CORELIB_DIR (optional extra class path
 entry appended after the AWFY directories), AWFY_CPP (C++ harness binary),
 AWFY_LUA_DIR (directory holding harness.lua), LUA (Lua interpreter, default
-lua5.4). Only the python3 standard library is used.
+lua5.4), LUAJIT (default luajit). With --lua-dir, LuaJIT runs the same Lua
+sources twice when it is installed: `luajit -joff` (its interpreter only,
+column "LJint") and `luajit` (trace compiler on, column "LJ"); --no-luajit
+leaves both out. Only the python3 standard library is used.
 """
 import argparse
 import json
@@ -65,7 +68,9 @@ INNER = {
 }
 AWFY_DIRS = ['Core', 'CD', 'DeltaBlue', 'Havlak', 'Json', 'NBody', 'Richards']
 LINE_RE = re.compile(r'^(\w+): iterations=1 runtime: ([0-9.]+)\s*us\s*$')
-IMPLS = ('cpp', 'lua', 'som')
+IMPLS = ('cpp', 'lua', 'ljint', 'lj', 'som')
+# column headings
+LABEL = {'cpp': 'C++', 'lua': 'Lua', 'ljint': 'LJint', 'lj': 'LJ', 'som': 'som'}
 
 
 def default_som():
@@ -90,6 +95,12 @@ def impl_command(impl, opts, bench, outer, inner):
         if not opts.lua_dir:
             return None
         return [opts.lua, 'harness.lua', bench, str(outer), str(inner)], opts.lua_dir
+    if impl in ('ljint', 'lj'):
+        if not opts.lua_dir or not opts.luajit:
+            return None
+        flags = ['-joff'] if impl == 'ljint' else []
+        return ([opts.luajit] + flags + ['harness.lua', bench, str(outer), str(inner)],
+                opts.lua_dir)
     if not opts.som:
         return None
     cp = [os.path.join(opts.awfy_dir, d) for d in AWFY_DIRS]
@@ -191,25 +202,31 @@ def ms_of(row, impl):
     return res.get('ms') if res else None
 
 
+def present(results):
+    """The implementations that have at least one result."""
+    return [i for i in IMPLS if any(row.get(i) for row in results.values())]
+
+
 def print_table(results, opts):
-    have_lua = bool(opts.lua_dir)
-    cols = ['benchmark', 'inner', 'C++ ms', 'som ms', 'som/C++']
-    if have_lua:
-        cols[4:4] = ['Lua ms']
-        cols += ['Lua/C++', 'som/Lua']
+    impls = present(results)
+    base = 'cpp' if 'cpp' in impls else None
+    # ratio columns: som against every other implementation, and each other one against C++
+    pairs = [('som', i) for i in impls if i != 'som']
+    if base:
+        pairs += [(i, base) for i in impls if i not in ('som', base)]
+    names = ['%s/%s' % (LABEL[a], LABEL[b]) for a, b in pairs]
+    cols = ['benchmark', 'inner'] + ['%s ms' % LABEL[i] for i in impls] + names
     rows = []
-    ratios = {'som/C++': [], 'Lua/C++': [], 'som/Lua': []}
+    ratios = {n: [] for n in names}
     notes = []
     for bench, row in results.items():
-        cpp, som, lua = ms_of(row, 'cpp'), ms_of(row, 'som'), ms_of(row, 'lua')
-        r = {'som/C++': ratio(som, cpp), 'Lua/C++': ratio(lua, cpp), 'som/Lua': ratio(som, lua)}
-        for k, v in r.items():
+        line = [bench, str(row['inner'])] + [fmt_ms(ms_of(row, i)) for i in impls]
+        for (a, b), name in zip(pairs, names):
+            v = ratio(ms_of(row, a), ms_of(row, b))
             if v is not None:
-                ratios[k].append((bench, v))
-        line = [bench, str(row['inner']), fmt_ms(cpp), fmt_ms(som), fmt_x(r['som/C++'])]
-        if have_lua:
-            line[4:4] = [fmt_ms(lua)]
-            line += [fmt_x(r['Lua/C++']), fmt_x(r['som/Lua'])]
+                ratios[name].append((bench, v))
+            line.append(fmt_x(v) if v is None or v >= 1 or name.endswith('/C++')
+                        else '%.2fx' % v)
         rows.append(line)
         for impl in IMPLS:
             if row.get(impl) and 'error' in row[impl]:
@@ -221,28 +238,27 @@ def print_table(results, opts):
         print('  '.join(v.ljust(widths[i]) if i == 0 else v.rjust(widths[i])
                         for i, v in enumerate(r)))
     print()
-    keys = ['som/C++'] + (['Lua/C++', 'som/Lua'] if have_lua else [])
-    for k in keys:
-        g = geomean([v for _, v in ratios[k]])
-        print('geomean %-8s %-7s over %d: %s' % (k, fmt_x(g), len(ratios[k]),
-                                                 ' '.join(b for b, _ in ratios[k])))
-    if have_lua:
-        common = [b for b, row in results.items()
-                  if all(ms_of(row, i) is not None for i in IMPLS)]
-        for k, (a, b) in (('som/C++', ('som', 'cpp')), ('Lua/C++', ('lua', 'cpp'))):
+    for name in names:
+        g = geomean([v for _, v in ratios[name]])
+        print('geomean %-10s %-7s over %d: %s' % (name, '-' if g is None else '%.3fx' % g,
+                                                  len(ratios[name]),
+                                                  ' '.join(b for b, _ in ratios[name])))
+    common = [b for b, row in results.items() if all(ms_of(row, i) is not None for i in impls)]
+    if len(impls) > 2 and common:
+        for (a, b), name in zip(pairs, names):
             g = geomean([ms_of(results[x], a) / ms_of(results[x], b) for x in common])
-            print('geomean %-8s %-7s over the %d benchmarks all three ran' % (k, fmt_x(g), len(common)))
+            print('geomean %-10s %-7s over the %d benchmarks all %d ran'
+                  % (name, '%.3fx' % g, len(common), len(impls)))
     if opts.stat != 'cpu':  # the same ratios from process CPU time, as a cross-check
         def cpu_of(row, impl):
             res = row.get(impl)
             return res.get('cpu_us_per_iter') if res and 'times' in res else None
-        for k, (a, b) in (('som/C++', ('som', 'cpp')), ('Lua/C++', ('lua', 'cpp')),
-                          ('som/Lua', ('som', 'lua'))):
+        for (a, b), name in zip(pairs, names):
             vals = [ratio(cpu_of(r, a), cpu_of(r, b)) for r in results.values()]
             vals = [v for v in vals if v is not None]
             if vals:
-                print('geomean %-8s %-7s over %d from process CPU time / iterations (cross-check)'
-                      % (k, fmt_x(geomean(vals)), len(vals)))
+                print('geomean %-10s %-7s over %d from process CPU time / iterations '
+                      '(cross-check)' % (name, '%.3fx' % geomean(vals), len(vals)))
     for n in notes:
         print('note: ' + n)
     return ratios
@@ -275,6 +291,10 @@ def parse_args(argv):
     ap.add_argument('--lua-dir', default=os.environ.get('AWFY_LUA_DIR'),
                     help='directory with the AWFY harness.lua (env AWFY_LUA_DIR)')
     ap.add_argument('--lua', default=os.environ.get('LUA', 'lua5.4'), help='Lua interpreter')
+    ap.add_argument('--luajit', default=os.environ.get('LUAJIT', 'luajit'),
+                    help='LuaJIT binary, run as `luajit -joff` and `luajit` (default luajit; '
+                    'skipped when not installed)')
+    ap.add_argument('--no-luajit', action='store_true', help='leave LuaJIT out')
     ap.add_argument('-n', type=int, default=6, help='outer iterations per run (default 6)')
     ap.add_argument('--warmup', type=int, default=2,
                     help='leading iterations to drop before taking the statistic (default 2)')
@@ -286,7 +306,8 @@ def parse_args(argv):
     ap.add_argument('--only', help='comma-separated benchmark names (default: all 14)')
     ap.add_argument('--inner', action='append', help='Name=N inner iterations (repeatable)')
     ap.add_argument('--skip', action='append', default=[],
-                    help='IMPL:Benchmark to leave out, IMPL one of cpp, lua, som (repeatable), '
+                    help='IMPL:Benchmark to leave out, IMPL one of cpp, lua, ljint, lj, som '
+                    '(repeatable), '
                     'e.g. lua:Havlak, which takes ~25 s per iteration in Lua 5.4')
     ap.add_argument('--timeout', type=int, default=600, help='seconds per process')
     ap.add_argument('--json', help='also write the raw results to this file')
@@ -317,6 +338,11 @@ def check_paths(opts):
     if opts.lua_dir and not shutil.which(opts.lua):
         print('skipping Lua: interpreter %s not found' % opts.lua)
         opts.lua_dir = None
+    if opts.no_luajit or not opts.lua_dir:
+        opts.luajit = None
+    elif not shutil.which(opts.luajit):
+        print('skipping LuaJIT: %s not found' % opts.luajit)
+        opts.luajit = None
     if opts.warmup >= opts.n:
         opts.warmup = max(0, opts.n - 1)
 
@@ -332,6 +358,8 @@ def main(argv):
     print('som: %s%s' % (opts.som, ' (+ -cp ...:%s)' % opts.corelib if opts.corelib else ''))
     print('C++: %s' % (opts.cpp or '(skipped)'))
     print('Lua: %s' % ('%s in %s' % (opts.lua, opts.lua_dir) if opts.lua_dir else '(skipped)'))
+    print('LuaJIT: %s' % ('%s -joff (LJint) and %s (LJ)' % (opts.luajit, opts.luajit)
+                          if opts.luajit else '(skipped)'))
     if opts.stat == 'cpu':
         print('outer iterations %d; process CPU time / iterations, ms per outer iteration'
               % opts.n)

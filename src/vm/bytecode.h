@@ -71,10 +71,44 @@
     X(AND, 2)           /* a b -> a && b (and:, && with an evaluated argument) */                  \
     X(OR, 2)            /* a b -> a || b (or:, || with an evaluated argument) */
 
+/* Superinstructions (quickened forms; the compiler never emits them).
+ * interp.c runs a private copy of each method's code (SomMethod.qcode) in
+ * which the first opcode of a common sequence is replaced by the fused
+ * opcode; every other byte stays as compiled. So a fused instruction has the
+ * operand length of its first instruction, a jump into the middle of a
+ * sequence runs the original instructions, bcis are unchanged, and a slow
+ * path just does the first instruction's work and lets the rest run as
+ * plain instructions. Tools read `code`, which never holds these.
+ *  name, first (base) instruction; comment: the fused sequence */
+#define SOM_SUPER_BYTECODES(X)                                                                     \
+    X(PUSH_LOCAL2, PUSH_LOCAL)       /* PUSH_LOCAL a; PUSH_LOCAL b */                              \
+    X(PUSH_LOCAL_SEND, PUSH_LOCAL)   /* PUSH_LOCAL a; SEND k */                                    \
+    X(PUSH_LOCAL_ADDI, PUSH_LOCAL)   /* PUSH_LOCAL a; PUSH_INT c; ADD k */                         \
+    X(PUSH_LOCAL_SUBI, PUSH_LOCAL)   /* PUSH_LOCAL a; PUSH_INT c; SUB k */                         \
+    X(PUSH_LOCAL_ADD, PUSH_LOCAL)    /* PUSH_LOCAL a; ADD k */                                     \
+    X(PUSH_LOCAL_SUB, PUSH_LOCAL)    /* PUSH_LOCAL a; SUB k */                                     \
+    X(PUSH_LOCAL_MUL, PUSH_LOCAL)    /* PUSH_LOCAL a; MUL k */                                     \
+    X(PUSH_LOCAL_JF, PUSH_LOCAL)     /* PUSH_LOCAL a; JUMP_IF_FALSE w s */                         \
+    X(PUSH_NIL_STORE, PUSH_NIL)      /* PUSH_NIL; STORE_LOCAL a */                                 \
+    X(STORE_PUSH_LOCAL, STORE_LOCAL) /* STORE_LOCAL a; PUSH_LOCAL b */                             \
+    X(ADD_STORE, ADD)                /* ADD k; STORE_LOCAL a */                                    \
+    X(SUB_STORE, SUB)                /* SUB k; STORE_LOCAL a */                                    \
+    X(MUL_STORE, MUL)                /* MUL k; STORE_LOCAL a */                                    \
+    X(LT_JF, LT)                     /* LT k; JUMP_IF_FALSE w s */                                 \
+    X(GT_JF, GT)                     /* GT k; JUMP_IF_FALSE w s */                                 \
+    X(LE_JF, LE)                     /* LE k; JUMP_IF_FALSE w s */                                 \
+    X(GE_JF, GE)                     /* GE k; JUMP_IF_FALSE w s */                                 \
+    X(EQ_JF, EQ)                     /* EQ k; JUMP_IF_FALSE w s */
+
 enum {
 #define SOM_BC_ENUM(name, ops) BC_##name,
     SOM_BYTECODES(SOM_BC_ENUM)
 #undef SOM_BC_ENUM
+        BC__NBASE, /* instructions the compiler emits: 0 .. BC__NBASE-1 */
+    BC__SUPER_BEFORE = BC__NBASE - 1,
+#define SOM_BC_SUPER_ENUM(name, base) BC_##name,
+    SOM_SUPER_BYTECODES(SOM_BC_SUPER_ENUM)
+#undef SOM_BC_SUPER_ENUM
         BC__COUNT
 };
 
@@ -83,8 +117,10 @@ enum {
  * when the counter or the limit is not a small integer; the fast path skips it. */
 #define SOM_TODO_TAIL 12
 
-/* Operand bytes of each opcode. */
+/* Operand bytes of each opcode (of its base instruction for a superinstruction). */
 extern const unsigned char som_bc_len[BC__COUNT];
 extern const char *const som_bc_name[BC__COUNT];
+/* The instruction a superinstruction starts with (itself for the others). */
+extern const unsigned char som_bc_base[BC__COUNT];
 
 #endif

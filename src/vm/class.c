@@ -13,6 +13,7 @@
 
 #include "../compiler/codegen.h"
 #include "../compiler/parser.h"
+#include "bytecode.h"
 #include "prims.h"
 
 /* ---- lookup ---------------------------------------------------------- */
@@ -405,6 +406,31 @@ static bool prepare_class_fields(SomVM *vm, char *errbuf, size_t errlen) {
     return ok;
 }
 
+/* `^true` and `^false` bodies of the core classes: they were compiled before
+ * true and false existed, so the compiler could not mark them trivial
+ * (Object>>isNil, notNil, ...). Marks them now, as the compiler would have. */
+static void mark_boolean_trivials(SomVM *vm, SomClass *c) {
+    for (uint64_t i = 0; c->methods && i < c->methods->len; i++) {
+        SomMethod *m = (SomMethod *)c->methods->items[i];
+        if (m->kind != MK_METHOD || m->trivial != TRIV_NONE || m->code_len < 2 ||
+            m->code[1] != BC_RETURN_LOCAL ||
+            (m->code[0] != BC_PUSH_TRUE && m->code[0] != BC_PUSH_FALSE))
+            continue;
+        Value v = m->code[0] == BC_PUSH_TRUE ? vm->true_ : vm->false_;
+        uint32_t k = 0;
+        while (k < m->nliterals && m->literals[k] != v)
+            k++;
+        if (k == m->nliterals) {
+            Value *nl = realloc(m->literals, (m->nliterals + 1) * sizeof *nl);
+            if (!nl) abort();
+            m->literals = nl;
+            m->literals[m->nliterals++] = v;
+        }
+        m->trivial_arg = (uint16_t)k;
+        m->trivial = TRIV_LITERAL;
+    }
+}
+
 bool class_bootstrap(SomVM *vm, char *errbuf, size_t errlen) {
     vm->heap.inhibit++;
     make_shells(vm);
@@ -435,6 +461,10 @@ bool class_bootstrap(SomVM *vm, char *errbuf, size_t errlen) {
         som_global_put(vm, som_symbol_cstr(vm, "true"), vm->true_);
         som_global_put(vm, som_symbol_cstr(vm, "false"), vm->false_);
         som_global_put(vm, som_symbol_cstr(vm, "system"), vm->system);
+        for (size_t i = 0; i < NCORE; i++) {
+            mark_boolean_trivials(vm, *core_slot(vm, i));
+            mark_boolean_trivials(vm, (*core_slot(vm, i))->h.cls);
+        }
         vm->sym_dnu = som_symbol_cstr(vm, "doesNotUnderstand:arguments:");
         vm->sym_unknownGlobal = som_symbol_cstr(vm, "unknownGlobal:");
         vm->sym_escapedBlock = som_symbol_cstr(vm, "escapedBlock:");

@@ -40,6 +40,7 @@ static void finalize(ObjHeader *o) {
     case OBJ_METHOD: {
         SomMethod *m = (SomMethod *)o;
         free(m->code);
+        free(m->qcode);
         free(m->literals);
         free(m->sites);
         free(m->lines);

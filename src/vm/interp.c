@@ -12,6 +12,7 @@
 #include "interp.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bytecode.h"
@@ -134,6 +135,150 @@ static inline __attribute__((always_inline)) Value fast_new_double(SomVM *vm, do
     return num_new_double(vm, d);
 }
 
+/* Type feedback of the fast paths: the operand kinds a send site saw. */
+#define TF_BIT(ka, kb) (1u << ((ka)*4 + (kb)))
+static inline __attribute__((always_inline)) void feedback(uint32_t *fb, uint32_t bits) {
+    if (UNLIKELY(!(*fb & bits))) *fb |= bits;
+}
+
+enum { AR_ADD, AR_SUB, AR_MUL };
+
+/* The fast paths of ADD, SUB and MUL: small integers without overflow, and a
+ * double receiver with a double or small-integer argument. Answers false when
+ * the real send must run. vm->sp must cover a and b (boxing a double may
+ * collect). */
+static inline __attribute__((always_inline)) bool arith_fast(SomVM *vm, int op, Value a, Value b,
+                                                             uint32_t *fb, Value *out) {
+    if (LIKELY(a & b & 1)) {
+        feedback(fb, TF_BIT(TF_INT, TF_INT));
+        /* on the tagged words (2x+1, 2y+1): 64-bit overflow is 63-bit overflow */
+        int64_t r;
+        bool ovf;
+        if (op == AR_ADD) {
+            ovf = __builtin_add_overflow((int64_t)a, (int64_t)(b - 1), &r);
+        } else if (op == AR_SUB) {
+            ovf = __builtin_sub_overflow((int64_t)a, (int64_t)(b - 1), &r);
+        } else {
+            ovf = __builtin_mul_overflow(som_int(a), (int64_t)(b - 1), &r);
+            r |= 1;
+        }
+        if (UNLIKELY(ovf)) return false;
+        *out = (Value)r;
+        return true;
+    }
+    if (LIKELY((((a ^ 2) | (b ^ 2)) & 3) == 0)) { /* two immediate doubles */
+        feedback(fb, TF_BIT(TF_DOUBLE, TF_DOUBLE));
+        double x = som_imm_double(a), y = som_imm_double(b);
+        *out = fast_new_double(vm, op == AR_ADD ? x + y : op == AR_SUB ? x - y : x * y);
+        return true;
+    }
+    if (num_is_double(a) && (num_is_double(b) || som_is_int(b))) {
+        feedback(fb, TF_BIT(TF_DOUBLE, som_is_int(b) ? TF_INT : TF_DOUBLE));
+        double x = fast_double(a), y = fast_double(b);
+        *out = fast_new_double(vm, op == AR_ADD ? x + y : op == AR_SUB ? x - y : x * y);
+        return true;
+    }
+    return false;
+}
+
+enum { CMP_LT, CMP_GT, CMP_LE, CMP_GE, CMP_EQ };
+
+/* The fast paths of LT, GT, LE, GE and EQ (same operand kinds as arith_fast).
+ * Answers -1 when the real send must run, else the truth of `a op b`. */
+static inline __attribute__((always_inline)) int compare_fast(int op, Value a, Value b,
+                                                              uint32_t *fb) {
+    if (LIKELY(a & b & 1)) {
+        feedback(fb, TF_BIT(TF_INT, TF_INT));
+        int64_t x = (int64_t)a, y = (int64_t)b; /* tagging keeps the order */
+        return op == CMP_LT   ? x < y
+               : op == CMP_GT ? x > y
+               : op == CMP_LE ? x <= y
+               : op == CMP_GE ? x >= y
+                              : x == y;
+    }
+    if (LIKELY((((a ^ 2) | (b ^ 2)) & 3) == 0)) { /* two immediate doubles */
+        feedback(fb, TF_BIT(TF_DOUBLE, TF_DOUBLE));
+        double x = som_imm_double(a), y = som_imm_double(b);
+        return op == CMP_LT   ? x < y
+               : op == CMP_GT ? x > y
+               : op == CMP_LE ? x <= y
+               : op == CMP_GE ? x >= y
+                              : x == y;
+    }
+    if (num_is_double(a) && (num_is_double(b) || som_is_int(b))) {
+        feedback(fb, TF_BIT(TF_DOUBLE, som_is_int(b) ? TF_INT : TF_DOUBLE));
+        double x = fast_double(a), y = fast_double(b);
+        return op == CMP_LT   ? x < y
+               : op == CMP_GT ? x > y
+               : op == CMP_LE ? x <= y
+               : op == CMP_GE ? x >= y
+                              : x == y;
+    }
+    return -1;
+}
+
+/* Makes m's quickened copy of its code (bytecode.h: only the first opcode of
+ * a fused sequence changes). Answers it. */
+static const uint8_t *quicken(SomMethod *m) {
+    const uint8_t *c = m->code;
+    uint32_t len = m->code_len;
+    uint8_t *q = malloc(len ? len : 1);
+    if (!q) abort();
+    memcpy(q, c, len);
+    for (uint32_t pc = 0; pc < len; pc += 1 + som_bc_len[c[pc]]) {
+        uint32_t p1 = pc + 1 + som_bc_len[c[pc]];
+        int b = p1 < len ? c[p1] : -1;
+        uint32_t p2 = b >= 0 ? p1 + 1 + som_bc_len[b] : len;
+        int d = p2 < len ? c[p2] : -1;
+        switch (c[pc]) {
+        case BC_PUSH_LOCAL:
+            if (b == BC_PUSH_INT && d == BC_ADD)
+                q[pc] = BC_PUSH_LOCAL_ADDI;
+            else if (b == BC_PUSH_INT && d == BC_SUB)
+                q[pc] = BC_PUSH_LOCAL_SUBI;
+            else if (b == BC_PUSH_LOCAL && !(d == BC_PUSH_INT && p2 + 2 < len &&
+                                             (c[p2 + 2] == BC_ADD || c[p2 + 2] == BC_SUB)))
+                q[pc] = BC_PUSH_LOCAL2; /* unless the next one starts PUSH_LOCAL_ADDI/SUBI */
+            else if (b == BC_SEND)
+                q[pc] = BC_PUSH_LOCAL_SEND;
+            else if (b == BC_ADD)
+                q[pc] = BC_PUSH_LOCAL_ADD;
+            else if (b == BC_SUB)
+                q[pc] = BC_PUSH_LOCAL_SUB;
+            else if (b == BC_MUL)
+                q[pc] = BC_PUSH_LOCAL_MUL;
+            else if (b == BC_JUMP_IF_FALSE)
+                q[pc] = BC_PUSH_LOCAL_JF;
+            break;
+        case BC_PUSH_NIL:
+            if (b == BC_STORE_LOCAL) q[pc] = BC_PUSH_NIL_STORE;
+            break;
+        case BC_STORE_LOCAL:
+            if (b == BC_PUSH_LOCAL) q[pc] = BC_STORE_PUSH_LOCAL;
+            break;
+        case BC_ADD:
+        case BC_SUB:
+        case BC_MUL:
+            if (b == BC_STORE_LOCAL)
+                q[pc] = c[pc] == BC_ADD   ? BC_ADD_STORE
+                        : c[pc] == BC_SUB ? BC_SUB_STORE
+                                          : BC_MUL_STORE;
+            break;
+        case BC_LT:
+        case BC_GT:
+        case BC_LE:
+        case BC_GE:
+        case BC_EQ:
+            if (b == BC_JUMP_IF_FALSE) q[pc] = (uint8_t)(BC_LT_JF + (c[pc] - BC_LT));
+            break;
+        default:
+            break;
+        }
+    }
+    m->qcode = q;
+    return q;
+}
+
 static bool is_symbol(Value v) {
     return som_is_obj(v) && som_hdr(v)->kind == OBJ_SYMBOL;
 }
@@ -144,7 +289,7 @@ static bool is_array(Value v) {
 int interp_call(SomVM *vm, SomMethod *entry, int nargs) {
     static void *const labels[BC__COUNT] = {
 #define SOM_BC_LABEL(name, n) &&L_##name,
-        SOM_BYTECODES(SOM_BC_LABEL)
+        SOM_BYTECODES(SOM_BC_LABEL) SOM_SUPER_BYTECODES(SOM_BC_LABEL)
 #undef SOM_BC_LABEL
     };
     if (UNLIKELY(!vm)) { /* interp_labels(): report the handlers' addresses */
@@ -220,34 +365,31 @@ int interp_call(SomVM *vm, SomMethod *entry, int nargs) {
 
     /* ---- activation ---------------------------------------------------- */
 invoke: /* callee, n; receiver and arguments at sp[-n-1 .. -1] */
+    /* if-chains, not switches: a shared indirect jump would mispredict
+     * whenever a loop mixes kinds (isNil, next, at:...) */
     if (callee->trivial && !vm->no_trivial) {
         recv = sp[-n - 1];
-        switch (callee->trivial) {
-        case TRIV_SELF:
-            sp -= n;
-            DISPATCH();
-        case TRIV_LITERAL:
-            sp -= n;
-            sp[-1] = callee->literals[callee->trivial_arg];
-            DISPATCH();
-        case TRIV_GETTER:
+        if (callee->trivial == TRIV_GETTER) {
             if (LIKELY(som_is_obj(recv) && som_hdr(recv)->kind == OBJ_INSTANCE &&
                        callee->trivial_arg < ((SomInstance *)recv)->nfields)) {
                 sp -= n; /* `m: arg = ( ^field )` drops its arguments too */
                 sp[-1] = ((SomInstance *)recv)->fields[callee->trivial_arg];
                 DISPATCH();
             }
-            break;
-        case TRIV_SETTER:
+        } else if (callee->trivial == TRIV_LITERAL) {
+            sp -= n;
+            sp[-1] = callee->literals[callee->trivial_arg];
+            DISPATCH();
+        } else if (callee->trivial == TRIV_SETTER) {
             if (LIKELY(som_is_obj(recv) && som_hdr(recv)->kind == OBJ_INSTANCE &&
                        callee->trivial_arg < ((SomInstance *)recv)->nfields)) {
                 ((SomInstance *)recv)->fields[callee->trivial_arg] = sp[-1];
                 sp--;
                 DISPATCH();
             }
-            break;
-        default:
-            break;
+        } else if (callee->trivial == TRIV_SELF) {
+            sp -= n;
+            DISPATCH();
         }
     }
     if (callee->kind == MK_PRIMITIVE) goto primitive;
@@ -288,7 +430,8 @@ activate : {
     }
     fp = nf;
     LOAD_FRAME();
-    ip = meth->code;
+    ip = meth->qcode;
+    if (UNLIKELY(!ip)) ip = quicken(meth);
     meth->invocations++;
     if (meth->nctx) {
         SAVE();
@@ -301,8 +444,7 @@ activate : {
 }
 
 primitive:
-    switch (callee->prim_kind) {
-    case PK_ARRAY_AT: {
+    if (callee->prim_kind == PK_ARRAY_AT) {
         Value a = sp[-2], i = sp[-1];
         if (LIKELY(!vm->prim_hooks && som_is_obj(a) && som_hdr(a)->kind == OBJ_ARRAY &&
                    som_is_int(i) && (uint64_t)(som_int(i) - 1) < ((SomArray *)a)->len)) {
@@ -312,7 +454,7 @@ primitive:
         }
         goto plain_primitive;
     }
-    case PK_ARRAY_AT_PUT: {
+    if (callee->prim_kind == PK_ARRAY_AT_PUT) {
         Value a = sp[-3], i = sp[-2];
         if (LIKELY(!vm->prim_hooks && som_is_obj(a) && som_hdr(a)->kind == OBJ_ARRAY &&
                    som_is_int(i) && (uint64_t)(som_int(i) - 1) < ((SomArray *)a)->len)) {
@@ -322,6 +464,9 @@ primitive:
         }
         goto plain_primitive;
     }
+    switch (callee->prim_kind) {
+    case PK_ARRAY_AT:
+    case PK_ARRAY_AT_PUT:
     plain_primitive:
     case PK_PLAIN: {
         if (fp) fp->ip = ip; /* fp->bci already names the send (send_site) */
@@ -429,7 +574,7 @@ primitive:
     }
     case PK_RESTART:
         sp = bp + 1 + meth->nargs + meth->nlocals;
-        ip = meth->code;
+        ip = meth->qcode;
         DISPATCH();
     }
     som_prim_error(vm, "bad primitive kind");
@@ -534,7 +679,7 @@ L_PUSH_GLOBAL : {
         *sp++ = v;
         DISPATCH();
     }
-    fp->bci = (uint32_t)(ip - meth->code);
+    fp->bci = (uint32_t)(ip - meth->qcode);
     *sp++ = self;
     *sp++ = lits[k];
     n = 1;
@@ -699,8 +844,8 @@ not_boolean : /* an inlined conditional saw a non-boolean: send its message for 
     sp++; /* the receiver is back on the stack */
     for (int i = 0; i < cs->nargs; i++)
         *sp++ = nil;
-    fp->bci = (uint32_t)(ip - 5 - meth->code);
-    ip = meth->code + cs->bci;
+    fp->bci = (uint32_t)(ip - 5 - meth->qcode);
+    ip = meth->qcode + cs->bci;
     sel = cs->selector;
     n = cs->nargs;
     goto dnu;
@@ -717,118 +862,188 @@ L_JUMP_BACK:
     k = W();
     ip -= k;
     if (UNLIKELY(vm->poll) && vm->safepoint_hook) {
-        fp->bci = (uint32_t)(ip - meth->code);
+        fp->bci = (uint32_t)(ip - meth->qcode);
         SAVE();
         vm->safepoint_hook(vm, SOM_SP_LOOP);
     }
     DISPATCH();
 
-/* Type feedback of the fast paths: the operand kinds the send site saw. */
-#define TF_BIT(ka, kb) (1u << ((ka)*4 + (kb)))
-#define FEEDBACK(bits)                                                                             \
-    do {                                                                                           \
-        uint32_t *fb_ = &sites[k].argkinds;                                                        \
-        if (UNLIKELY(!(*fb_ & (bits)))) *fb_ |= (bits);                                            \
-    } while (0)
+#define FEEDBACK(bits) feedback(&sites[k].argkinds, (bits))
 #define ARITH_SLOW(a, b)                                                                           \
     do {                                                                                           \
         FEEDBACK(TF_BIT(tf_kind(a), tf_kind(b)));                                                  \
         goto send_site;                                                                            \
     } while (0)
+/* ADD/SUB/MUL k with the operands on the stack; `then` runs after the fast path. */
+#define ARITH(op, then)                                                                            \
+    do {                                                                                           \
+        Value a = sp[-2], b = sp[-1], r;                                                           \
+        SAVE();                                                                                    \
+        if (LIKELY(arith_fast(vm, op, a, b, &sites[k].argkinds, &r))) {                            \
+            sp[-2] = r;                                                                            \
+            sp--;                                                                                  \
+            then;                                                                                  \
+            DISPATCH();                                                                            \
+        }                                                                                          \
+        ARITH_SLOW(a, b);                                                                          \
+    } while (0)
+/* op k; STORE_LOCAL i: the slow path leaves the STORE_LOCAL to run after the send */
+#define ARITH_STORE(op)                                                                            \
+    do {                                                                                           \
+        k = W();                                                                                   \
+        ARITH(op, (bp[ip[1]] = *--sp, ip += 2));                                                   \
+    } while (0)
 
-L_ADD : {
+L_ADD:
     k = W();
-    Value a = sp[-2], b = sp[-1];
-    if (LIKELY(a & b & 1)) {
-        FEEDBACK(TF_BIT(TF_INT, TF_INT));
-        int64_t r = som_int(a) + som_int(b);
-        if (LIKELY(som_fits_smallint(r))) {
-            sp[-2] = som_mkint(r);
-            sp--;
-            DISPATCH();
-        }
-    } else if (num_is_double(a) && (num_is_double(b) || som_is_int(b))) {
-        FEEDBACK(TF_BIT(TF_DOUBLE, som_is_int(b) ? TF_INT : TF_DOUBLE));
-        double r = fast_double(a) + fast_double(b);
-        SAVE();
-        sp[-2] = fast_new_double(vm, r);
-        sp--;
-        DISPATCH();
-    }
-    ARITH_SLOW(a, b);
-}
-L_SUB : {
+    ARITH(AR_ADD, (void)0);
+L_SUB:
     k = W();
-    Value a = sp[-2], b = sp[-1];
-    if (LIKELY(a & b & 1)) {
-        FEEDBACK(TF_BIT(TF_INT, TF_INT));
-        int64_t r = som_int(a) - som_int(b);
-        if (LIKELY(som_fits_smallint(r))) {
-            sp[-2] = som_mkint(r);
-            sp--;
-            DISPATCH();
-        }
-    } else if (num_is_double(a) && (num_is_double(b) || som_is_int(b))) {
-        FEEDBACK(TF_BIT(TF_DOUBLE, som_is_int(b) ? TF_INT : TF_DOUBLE));
-        double r = fast_double(a) - fast_double(b);
-        SAVE();
-        sp[-2] = fast_new_double(vm, r);
-        sp--;
-        DISPATCH();
-    }
-    ARITH_SLOW(a, b);
-}
-L_MUL : {
+    ARITH(AR_SUB, (void)0);
+L_MUL:
     k = W();
-    Value a = sp[-2], b = sp[-1];
-    if (LIKELY(a & b & 1)) {
-        FEEDBACK(TF_BIT(TF_INT, TF_INT));
-        int64_t r;
-        if (!__builtin_mul_overflow(som_int(a), som_int(b), &r) && som_fits_smallint(r)) {
-            sp[-2] = som_mkint(r);
-            sp--;
-            DISPATCH();
-        }
-    } else if (num_is_double(a) && (num_is_double(b) || som_is_int(b))) {
-        FEEDBACK(TF_BIT(TF_DOUBLE, som_is_int(b) ? TF_INT : TF_DOUBLE));
-        double r = fast_double(a) * fast_double(b);
-        SAVE();
-        sp[-2] = fast_new_double(vm, r);
-        sp--;
-        DISPATCH();
-    }
-    ARITH_SLOW(a, b);
-}
+    ARITH(AR_MUL, (void)0);
+L_ADD_STORE:
+    ARITH_STORE(AR_ADD);
+L_SUB_STORE:
+    ARITH_STORE(AR_SUB);
+L_MUL_STORE:
+    ARITH_STORE(AR_MUL);
 
 #define COMPARE(op)                                                                                \
     do {                                                                                           \
         k = W();                                                                                   \
         Value a = sp[-2], b = sp[-1];                                                              \
-        if (LIKELY(a & b & 1)) {                                                                   \
-            FEEDBACK(TF_BIT(TF_INT, TF_INT));                                                      \
-            sp[-2] = BOOL(som_int(a) op som_int(b));                                               \
+        int c_ = compare_fast(op, a, b, &sites[k].argkinds);                                       \
+        if (LIKELY(c_ >= 0)) {                                                                     \
+            sp[-2] = BOOL(c_);                                                                     \
             sp--;                                                                                  \
             DISPATCH();                                                                            \
         }                                                                                          \
-        if (num_is_double(a) && (num_is_double(b) || som_is_int(b))) {                             \
-            FEEDBACK(TF_BIT(TF_DOUBLE, som_is_int(b) ? TF_INT : TF_DOUBLE));                       \
-            sp[-2] = BOOL(fast_double(a) op fast_double(b));                                       \
-            sp--;                                                                                  \
+        ARITH_SLOW(a, b);                                                                          \
+    } while (0)
+/* op k; JUMP_IF_FALSE w s: the slow path leaves the jump to run after the send */
+#define COMPARE_JF(op)                                                                             \
+    do {                                                                                           \
+        k = W();                                                                                   \
+        Value a = sp[-2], b = sp[-1];                                                              \
+        int c_ = compare_fast(op, a, b, &sites[k].argkinds);                                       \
+        if (LIKELY(c_ >= 0)) {                                                                     \
+            sp -= 2;                                                                               \
+            unsigned w_ = (unsigned)ip[1] | ((unsigned)ip[2] << 8);                                \
+            ip += 5;                                                                               \
+            if (!c_) ip += w_;                                                                     \
             DISPATCH();                                                                            \
         }                                                                                          \
         ARITH_SLOW(a, b);                                                                          \
     } while (0)
 
 L_LT:
-    COMPARE(<);
+    COMPARE(CMP_LT);
 L_GT:
-    COMPARE(>);
+    COMPARE(CMP_GT);
 L_LE:
-    COMPARE(<=);
+    COMPARE(CMP_LE);
 L_GE:
-    COMPARE(>=);
+    COMPARE(CMP_GE);
 L_EQ:
-    COMPARE(==);
+    COMPARE(CMP_EQ);
+L_LT_JF:
+    COMPARE_JF(CMP_LT);
+L_GT_JF:
+    COMPARE_JF(CMP_GT);
+L_LE_JF:
+    COMPARE_JF(CMP_LE);
+L_GE_JF:
+    COMPARE_JF(CMP_GE);
+L_EQ_JF:
+    COMPARE_JF(CMP_EQ);
+
+    /* ---- other superinstructions (bytecode.h) ------------------------- */
+L_PUSH_LOCAL2:
+    sp[0] = bp[ip[0]];
+    sp[1] = bp[ip[2]];
+    sp += 2;
+    ip += 3;
+    DISPATCH();
+L_STORE_PUSH_LOCAL:
+    bp[ip[0]] = sp[-1];
+    sp[-1] = bp[ip[2]];
+    ip += 3;
+    DISPATCH();
+L_PUSH_LOCAL_SEND:
+    *sp++ = bp[ip[0]];
+    ip += 4;
+    k = (unsigned)ip[-2] | ((unsigned)ip[-1] << 8);
+    goto send_site;
+/* PUSH_LOCAL a; PUSH_INT c; ADD/SUB k: small integers here, anything else
+ * runs the ADD/SUB instruction itself */
+#define LOCAL_IMM(op)                                                                              \
+    do {                                                                                           \
+        Value a = bp[ip[0]];                                                                       \
+        int64_t y = (int8_t)ip[2];                                                                 \
+        if (LIKELY(som_is_int(a))) {                                                               \
+            int64_t r = op == AR_ADD ? som_int(a) + y : som_int(a) - y;                            \
+            if (LIKELY(som_fits_smallint(r))) {                                                    \
+                k = (unsigned)ip[4] | ((unsigned)ip[5] << 8);                                      \
+                FEEDBACK(TF_BIT(TF_INT, TF_INT));                                                  \
+                *sp++ = som_mkint(r);                                                              \
+                ip += 6;                                                                           \
+                DISPATCH();                                                                        \
+            }                                                                                      \
+        }                                                                                          \
+        sp[0] = a;                                                                                 \
+        sp[1] = som_mkint(y);                                                                      \
+        sp += 2;                                                                                   \
+        ip += 3;                                                                                   \
+        DISPATCH();                                                                                \
+    } while (0)
+/* PUSH_LOCAL a; ADD/SUB/MUL k: the argument comes from the local; the slow
+ * path pushes it and runs the ADD/SUB/MUL instruction itself */
+#define LOCAL_ARITH(op)                                                                            \
+    do {                                                                                           \
+        Value a = sp[-1], b = bp[ip[0]], r;                                                        \
+        k = (unsigned)ip[2] | ((unsigned)ip[3] << 8);                                              \
+        *sp++ = b;                                                                                 \
+        SAVE();                                                                                    \
+        if (LIKELY(arith_fast(vm, op, a, b, &sites[k].argkinds, &r))) {                            \
+            sp[-2] = r;                                                                            \
+            sp--;                                                                                  \
+            ip += 4;                                                                               \
+            DISPATCH();                                                                            \
+        }                                                                                          \
+        ip += 1;                                                                                   \
+        DISPATCH();                                                                                \
+    } while (0)
+L_PUSH_LOCAL_ADD:
+    LOCAL_ARITH(AR_ADD);
+L_PUSH_LOCAL_SUB:
+    LOCAL_ARITH(AR_SUB);
+L_PUSH_LOCAL_MUL:
+    LOCAL_ARITH(AR_MUL);
+L_PUSH_LOCAL_JF : { /* a non-boolean is left to the JUMP_IF_FALSE instruction */
+    Value v = bp[ip[0]];
+    if (v == falseV) {
+        ip += 6 + ((unsigned)ip[2] | ((unsigned)ip[3] << 8));
+        DISPATCH();
+    }
+    if (LIKELY(v == trueV)) {
+        ip += 6;
+        DISPATCH();
+    }
+    *sp++ = v;
+    ip += 1;
+    DISPATCH();
+}
+L_PUSH_NIL_STORE:
+    bp[ip[1]] = nil;
+    ip += 2;
+    DISPATCH();
+L_PUSH_LOCAL_ADDI:
+    LOCAL_IMM(AR_ADD);
+L_PUSH_LOCAL_SUBI:
+    LOCAL_IMM(AR_SUB);
+
 L_NE : {
     k = W();
     Value a = sp[-2], b = sp[-1];
@@ -890,7 +1105,7 @@ L_INC_LOCAL_JLE : {
             if (ni <= som_int(lim)) {
                 ip -= k;
                 if (UNLIKELY(vm->poll) && vm->safepoint_hook) {
-                    fp->bci = (uint32_t)(ip - meth->code);
+                    fp->bci = (uint32_t)(ip - meth->qcode);
                     SAVE();
                     vm->safepoint_hook(vm, SOM_SP_LOOP);
                 }
@@ -906,7 +1121,7 @@ L_INC_LOCAL_JLE : {
 field_error:
     som_prim_error(vm, "field access on an instance of %s, which has no fields of its own",
                    som_class_of(vm, self)->name->bytes);
-    fp->bci = (uint32_t)(ip - 1 - meth->code);
+    fp->bci = (uint32_t)(ip - 1 - meth->qcode);
 /* `a && b` / `a and: b` with b already evaluated: what Boolean's methods
  * answer (b value for a block b), without the sends; anything else sends. */
 L_AND : {

@@ -171,7 +171,9 @@ typedef struct SomMethod {
     struct SomString *signature; /* selector Symbol ("value"... for blocks) */
     SomClass *holder;            /* class holding the method (home's holder for blocks) */
     struct SomMethod *home;      /* for blocks: the lexically enclosing method */
-    uint8_t *code;               /* owned */
+    uint8_t *code;               /* owned; as compiled (what tools read) */
+    uint8_t *qcode;              /* owned: the interpreter's copy with superinstructions
+                                    (bytecode.h), made at the first activation; or NULL */
     Value *literals;             /* owned array, scanned by the GC */
     CallSite *sites;             /* owned */
     LineEntry *lines;            /* owned: bci -> source line, ascending bci */

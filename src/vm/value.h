@@ -55,25 +55,26 @@ static inline bool som_try_imm_double(double d, Value *out) {
         double d;
         uint64_t u;
     } c = {d};
+    uint64_t r = (c.u << 1) | (c.u >> 63);
+    uint64_t p = r - SOM_DBL_OFFSET;
+    if (__builtin_expect(p - 1 < ((uint64_t)1 << 62) - 1, 1)) { /* inside the window, not 2^-255 */
+        *out = (Value)((p << 2) | 2);
+        return true;
+    }
     if (c.u == 0) { /* +0.0 */
         *out = 2;
         return true;
     }
-    uint64_t r = (c.u << 1) | (c.u >> 63);
-    uint64_t p = r - SOM_DBL_OFFSET;
-    if (p >= ((uint64_t)1 << 62) || p == 0) return false; /* outside the window, or 2^-255 */
-    *out = (Value)((p << 2) | 2);
-    return true;
+    return false;
 }
 
 static inline double som_imm_double(Value v) {
     uint64_t p = (uint64_t)v >> 2;
-    if (p == 0) return 0.0;
     uint64_t r = p + SOM_DBL_OFFSET;
     union {
         uint64_t u;
         double d;
-    } c = {(r >> 1) | (r << 63)};
+    } c = {((r >> 1) | (r << 63)) & -(uint64_t)(p != 0)}; /* p == 0 is +0.0; no branch */
     return c.d;
 }
 
