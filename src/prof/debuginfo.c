@@ -163,6 +163,7 @@ void prof_symtab_fini(ProfSymTab *t) {
     free(t->syms);
     free(t->pool);
     free(t->debug_file);
+    free(t->fde);
     memset(t, 0, sizeof *t);
 }
 
@@ -469,6 +470,165 @@ static int st_plt(ProfSymTab *t, Elf *e) {
     return rc;
 }
 
+/* ---- unwind tables: where unnamed functions start ------------------------------------------ */
+
+typedef struct EhCursor {
+    const unsigned char *p, *end;
+    uint64_t base; /* link-time address of the section's first byte */
+    const unsigned char *sec;
+    int bad;
+} EhCursor;
+
+static uint64_t eh_uleb(EhCursor *c) {
+    uint64_t v = 0;
+    for (int shift = 0; c->p < c->end && shift < 64; shift += 7) {
+        unsigned char b = *c->p++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) return v;
+    }
+    c->bad = 1;
+    return 0;
+}
+
+static int64_t eh_sleb(EhCursor *c) {
+    int64_t v = 0;
+    int shift = 0;
+    unsigned char b = 0x80;
+    while (c->p < c->end && (b & 0x80) && shift < 64) {
+        b = *c->p++;
+        v |= (int64_t)((uint64_t)(b & 0x7f) << shift);
+        shift += 7;
+    }
+    if (b & 0x80) c->bad = 1;
+    if (shift < 64 && (b & 0x40)) v |= -((int64_t)1 << shift);
+    return v;
+}
+
+static uint64_t eh_fixed(EhCursor *c, size_t n) {
+    uint64_t v = 0;
+    if ((size_t)(c->end - c->p) < n) {
+        c->bad = 1;
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        v |= (uint64_t)c->p[i] << (8 * i); /* little-endian targets only (x86-64, aarch64) */
+    c->p += n;
+    return v;
+}
+
+/* A DW_EH_PE-encoded pointer: absolute or pc-relative, in any of the usual formats. */
+static uint64_t eh_ptr(EhCursor *c, unsigned enc) {
+    uint64_t here = c->base + (uint64_t)(c->p - c->sec), v;
+    switch (enc & 0x0f) {
+    case 0x00: v = eh_fixed(c, 8); break;
+    case 0x01: v = eh_uleb(c); break;
+    case 0x02: v = eh_fixed(c, 2); break;
+    case 0x03: v = eh_fixed(c, 4); break;
+    case 0x04: v = eh_fixed(c, 8); break;
+    case 0x09: v = (uint64_t)eh_sleb(c); break;
+    case 0x0a: v = (uint64_t)(int64_t)(int16_t)eh_fixed(c, 2); break;
+    case 0x0b: v = (uint64_t)(int64_t)(int32_t)eh_fixed(c, 4); break;
+    case 0x0c: v = eh_fixed(c, 8); break;
+    default: c->bad = 1; return 0;
+    }
+    if ((enc & 0x70) == 0x10) return v + here;
+    if ((enc & 0x70) != 0x00) c->bad = 1; /* datarel, textrel, funcrel: not in .eh_frame */
+    return v;
+}
+
+/* The FDE pointer encoding of the CIE at cie (its 'R' augmentation; absptr without one). */
+static int eh_cie_enc(const EhCursor *sec, const unsigned char *cie) {
+    EhCursor c = *sec;
+    c.p = cie;
+    uint64_t len = eh_fixed(&c, 4);
+    if (c.bad || len == 0xffffffffu || len > (uint64_t)(c.end - c.p)) return -1;
+    c.end = c.p + len;
+    if (eh_fixed(&c, 4) != 0) return -1; /* not a CIE */
+    int version = c.p < c.end ? *c.p++ : 0;
+    const char *aug = (const char *)c.p;
+    size_t alen = strnlen(aug, (size_t)(c.end - c.p));
+    c.p += alen + 1;
+    eh_uleb(&c), eh_sleb(&c); /* code and data alignment */
+    if (version == 1)
+        c.p++;
+    else
+        eh_uleb(&c); /* return address register */
+    if (aug[0] != 'z') return 0x00;
+    eh_uleb(&c); /* augmentation data length */
+    for (size_t i = 1; i < alen && !c.bad && c.p < c.end; i++) {
+        if (aug[i] == 'R') return *c.p;
+        if (aug[i] == 'P') {
+            unsigned penc = *c.p++;
+            eh_ptr(&c, penc & 0x7f);
+        } else if (aug[i] == 'L') {
+            c.p++;
+        } else if (aug[i] != 'S' && aug[i] != 'B') {
+            return -1;
+        }
+    }
+    return c.bad ? -1 : 0x00;
+}
+
+static int fde_cmp(const void *a, const void *b) {
+    const uint64_t *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* The [start, end) of every FDE in .eh_frame: functions no symbol names still have one. */
+static int st_fdes(ProfSymTab *t, Elf *e) {
+    GElf_Shdr sh;
+    Elf_Scn *scn = st_section(e, ".eh_frame", &sh);
+    Elf_Data *d = scn && sh.sh_type == SHT_PROGBITS ? elf_getdata(scn, NULL) : NULL;
+    if (!d || !d->d_buf || !d->d_size) return 0;
+    EhCursor sec = {d->d_buf, (const unsigned char *)d->d_buf + d->d_size, sh.sh_addr, d->d_buf,
+                    0};
+    uint32_t cap = 0;
+    const unsigned char *last_cie = NULL;
+    int enc = -1;
+    for (EhCursor c = sec; c.p + 8 <= sec.end;) {
+        uint64_t len = eh_fixed(&c, 4);
+        if (len == 0 || len == 0xffffffffu || len > (uint64_t)(sec.end - c.p)) break;
+        const unsigned char *next = c.p + len, *idp = c.p;
+        uint32_t id = (uint32_t)eh_fixed(&c, 4);
+        if (id != 0 && (uint64_t)(idp - sec.sec) >= id) { /* an FDE */
+            const unsigned char *cie = idp - id;
+            if (cie != last_cie) last_cie = cie, enc = eh_cie_enc(&sec, cie);
+            EhCursor f = c;
+            f.end = next;
+            uint64_t start = enc < 0 ? 0 : eh_ptr(&f, (unsigned)enc & 0x7f);
+            uint64_t range = enc < 0 ? 0 : eh_ptr(&f, (unsigned)enc & 0x0f);
+            if (!f.bad && start && range) {
+                if (t->nfde == cap) {
+                    cap = cap ? cap * 2 : 256;
+                    uint64_t *nf = realloc(t->fde, 2 * (size_t)cap * sizeof *nf);
+                    if (!nf) return -1;
+                    t->fde = nf;
+                }
+                t->fde[2 * t->nfde] = start, t->fde[2 * t->nfde + 1] = start + range;
+                t->nfde++;
+            }
+        }
+        c.p = next;
+    }
+    if (t->nfde) qsort(t->fde, t->nfde, 2 * sizeof *t->fde, fde_cmp);
+    return 0;
+}
+
+int prof_symtab_fde(const ProfSymTab *t, uint64_t vaddr, uint64_t *start, uint64_t *end) {
+    if (!t->nfde || vaddr < t->fde[0]) return 0;
+    uint32_t lo = 0, hi = t->nfde;
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (t->fde[2 * mid] <= vaddr)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    if (vaddr >= t->fde[2 * lo + 1]) return 0;
+    *start = t->fde[2 * lo], *end = t->fde[2 * lo + 1];
+    return 1;
+}
+
 /* ---- the lookup order --------------------------------------------------------------------- */
 
 static int st_has_symtab(Elf *e) {
@@ -494,7 +654,7 @@ static int st_load_elf(ProfSymTab *t, Elf *e, const char *path, const char *root
     } else if (n >= 0 && (n = st_read(t, e, SHT_DYNSYM)) > 0) {
         t->source = PROF_SYMSRC_DYNSYM;
     }
-    if (n < 0 || st_plt(t, e)) return -1;
+    if (n < 0 || st_plt(t, e) || st_fdes(t, e)) return -1;
     st_finish(t);
     return 0;
 }

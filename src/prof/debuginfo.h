@@ -13,6 +13,8 @@
  *   4. the file named by .gnu_debuglink, in the object's directory, its .debug/ and ROOT
  *      followed by the object's directory (refused when its CRC-32 differs from the link's);
  *   5. the object's .dynsym.
+ * The table also keeps the function ranges of the object's .eh_frame, so that code no symbol
+ * names can still be grouped by function (prof_symtab_fde).
  * ROOT is /usr/lib/debug unless the caller passes another (tests).  Aliases at one address
  * are resolved as perf does (sized over sizeless, strong over weak, global over local, fewer
  * leading underscores, then the longer name), so both tools print the same name.
@@ -50,6 +52,8 @@ typedef struct ProfSymTab {
     uint32_t nplt;     /* PLT entries named */
     uint32_t refused;  /* separate debug files found but refused (CRC or build-id mismatch) */
     char note[512];    /* why the last one was refused, "" if none */
+    uint64_t *fde;     /* [start, end) pairs of the .eh_frame FDEs, sorted by start */
+    uint32_t nfde;
 } ProfSymTab;
 
 /* Fills t (zeroed first) for the ELF file at path; debug_root NULL = "/usr/lib/debug".
@@ -64,6 +68,9 @@ const ProfSymEnt *prof_symtab_find(const ProfSymTab *t, uint64_t vaddr);
 static inline const char *prof_symtab_name(const ProfSymTab *t, const ProfSymEnt *e) {
     return t->pool + e->name;
 }
+/* The function around vaddr as the unwind table (.eh_frame) knows it, for code no symbol
+ * names: 1 with [*start, *end), else 0. */
+int prof_symtab_fde(const ProfSymTab *t, uint64_t vaddr, uint64_t *start, uint64_t *end);
 const char *prof_symsrc_name(ProfSymSource s);
 
 /* CRC-32 as .gnu_debuglink uses it (reflected, polynomial 0xedb88320; crc = 0 to start). */

@@ -80,7 +80,7 @@ static uint32_t mgr_native_frame(SpProfile *p, uint64_t addr) {
     } else { /* named by object and link-time address: the same in every run */
         char nm[320];
         fid = sp_frame_addv(p, SP_FRAME_NATIVE, prof_symbols_unknown_name(&s, nm, sizeof nm),
-                            s.module, addr, 1, NULL, 0);
+                            s.module, s.start, s.size ? s.size : 1, NULL, 0);
     }
     if (fid != SP_NONE) prof_u64map_put(&mg.pc_frame, addr, (uint64_t)fid + 1);
     return fid;

@@ -219,11 +219,14 @@ int prof_symbols_lookup(ProfSymbols *s, uint64_t addr, ProfSym *out) {
     *out = (ProfSym){NULL, so ? so->o.path : NULL, addr, 0, 0, 0, so ? addr - so->base : 0};
     if (!so) goto out;
     if (!so->loaded) sym_load(so);
-    const ProfSymEnt *e = prof_symtab_find(&so->tab, addr - so->base);
+    uint64_t v = addr - so->base, fs, fe;
+    const ProfSymEnt *e = prof_symtab_find(&so->tab, v);
     if (e) {
         *out = (ProfSym){prof_symtab_name(&so->tab, e), so->o.path, e->addr + so->base, e->size,
-                         0, e->rank == 1, addr - so->base};
+                         0, e->rank == 1, v};
         found = 1;
+    } else if (prof_symtab_fde(&so->tab, v, &fs, &fe)) { /* unnamed, but a known function */
+        out->start = fs + so->base, out->size = fe - fs, out->vaddr = fs;
     }
 out:
     pthread_mutex_unlock(&s->lock);

@@ -9,7 +9,8 @@
  * prof_symbols_free).  Objects loaded later (dlopen) are picked up by prof_symbols_lookup()
  * when dl_iterate_phdr's add counter moved.  Code no symbol covers is named by object and
  * link-time address, "[unknown] libc.so.6+0x27d0a" (prof_symbols_unknown_name), which is the
- * same in every run whatever the load address.
+ * same in every run whatever the load address; the address is the function's start when
+ * .eh_frame knows the function, so one unnamed function is one frame.
  * Not signal-safe (allocates, opens files): symbolization happens on the manager thread.
  * Thread-safe through an internal mutex (JIT registration may come from any thread).
  */
@@ -27,7 +28,7 @@ typedef struct ProfSym {
     uint64_t start, size;
     int jit;
     int plt;        /* a PLT entry ("symbol@plt"): a jump to some other function */
-    uint64_t vaddr; /* the looked-up address as the object's link-time address (0 if none) */
+    uint64_t vaddr; /* start as the object's link-time address (0 outside objects) */
 } ProfSym;
 
 typedef struct ProfObject {
@@ -38,11 +39,14 @@ typedef struct ProfObject {
 
 ProfSymbols *prof_symbols_new(void);
 void prof_symbols_free(ProfSymbols *s);
-/* Finds the function containing addr.  Returns 1 if a symbol was found; 0 fills only the
- * module (if any) with start = addr. */
+/* Finds the function containing addr.  Returns 1 if a symbol was found; 0 fills the module
+ * (if any) and, when the object's unwind table (.eh_frame) has a function there, its
+ * start and size, else start = addr and size = 0. */
 int prof_symbols_lookup(ProfSymbols *s, uint64_t addr, ProfSym *out);
 /* Stable name of an address prof_symbols_lookup() returned 0 for (s is what it filled in):
- * "[unknown] OBJECT+0xVADDR" with the object's file name, "[unknown]" outside any object. */
+ * "[unknown] OBJECT+0xVADDR" with the object's file name and the link-time address of the
+ * unnamed function (of the address itself without an unwind entry); "[unknown]" outside
+ * any object. */
 const char *prof_symbols_unknown_name(const ProfSym *s, char *buf, size_t len);
 /* Symbol sources of the objects loaded so far ("libc.so.6:build-id python3.11:dynsym ..."),
  * and how many separate debug files were refused (wrong CRC or build-id) with the last
