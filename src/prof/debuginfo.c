@@ -181,8 +181,7 @@ static Elf_Scn *st_section(Elf *e, const char *name, GElf_Shdr *sh) {
     Elf_Scn *scn = NULL;
     while ((scn = elf_nextscn(e, scn))) {
         const char *n;
-        if (gelf_getshdr(scn, sh) && (n = elf_strptr(e, shstrndx, sh->sh_name)) &&
-            !strcmp(n, name))
+        if (gelf_getshdr(scn, sh) && (n = elf_strptr(e, shstrndx, sh->sh_name)) && !strcmp(n, name))
             return scn;
     }
     return NULL;
@@ -331,8 +330,7 @@ out:
 static long st_by_build_id(ProfSymTab *t, const char *root, const char *obj) {
     if (!t->build_id[0] || strlen(t->build_id) < 3) return 0;
     char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/.build-id/%.2s/%s.debug", root, t->build_id,
-             t->build_id + 2);
+    snprintf(path, sizeof path, "%s/.build-id/%.2s/%s.debug", root, t->build_id, t->build_id + 2);
     DebugCand c = {t, t->build_id, 0, 0};
     return st_try_debug(&c, path, obj);
 }
@@ -520,16 +518,36 @@ static uint64_t eh_fixed(EhCursor *c, size_t n) {
 static uint64_t eh_ptr(EhCursor *c, unsigned enc) {
     uint64_t here = c->base + (uint64_t)(c->p - c->sec), v;
     switch (enc & 0x0f) {
-    case 0x00: v = eh_fixed(c, 8); break;
-    case 0x01: v = eh_uleb(c); break;
-    case 0x02: v = eh_fixed(c, 2); break;
-    case 0x03: v = eh_fixed(c, 4); break;
-    case 0x04: v = eh_fixed(c, 8); break;
-    case 0x09: v = (uint64_t)eh_sleb(c); break;
-    case 0x0a: v = (uint64_t)(int64_t)(int16_t)eh_fixed(c, 2); break;
-    case 0x0b: v = (uint64_t)(int64_t)(int32_t)eh_fixed(c, 4); break;
-    case 0x0c: v = eh_fixed(c, 8); break;
-    default: c->bad = 1; return 0;
+    case 0x00:
+        v = eh_fixed(c, 8);
+        break;
+    case 0x01:
+        v = eh_uleb(c);
+        break;
+    case 0x02:
+        v = eh_fixed(c, 2);
+        break;
+    case 0x03:
+        v = eh_fixed(c, 4);
+        break;
+    case 0x04:
+        v = eh_fixed(c, 8);
+        break;
+    case 0x09:
+        v = (uint64_t)eh_sleb(c);
+        break;
+    case 0x0a:
+        v = (uint64_t)(int64_t)(int16_t)eh_fixed(c, 2);
+        break;
+    case 0x0b:
+        v = (uint64_t)(int64_t)(int32_t)eh_fixed(c, 4);
+        break;
+    case 0x0c:
+        v = eh_fixed(c, 8);
+        break;
+    default:
+        c->bad = 1;
+        return 0;
     }
     if ((enc & 0x70) == 0x10) return v + here;
     if ((enc & 0x70) != 0x00) c->bad = 1; /* datarel, textrel, funcrel: not in .eh_frame */
@@ -580,8 +598,7 @@ static int st_fdes(ProfSymTab *t, Elf *e) {
     Elf_Scn *scn = st_section(e, ".eh_frame", &sh);
     Elf_Data *d = scn && sh.sh_type == SHT_PROGBITS ? elf_getdata(scn, NULL) : NULL;
     if (!d || !d->d_buf || !d->d_size) return 0;
-    EhCursor sec = {d->d_buf, (const unsigned char *)d->d_buf + d->d_size, sh.sh_addr, d->d_buf,
-                    0};
+    EhCursor sec = {d->d_buf, (const unsigned char *)d->d_buf + d->d_size, sh.sh_addr, d->d_buf, 0};
     uint32_t cap = 0;
     const unsigned char *last_cie = NULL;
     int enc = -1;

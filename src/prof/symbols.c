@@ -222,8 +222,13 @@ int prof_symbols_lookup(ProfSymbols *s, uint64_t addr, ProfSym *out) {
     uint64_t v = addr - so->base, fs, fe;
     const ProfSymEnt *e = prof_symtab_find(&so->tab, v);
     if (e) {
-        *out = (ProfSym){prof_symtab_name(&so->tab, e), so->o.path, e->addr + so->base, e->size,
-                         0, e->rank == 1, v};
+        *out = (ProfSym){prof_symtab_name(&so->tab, e),
+                         so->o.path,
+                         e->addr + so->base,
+                         e->size,
+                         0,
+                         e->rank == 1,
+                         v};
         found = 1;
     } else if (prof_symtab_fde(&so->tab, v, &fs, &fe)) { /* unnamed, but a known function */
         out->start = fs + so->base, out->size = fe - fs, out->vaddr = fs;

@@ -51,8 +51,7 @@ const char *prof_symbols_unknown_name(const ProfSym *s, char *buf, size_t len);
 /* Symbol sources of the objects loaded so far ("libc.so.6:build-id python3.11:dynsym ..."),
  * and how many separate debug files were refused (wrong CRC or build-id) with the last
  * reason in why ("" if none).  Returns the number refused. */
-uint32_t prof_symbols_debuginfo(ProfSymbols *s, char *sources, size_t slen, char *why,
-                                size_t wlen);
+uint32_t prof_symbols_debuginfo(ProfSymbols *s, char *sources, size_t slen, char *why, size_t wlen);
 /* Whether addr lies in a known executable object or JIT range (no rescan). */
 int prof_symbols_is_code(ProfSymbols *s, uint64_t addr);
 /* JIT ranges; perf_map: append to /tmp/perf-PID.map.  With SAMPO_JITDUMP=1 (read at the

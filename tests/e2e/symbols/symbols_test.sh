@@ -2,7 +2,8 @@
 # End-to-end tests of native symbols under `sampo record` (see CMakeLists.txt).
 #   libc:      libc_work's time in libc internals is named from libc6-dbg (77 if missing)
 #   debuglink: a stripped sym_prog gets its names back from its own debug file, found by
-#              .gnu_debuglink (next to it, in .debug/, under the debug root) and by build-id;
+#              .gnu_debuglink (next to it, in .debug/, under the debug root), by build-id and
+#              from .gnu_debugdata, in that order of preference (debugdata, build-id, link);
 #              a debug file with a wrong CRC or a wrong build-id is refused (and said so)
 #   plt:       samples in a PLT entry are charged to "plt_target_fn@plt"
 #   stable:    unknown code is "[unknown] sym_prog+0xVADDR", VADDR the function's start (from
@@ -98,6 +99,17 @@ debuglink)
     check "d6: a debug file with another build-id refused" has d6.txt "debuginfo_refused 1"
     check "d6: the reason names the build-id" bash -c "grep -q 'debuginfo_refused_why.*build-id' d6.txt"
     check "d6: no sym_alpha_spin" test "$(self d6.flat '^sym_alpha_spin$')" = 0
+    # MiniDebugInfo: .symtab in an xz-compressed ELF inside the object (comes before the files)
+    objcopy --strip-debug --remove-section=.comment sym_prog.debug mini && xz -f mini
+    mkdir -p d8 && objcopy --add-section .gnu_debugdata=mini.xz sym_prog d8/sym_prog
+    cp sym_prog.debug d8/
+    record d8 "$W/d8/sym_prog" 100
+    check "d8: names from .gnu_debugdata, before the debuglink file" has d8.txt "sym_prog:gnu_debugdata"
+    check "d8: sym_alpha_spin named (>= 40%)" at_least d8.flat '^sym_alpha_spin$' 40
+    # build-id comes before .gnu_debuglink
+    mkdir -p d9 && cp sym_prog sym_prog.debug d9/
+    SAMPO_DEBUG_ROOT=$W/root4 record d9 "$W/d9/sym_prog" 100
+    check "d9: build-id before debuglink" has d9.txt "sym_prog:build-id"
     record d7 "$W/d7/sym_prog" 100
     check "d7: no debug file: nothing refused" bash -c "! grep -q debuginfo_refused d7.txt"
     check "d7: no debug file: object+offset" at_least d7.flat '^\[unknown\] sym_prog\+0x' 60
