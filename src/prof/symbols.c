@@ -100,19 +100,26 @@ static int sym_phdr_cb(struct dl_phdr_info *info, size_t size, void *arg) {
         char exe[4096];
         uint64_t vdso = getauxval(AT_SYSINFO_EHDR), seg0 = lo - ph->p_offset;
         const void *mem = NULL;
-        if (!name && vdso && vdso >= seg0 && vdso < hi) {
-            name = "[vdso]", mem = (const void *)(uintptr_t)vdso;
+        if (vdso && vdso >= seg0 && vdso < hi) { /* "linux-vdso.so.1": no file, read memory */
+            name = name ? name : "[vdso]", mem = (const void *)(uintptr_t)vdso;
         } else if (!name) {
             ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
             if (n <= 0 || s->nobjs) continue; /* other unnamed objects: not files */
             exe[n] = 0;
             name = exe;
         }
+        size_t mem_len = 0;
+        if (mem) { /* the section headers lie past p_memsz, on the vDSO's last page */
+            const ElfW(Ehdr) *eh = mem;
+            uint64_t mapped = ((hi + 4095) & ~4095ull) - vdso;
+            uint64_t shend = eh->e_shoff + (uint64_t)eh->e_shnum * eh->e_shentsize;
+            mem_len = (size_t)(shend <= mapped ? (shend > hi - vdso ? shend : hi - vdso) : mapped);
+        }
         SymObj *so = &s->objs[s->nobjs];
         *so = (SymObj){.o = {lo, hi, ph->p_offset, strdup(name), sym_build_id(info)},
                        .base = info->dlpi_addr,
                        .mem = mem,
-                       .mem_len = mem ? hi - vdso : 0};
+                       .mem_len = mem_len};
         if (!so->o.path) return 1;
         s->nobjs++;
     }

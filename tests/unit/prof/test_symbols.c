@@ -241,6 +241,28 @@ static void test_unknown_names(void **state) {
     prof_symbols_free(syms);
 }
 
+/* The vDSO has no file: its symbols are read from memory, as perf reads them. */
+static void test_vdso(void **state) {
+    (void)state;
+    ProfSymbols *syms = prof_symbols_new();
+    assert_non_null(syms);
+    const ProfObject *o;
+    uint32_t n = prof_symbols_objects(syms, &o), found = 0;
+    uint64_t lo = 0, hi = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (strstr(o[i].path, "vdso")) lo = o[i].lo, hi = o[i].hi;
+    if (!lo) {
+        prof_symbols_free(syms);
+        skip(); /* no vDSO (vdso=0 on the kernel command line) */
+    }
+    for (uint64_t a = lo; a < hi && !found; a += 4) {
+        ProfSym s;
+        found = prof_symbols_lookup(syms, a, &s) && !strcmp(s.name, "__vdso_clock_gettime");
+    }
+    assert_true(found);
+    prof_symbols_free(syms);
+}
+
 /* ---- bad and empty files ------------------------------------------------------------------ */
 
 static void write_file(const char *path, const void *data, size_t len) {
@@ -292,6 +314,7 @@ int main(void) {
         cmocka_unit_test(test_plt_entries),
         cmocka_unit_test(test_eh_frame_ranges),
         cmocka_unit_test(test_unknown_names),
+        cmocka_unit_test(test_vdso),
         cmocka_unit_test(test_empty_and_bad_files),
     };
     return cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);
