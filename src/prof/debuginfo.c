@@ -164,6 +164,7 @@ void prof_symtab_fini(ProfSymTab *t) {
     free(t->pool);
     free(t->debug_file);
     free(t->fde);
+    free(t->path);
     memset(t, 0, sizeof *t);
 }
 
@@ -631,7 +632,19 @@ static int st_fdes(ProfSymTab *t, Elf *e) {
     return 0;
 }
 
-int prof_symtab_fde(const ProfSymTab *t, uint64_t vaddr, uint64_t *start, uint64_t *end) {
+/* Reads the FDEs at the first need: most objects' samples all land in named functions. */
+static void st_fdes_lazy(ProfSymTab *t) {
+    t->fde_state = 1;
+    int fd = t->path ? open(t->path, O_RDONLY | O_CLOEXEC) : -1;
+    if (fd < 0) return;
+    Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+    if (e && elf_kind(e) == ELF_K_ELF) st_fdes(t, e);
+    if (e) elf_end(e);
+    close(fd);
+}
+
+int prof_symtab_fde(ProfSymTab *t, uint64_t vaddr, uint64_t *start, uint64_t *end) {
+    if (!t->fde_state) st_fdes_lazy(t);
     if (!t->nfde || vaddr < t->fde[0]) return 0;
     uint32_t lo = 0, hi = t->nfde;
     while (hi - lo > 1) {
@@ -671,7 +684,7 @@ static int st_load_elf(ProfSymTab *t, Elf *e, const char *path, const char *root
     } else if (n >= 0 && (n = st_read(t, e, SHT_DYNSYM)) > 0) {
         t->source = PROF_SYMSRC_DYNSYM;
     }
-    if (n < 0 || st_plt(t, e) || st_fdes(t, e)) return -1;
+    if (n < 0 || st_plt(t, e)) return -1;
     st_finish(t);
     return 0;
 }
@@ -685,6 +698,7 @@ int prof_symtab_load(ProfSymTab *t, const char *path, const char *debug_root) {
     int rc = -1;
     if (e && elf_kind(e) == ELF_K_ELF)
         rc = st_load_elf(t, e, path, debug_root ? debug_root : DEFAULT_DEBUG_ROOT);
+    if (!rc && !(t->path = strdup(path))) rc = -1;
     if (e) elf_end(e);
     close(fd);
     return rc;
@@ -698,6 +712,8 @@ int prof_symtab_load_image(ProfSymTab *t, const void *image, size_t size) {
     memcpy(copy, image, size);
     Elf *e = elf_memory(copy, size);
     int rc = e && elf_kind(e) == ELF_K_ELF ? st_load_elf(t, e, NULL, NULL) : -1;
+    t->fde_state = 1;
+    if (!rc) rc = st_fdes(t, e);
     if (e) elf_end(e);
     free(copy);
     return rc;

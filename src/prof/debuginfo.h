@@ -54,6 +54,8 @@ typedef struct ProfSymTab {
     char note[512];    /* why the last one was refused, "" if none */
     uint64_t *fde;     /* [start, end) pairs of the .eh_frame FDEs, sorted by start */
     uint32_t nfde;
+    int fde_state; /* 0: not read yet (read at the first prof_symtab_fde) */
+    char *path;    /* the object (owned), for reading the FDEs later */
 } ProfSymTab;
 
 /* Fills t (zeroed first) for the ELF file at path; debug_root NULL = "/usr/lib/debug".
@@ -69,8 +71,8 @@ static inline const char *prof_symtab_name(const ProfSymTab *t, const ProfSymEnt
     return t->pool + e->name;
 }
 /* The function around vaddr as the unwind table (.eh_frame) knows it, for code no symbol
- * names: 1 with [*start, *end), else 0. */
-int prof_symtab_fde(const ProfSymTab *t, uint64_t vaddr, uint64_t *start, uint64_t *end);
+ * names: 1 with [*start, *end), else 0.  Reads .eh_frame at the first call. */
+int prof_symtab_fde(ProfSymTab *t, uint64_t vaddr, uint64_t *start, uint64_t *end);
 const char *prof_symsrc_name(ProfSymSource s);
 
 /* CRC-32 as .gnu_debuglink uses it (reflected, polynomial 0xedb88320; crc = 0 to start). */
