@@ -77,11 +77,10 @@ static uint32_t mgr_native_frame(SpProfile *p, uint64_t addr) {
     if (prof_symbols_lookup(prof_g.symbols, addr, &s)) {
         fid = sp_frame_addv(p, s.jit ? SP_FRAME_JIT : SP_FRAME_NATIVE, s.name, s.module, s.start,
                             s.size, NULL, 0);
-    } else {
-        char nm[64];
-        uint64_t page = addr & ~0xfffull;
-        snprintf(nm, sizeof nm, "[unknown 0x%llx]", (unsigned long long)page);
-        fid = sp_frame_addv(p, SP_FRAME_NATIVE, nm, s.module, page, 4096, NULL, 0);
+    } else { /* named by object and link-time address: the same in every run */
+        char nm[320];
+        fid = sp_frame_addv(p, SP_FRAME_NATIVE, prof_symbols_unknown_name(&s, nm, sizeof nm),
+                            s.module, s.start, s.size ? s.size : 1, NULL, 0);
     }
     if (fid != SP_NONE) prof_u64map_put(&mg.pc_frame, addr, (uint64_t)fid + 1);
     return fid;
@@ -138,8 +137,9 @@ static int mgr_calls(uint64_t ret, uint64_t fn) {
     uint64_t t = mgr_call_target(ret);
     if (t == fn || t == 1) return t != 0;
     if (!t) return 0;
-    ProfSym s; /* a direct call into a PLT stub (no symbol) may reach any function */
-    return prof_symbols_is_code(prof_g.symbols, t) && !prof_symbols_lookup(prof_g.symbols, t, &s);
+    ProfSym s; /* a direct call into a PLT stub may reach any function */
+    return prof_symbols_is_code(prof_g.symbols, t) &&
+           (!prof_symbols_lookup(prof_g.symbols, t, &s) || s.plt);
 }
 
 /* The frame-pointer chain misses the caller of a leaf that set up no frame (or is still in

@@ -4,9 +4,8 @@
 #include "symbols.h"
 
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <link.h>
+#include <sys/auxv.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,19 +13,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "debuginfo.h"
 #include "jitdump.h"
-
-typedef struct SymEnt {
-    uint64_t addr, size;
-    uint32_t name; /* offset in the object's string pool */
-} SymEnt;
 
 typedef struct SymObj {
     ProfObject o;
-    uint64_t base; /* dlpi_addr */
-    SymEnt *syms;
-    uint32_t nsyms;
-    char *pool;
+    uint64_t base;   /* dlpi_addr: link-time address + base = run-time address */
+    int loaded;      /* tab filled (at the first lookup in this object) */
+    const void *mem; /* the vDSO's image (its symbols come from memory), else NULL */
+    size_t mem_len;
+    ProfSymTab tab;
 } SymObj;
 
 typedef struct JitEnt {
@@ -49,67 +45,6 @@ struct ProfSymbols {
     uint64_t jd_failures; /* dumps that could not be created, writes that failed */
 };
 
-/* ---- ELF reading --------------------------------------------------------------------- */
-
-static int sym_cmp(const void *a, const void *b) {
-    const SymEnt *x = a, *y = b;
-    return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-/* Appends the FUNC symbols of one section (relocated by bias). */
-static int sym_read_section(Elf *e, Elf_Scn *scn, GElf_Shdr *sh, SymObj *so, uint64_t bias,
-                            size_t *pool_len, uint32_t *cap) {
-    Elf_Data *d = elf_getdata(scn, NULL);
-    if (!d || !sh->sh_entsize) return 0;
-    size_t n = sh->sh_size / sh->sh_entsize;
-    for (size_t i = 0; i < n; i++) {
-        GElf_Sym sym;
-        if (!gelf_getsym(d, (int)i, &sym)) continue;
-        int type = GELF_ST_TYPE(sym.st_info);
-        if ((type != STT_FUNC && type != STT_GNU_IFUNC) || !sym.st_value) continue;
-        const char *nm = elf_strptr(e, sh->sh_link, sym.st_name);
-        if (!nm || !*nm) continue;
-        size_t len = strlen(nm) + 1;
-        if (so->nsyms == *cap) {
-            *cap = *cap ? *cap * 2 : 256;
-            SymEnt *ns = realloc(so->syms, *cap * sizeof *ns);
-            if (!ns) return -1;
-            so->syms = ns;
-        }
-        char *np = realloc(so->pool, *pool_len + len);
-        if (!np) return -1;
-        so->pool = np;
-        memcpy(so->pool + *pool_len, nm, len);
-        so->syms[so->nsyms++] = (SymEnt){sym.st_value + bias, sym.st_size, (uint32_t)*pool_len};
-        *pool_len += len;
-    }
-    return 0;
-}
-
-static void sym_load_elf(SymObj *so, const char *file, uint64_t bias) {
-    int fd = open(file, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
-    Elf *e = elf_begin(fd, ELF_C_READ, NULL);
-    size_t pool_len = 0;
-    uint32_t cap = 0;
-    if (!e) goto out_close;
-    for (int want = SHT_SYMTAB; want >= SHT_SYMTAB; want = want == SHT_SYMTAB ? SHT_DYNSYM : -1) {
-        Elf_Scn *scn = NULL;
-        while ((scn = elf_nextscn(e, scn))) {
-            GElf_Shdr sh;
-            if (gelf_getshdr(scn, &sh) && sh.sh_type == (GElf_Word)want)
-                sym_read_section(e, scn, &sh, so, bias, &pool_len, &cap);
-        }
-        if (so->nsyms || want == SHT_DYNSYM) break;
-    }
-    qsort(so->syms, so->nsyms, sizeof *so->syms, sym_cmp);
-    for (uint32_t i = 0; i + 1 < so->nsyms; i++) /* sizeless symbols end at the next one */
-        if (!so->syms[i].size) so->syms[i].size = so->syms[i + 1].addr - so->syms[i].addr;
-    elf_end(e);
-out_close:
-    close(fd);
-}
-
 /* ---- object list ---------------------------------------------------------------------- */
 
 typedef struct ScanCtx {
@@ -120,6 +55,31 @@ static int sym_known(ProfSymbols *s, uint64_t lo) {
     for (uint32_t i = 0; i < s->nobjs; i++)
         if (s->objs[i].o.lo == lo) return 1;
     return 0;
+}
+
+/* NT_GNU_BUILD_ID from the object's mapped PT_NOTE segments, as hex; NULL if none. */
+static char *sym_build_id(const struct dl_phdr_info *info) {
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_NOTE) continue;
+        const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
+        size_t off = 0;
+        while (off + sizeof(ElfW(Nhdr)) <= ph->p_memsz) {
+            ElfW(Nhdr) nh;
+            memcpy(&nh, p + off, sizeof nh);
+            size_t name = off + sizeof nh, desc = name + ((nh.n_namesz + 3) & ~3u);
+            off = desc + ((nh.n_descsz + 3) & ~3u);
+            if (off > ph->p_memsz) break;
+            if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 || memcmp(p + name, "GNU", 4) ||
+                !nh.n_descsz || nh.n_descsz > 64)
+                continue;
+            char *hex = malloc(2 * nh.n_descsz + 1);
+            for (size_t k = 0; hex && k < nh.n_descsz; k++)
+                snprintf(hex + 2 * k, 3, "%02x", p[desc + k]);
+            return hex;
+        }
+    }
+    return NULL;
 }
 
 static int sym_phdr_cb(struct dl_phdr_info *info, size_t size, void *arg) {
@@ -138,19 +98,43 @@ static int sym_phdr_cb(struct dl_phdr_info *info, size_t size, void *arg) {
         }
         const char *name = info->dlpi_name && *info->dlpi_name ? info->dlpi_name : NULL;
         char exe[4096];
-        if (!name) {
+        uint64_t vdso = getauxval(AT_SYSINFO_EHDR), seg0 = lo - ph->p_offset;
+        const void *mem = NULL;
+        if (vdso && vdso >= seg0 && vdso < hi) { /* "linux-vdso.so.1": no file, read memory */
+            name = name ? name : "[vdso]", mem = (const void *)(uintptr_t)vdso;
+        } else if (!name) {
             ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-            if (n <= 0 || s->nobjs) continue; /* unnamed non-first objects: vdso */
+            if (n <= 0 || s->nobjs) continue; /* other unnamed objects: not files */
             exe[n] = 0;
             name = exe;
         }
+        size_t mem_len = 0;
+        if (mem) { /* the section headers lie past p_memsz, on the vDSO's last page */
+            const ElfW(Ehdr) *eh = mem;
+            uint64_t mapped = ((hi + 4095) & ~4095ull) - vdso;
+            uint64_t shend = eh->e_shoff + (uint64_t)eh->e_shnum * eh->e_shentsize;
+            mem_len = (size_t)(shend <= mapped ? (shend > hi - vdso ? shend : hi - vdso) : mapped);
+        }
         SymObj *so = &s->objs[s->nobjs];
-        *so = (SymObj){.o = {lo, hi, ph->p_offset, strdup(name)}, .base = info->dlpi_addr};
+        *so = (SymObj){.o = {lo, hi, ph->p_offset, strdup(name), sym_build_id(info)},
+                       .base = info->dlpi_addr,
+                       .mem = mem,
+                       .mem_len = mem_len};
         if (!so->o.path) return 1;
-        sym_load_elf(so, name, info->dlpi_addr);
         s->nobjs++;
     }
     return 0;
+}
+
+/* Loads the object's symbols at its first lookup (start-up stays cheap: most objects of a
+ * process never show up in a sample).  Called with s->lock held. */
+static void sym_load(SymObj *so) {
+    so->loaded = 1;
+    const char *root = getenv("SAMPO_DEBUG_ROOT");
+    if (so->mem)
+        prof_symtab_load_image(&so->tab, so->mem, so->mem_len);
+    else
+        prof_symtab_load(&so->tab, so->o.path, root && *root ? root : NULL);
 }
 
 static int sym_adds_cb(struct dl_phdr_info *info, size_t size, void *arg) {
@@ -169,7 +153,6 @@ static void sym_rescan(ProfSymbols *s) {
 }
 
 ProfSymbols *prof_symbols_new(void) {
-    elf_version(EV_CURRENT);
     ProfSymbols *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     pthread_mutex_init(&s->lock, NULL);
@@ -181,8 +164,8 @@ void prof_symbols_free(ProfSymbols *s) {
     if (!s) return;
     for (uint32_t i = 0; i < s->nobjs; i++) {
         free((char *)s->objs[i].o.path);
-        free(s->objs[i].syms);
-        free(s->objs[i].pool);
+        free((char *)s->objs[i].o.build_id);
+        prof_symtab_fini(&s->objs[i].tab);
     }
     for (uint32_t i = 0; i < s->njit; i++)
         free(s->jit[i].name);
@@ -203,7 +186,7 @@ static int sym_lookup_jit(ProfSymbols *s, uint64_t addr, ProfSym *out) {
     for (uint32_t i = 0; i < s->njit; i++) {
         JitEnt *j = &s->jit[i];
         if (addr >= j->start && addr < j->start + j->size) {
-            *out = (ProfSym){j->name, "[jit]", j->start, j->size, 1};
+            *out = (ProfSym){j->name, "[jit]", j->start, j->size, 1, 0, 0};
             return 1;
         }
     }
@@ -240,24 +223,57 @@ int prof_symbols_lookup(ProfSymbols *s, uint64_t addr, ProfSym *out) {
             so = sym_find_obj(s, addr);
         }
     }
-    *out = (ProfSym){NULL, so ? so->o.path : NULL, addr, 0, 0};
-    if (!so || !so->nsyms) goto out;
-    uint32_t lo = 0, hi = so->nsyms;
-    while (hi - lo > 1) { /* last symbol with addr <= target */
-        uint32_t mid = (lo + hi) / 2;
-        if (so->syms[mid].addr <= addr)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    const SymEnt *e = &so->syms[lo];
-    if (addr >= e->addr && addr < e->addr + (e->size ? e->size : 1)) {
-        *out = (ProfSym){so->pool + e->name, so->o.path, e->addr, e->size, 0};
+    *out = (ProfSym){NULL, so ? so->o.path : NULL, addr, 0, 0, 0, so ? addr - so->base : 0};
+    if (!so) goto out;
+    if (!so->loaded) sym_load(so);
+    uint64_t v = addr - so->base, fs, fe;
+    const ProfSymEnt *e = prof_symtab_find(&so->tab, v);
+    if (e) {
+        *out = (ProfSym){prof_symtab_name(&so->tab, e),
+                         so->o.path,
+                         e->addr + so->base,
+                         e->size,
+                         0,
+                         e->rank == 1,
+                         v};
         found = 1;
+    } else if (prof_symtab_fde(&so->tab, v, &fs, &fe)) { /* unnamed, but a known function */
+        out->start = fs + so->base, out->size = fe - fs, out->vaddr = fs;
     }
 out:
     pthread_mutex_unlock(&s->lock);
     return found;
+}
+
+const char *prof_symbols_unknown_name(const ProfSym *s, char *buf, size_t len) {
+    const char *base = s->module ? strrchr(s->module, '/') : NULL;
+    base = base ? base + 1 : s->module;
+    if (base && *base)
+        snprintf(buf, len, "[unknown] %s+0x%llx", base, (unsigned long long)s->vaddr);
+    else
+        snprintf(buf, len, "[unknown]");
+    return buf;
+}
+
+uint32_t prof_symbols_debuginfo(ProfSymbols *s, char *sources, size_t slen, char *why,
+                                size_t wlen) {
+    uint32_t refused = 0;
+    size_t o = 0;
+    if (slen) sources[0] = 0;
+    if (wlen) why[0] = 0;
+    pthread_mutex_lock(&s->lock);
+    for (uint32_t i = 0; i < s->nobjs; i++) {
+        const SymObj *so = &s->objs[i];
+        if (!so->loaded) continue;
+        const char *base = strrchr(so->o.path, '/');
+        if (o < slen)
+            o += (size_t)snprintf(sources + o, slen - o, "%s%s:%s", o ? " " : "",
+                                  base ? base + 1 : so->o.path, prof_symsrc_name(so->tab.source));
+        refused += so->tab.refused;
+        if (so->tab.refused && wlen) snprintf(why, wlen, "%s", so->tab.note);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return refused;
 }
 
 uint32_t prof_symbols_objects(ProfSymbols *s, const ProfObject **out) {
