@@ -11,7 +11,7 @@
  *   [owner]       must be called by the thread the call is about (its own state).
  *   [single]      not thread-safe: one caller at a time (e.g. a CC-Map snapshot you own).
  * Control calls (start/stop/pause/...) are serialized internally by one mutex; they must not
- * be called from the SIGPROF handler or from a VM frame-supplier callback.
+ * be called from the profiler's signal handler or from a VM frame-supplier callback.
  * All functions returning int return SAMPO_OK (0) or a negative SampoStatus; none exits.
  *
  * Preload configuration (libsampo_preload.so reads these at load time; `sampo record` sets
@@ -38,6 +38,10 @@
  *   SAMPO_VERBOSE=0|1     log trigger choice and every tuning change to stderr.
  *   SAMPO_DISABLE=1       load but do nothing.
  *   SAMPO_EMPTY_HANDLER=1 benchmarks only: same triggers, handler does nothing.
+ *   SAMPO_SIGNAL=N        the profiler's signal (default: the highest real-time signal the
+ *                         program leaves at SIG_DFL; never SIGPROF).
+ *   SAMPO_FLUSH_SIGNALS=0|1  on SIGINT/SIGTERM/SIGHUP (when the program leaves them at
+ *                         SIG_DFL) write the profile, then die of the signal (default 1).
  * The `sampo` tool finds the preload library next to itself (libsampo_preload.so) or via
  * SAMPO_PRELOAD=PATH.
  */
@@ -152,12 +156,28 @@ typedef struct SampoStats {
     uint64_t cost_ns;      /* per-sample cost used for the budget */
     uint64_t manager_ns;   /* CPU time of the manager thread (valid after stop) */
     uint32_t threads;      /* threads ever registered */
+    uint64_t trigger_lost; /* per-thread triggers the program destroyed (closed our perf fd)
+                              and the engine re-armed */
 } SampoStats;
 
 /* Copies the counters.  [any-thread] */
 int sampo_get_stats(SampoStats *out);
 /* Short name of a trigger ("perf-sw", ...).  [signal-safe] */
 const char *sampo_trigger_name(SampoTrigger t);
+/* Text of a status code ("no trigger could be armed", ...); never NULL.  [signal-safe] */
+const char *sampo_strerror(int status);
+/* Detail of the last failed control call, naming the path or trigger and the system's
+ * reason ("cannot write the profile to /x/p.prof: No such file or directory"); "" if none.
+ * Valid until the next control call.  [any-thread] */
+const char *sampo_last_error(void);
+/* 0 if trigger t can be armed on this machine for the calling thread (tries it and
+ * removes it again), else SAMPO_ENOTRIGGER with the reason in why.  Lets a front end refuse
+ * an unavailable --trigger before it runs a program.  [any-thread] */
+int sampo_trigger_available(SampoTrigger t, char *why, size_t whylen);
+/* Checks that a profile can be written to path (the file, or its directory when it does not
+ * exist yet; "%p" is allowed in the name).  SAMPO_EIO with the reason in why.  sampo_start()
+ * makes the same check when out_path is set, and makes a relative out_path absolute. */
+int sampo_check_output(const char *path, char *why, size_t whylen);
 
 /* ---- threads ------------------------------------------------------------------------
  * The preload library registers every thread created by pthread_create automatically.

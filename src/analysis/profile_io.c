@@ -12,10 +12,14 @@
 #include "profile_io.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "ccjson.h"
@@ -311,28 +315,96 @@ int sp_profile_encode(const SpProfile *p, SpBuf *out) {
     return out->oom ? -1 : 0;
 }
 
+/* ---- safe output ------------------------------------------------------------------------
+ * The user names where a profile goes; whatever is there must survive as the user meant it.
+ * A symlink is followed (the link stays, its target gets the profile), a FIFO, terminal or
+ * device is written in place (renaming onto it would replace /dev/full with a regular file),
+ * and only a regular file (or a new one) is replaced through "TARGET.tmp.PID" + rename, so a
+ * reader never sees half a profile.  Every write and the close are checked: ENOSPC is an
+ * error, not a profile that silently never reached the disk. */
+
+/* Follows symlinks from path; writes the final name (which may not exist yet) into out. */
+static int out_resolve(const char *path, char *out, size_t len) {
+    if (snprintf(out, len, "%s", path) >= (int)len) return errno = ENAMETOOLONG, -1;
+    for (int hops = 0; hops < 40; hops++) {
+        struct stat st;
+        if (lstat(out, &st) || !S_ISLNK(st.st_mode)) return 0;
+        char link[PATH_MAX], joined[PATH_MAX];
+        ssize_t n = readlink(out, link, sizeof link - 1);
+        if (n < 0) return -1;
+        link[n] = 0;
+        const char *slash = strrchr(out, '/');
+        int w = link[0] == '/' || !slash
+                    ? snprintf(joined, sizeof joined, "%s", link)
+                    : snprintf(joined, sizeof joined, "%.*s/%s", (int)(slash - out), out, link);
+        if (w < 0 || (size_t)w >= sizeof joined || (size_t)w >= len) return errno = ENAMETOOLONG, -1;
+        memcpy(out, joined, (size_t)w + 1);
+    }
+    return errno = ELOOP, -1;
+}
+
+static int out_write_all(int fd, const uint8_t *data, size_t len) {
+    while (len) {
+        ssize_t w = write(fd, data, len);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return w == 0 ? (errno = EIO, -1) : -1;
+        data += w, len -= (size_t)w;
+    }
+    return 0;
+}
+
+int sp_write_file(const char *path, const void *data, size_t len, char *err, size_t errlen) {
+    char target[PATH_MAX], tmp[PATH_MAX + 32];
+    char dummy[1];
+    if (!err) err = dummy, errlen = sizeof dummy;
+    struct stat st;
+    if (out_resolve(path, target, sizeof target)) {
+        snprintf(err, errlen, "%s: cannot resolve: %s", path, strerror(errno));
+        return -1;
+    }
+    int exists = stat(target, &st) == 0;
+    if (exists && S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(EISDIR));
+        return -1;
+    }
+    if (exists && !S_ISREG(st.st_mode)) { /* FIFO, terminal, device: write in place */
+        int fd = open(target, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0 || out_write_all(fd, data, len) || close(fd)) {
+            int e = errno;
+            if (fd >= 0) close(fd);
+            snprintf(err, errlen, "%s: write failed: %s", path, strerror(e));
+            return -1;
+        }
+        return 0;
+    }
+    snprintf(tmp, sizeof tmp, "%s.tmp.%d", target, (int)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0666);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+        return -1;
+    }
+    if (exists) fchmod(fd, st.st_mode & 07777); /* replacing keeps the file's permissions */
+    int bad = out_write_all(fd, data, len);
+    int e = errno;
+    if (close(fd) && !bad) bad = 1, e = errno;
+    if (!bad && rename(tmp, target)) bad = 1, e = errno;
+    if (bad) {
+        unlink(tmp);
+        snprintf(err, errlen, "%s: write failed: %s", path, strerror(e));
+        return -1;
+    }
+    return 0;
+}
+
 int sp_profile_write(const SpProfile *p, const char *path, char *err, size_t errlen) {
     SpBuf b;
-    char tmp[4096];
     int rc = -1;
     sp_buf_init(&b);
     if (sp_profile_encode(p, &b)) {
-        snprintf(err ? err : tmp, err ? errlen : 1, "%s: out of memory while encoding", path);
+        if (err) snprintf(err, errlen, "%s: out of memory while encoding", path);
         goto out;
     }
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        if (err) snprintf(err, errlen, "%s: cannot create: %s", tmp, strerror(errno));
-        goto out;
-    }
-    size_t w = fwrite(b.data, 1, b.len, f);
-    if (fclose(f) != 0 || w != b.len || rename(tmp, path) != 0) {
-        if (err) snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
-        remove(tmp);
-        goto out;
-    }
-    rc = 0;
+    rc = sp_write_file(path, b.data, b.len, err, errlen);
 out:
     sp_buf_fini(&b);
     return rc;

@@ -41,9 +41,15 @@ void sp_buf_printf(SpBuf *b, const char *fmt, ...) __attribute__((format(printf,
 
 /* Serializes p into out (appended).  Returns 0, or -1 on ENOMEM. */
 int sp_profile_encode(const SpProfile *p, SpBuf *out);
-/* Writes p to path atomically enough for our use (tmp file + rename).  On failure returns
- * -1 and puts a message in err (may be NULL). */
+/* Writes p to path with sp_write_file().  On failure returns -1 and puts a message in err
+ * (may be NULL). */
 int sp_profile_write(const SpProfile *p, const char *path, char *err, size_t errlen);
+/* The one safe output routine of Sampo (profiles, dumps, caches): follows symlinks to their
+ * target, writes FIFOs and devices in place, replaces a regular file only through a
+ * temporary file in the same directory and rename, and treats every short write or failed
+ * close (ENOSPC) as an error.  Returns 0, or -1 with "PATH: what: strerror" in err (may be
+ * NULL).  Normal context only. */
+int sp_write_file(const char *path, const void *data, size_t len, char *err, size_t errlen);
 
 /* Parses an image.  On success *out is a new profile (owned by the caller).  On failure
  * returns -1, *out = NULL and err holds "offset 0xN ...: expected X, got Y". */

@@ -188,10 +188,51 @@ PROF_NO_SAN static void capture_sample(ProfThread *t, void *uc, uint8_t weight) 
     if (b->cap - b->used < prof_g.rec_max_words || now - b->first_ns > PROF_FLUSH_NS) prof_flush(t);
 }
 
-void prof_handler(int sig, siginfo_t *si, void *uc) {
-    (void)sig;
-    if (prof_g.cfg.empty_handler) return; /* benchmark floor */
+int prof_sig;
+
+/* Our signals: perf fds (F_SETSIG gives a POLL_* band code), our timers (SI_TIMER carrying
+ * PROF_TIMER_COOKIE) and the sampler's or cost loop's tgkill from this process.  Anything
+ * else on the profiler's signal was sent by the program (or to it) and goes to the
+ * program's own handler, if it installed one. */
+static int capture_is_ours(const siginfo_t *si) {
+    if (!si) return 1;
+    if (si->si_code == SI_TIMER) return si->si_value.sival_int == PROF_TIMER_COOKIE;
+    if (si->si_code > 0 && si->si_code <= POLL_HUP) return 1;
+    return si->si_code == SI_TKILL && si->si_pid == getpid();
+}
+
+/* Hands a signal that is not ours to the program's action a (if set); 0 if there is none. */
+static int capture_chain_to(const struct sigaction *a, _Atomic int *set, int sig, siginfo_t *si,
+                            void *uc) {
+    if (!atomic_load_explicit(set, memory_order_acquire)) return 0;
+    if (a->sa_flags & SA_SIGINFO) {
+        if (a->sa_sigaction) a->sa_sigaction(sig, si, uc);
+    } else if (a->sa_handler != SIG_IGN && a->sa_handler != SIG_DFL) {
+        a->sa_handler(sig);
+    }
+    return 1;
+}
+
+static void capture_chain(int sig, siginfo_t *si, void *uc) {
+    if (!capture_chain_to(&prof_g.prog_sa, &prof_g.prog_sa_set, sig, si, uc))
+        atomic_fetch_add_explicit(&prof_g.foreign, 1, memory_order_relaxed);
+}
+
+static void capture_sigio(int sig, siginfo_t *si, void *uc) {
     int saved = errno;
+    if (!capture_chain_to(&prof_g.prog_io_sa, &prof_g.prog_io_set, sig, si, uc))
+        atomic_fetch_add_explicit(&prof_g.sigio_fallback, 1, memory_order_relaxed);
+    errno = saved;
+}
+
+void prof_handler(int sig, siginfo_t *si, void *uc) {
+    int saved = errno;
+    if (!capture_is_ours(si)) {
+        capture_chain(sig, si, uc);
+        errno = saved;
+        return;
+    }
+    if (prof_g.cfg.empty_handler) return; /* benchmark floor */
     ProfThread *t = prof_tls;
     if (!t) {
         atomic_fetch_add_explicit(&prof_g.foreign, 1, memory_order_relaxed);
@@ -215,8 +256,28 @@ out:
     errno = saved;
 }
 
+/* The highest real-time signal the program leaves at SIG_DFL (or SAMPO_SIGNAL). */
+static int capture_pick_signal(void) {
+    const char *e = getenv("SAMPO_SIGNAL");
+    if (e && *e) {
+        int s = atoi(e);
+        return s > 0 && s < NSIG && s != SIGKILL && s != SIGSTOP ? s : -1;
+    }
+    for (int s = SIGRTMAX; s >= SIGRTMIN; s--) {
+        struct sigaction cur;
+        if (sigaction(s, NULL, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) &&
+            cur.sa_handler == SIG_DFL)
+            return s;
+    }
+    return -1;
+}
+
 int prof_capture_install(void) {
     if (prof_g.handler_installed) return 0;
+    if (!prof_sig && (prof_sig = capture_pick_signal()) < 0) {
+        prof_sig = 0;
+        return -1;
+    }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = prof_handler;
@@ -224,6 +285,12 @@ int prof_capture_install(void) {
     sigemptyset(&sa.sa_mask);
     if (sigaction(PROF_SIG, &sa, &prof_g.old_sa)) return -1;
     prof_g.handler_installed = 1;
+    struct sigaction io;
+    if (sigaction(SIGIO, NULL, &io) == 0 && !(io.sa_flags & SA_SIGINFO) &&
+        io.sa_handler == SIG_DFL) {
+        sa.sa_sigaction = capture_sigio;
+        if (sigaction(SIGIO, &sa, NULL) == 0) prof_g.sigio_installed = 1;
+    }
     return 0;
 }
 

@@ -1,6 +1,6 @@
 /*
- * capture.h - the SIGPROF handler and everything it touches: per-thread slots, batches,
- * the guarded frame-pointer walk and the VM frame walk.
+ * capture.h - the profiler's signal handler (PROF_SIG) and everything it touches: per-thread slots,
+ * batches, the guarded frame-pointer walk and the VM frame walk.
  *
  * Signal safety: prof_handler and prof_capture_* marked [signal-safe] use only atomics,
  * memory the thread owns, sem_post, and syscalls; no malloc, locks or stdio.  errno is
@@ -15,6 +15,9 @@
 
 /* The calling thread's slot (initial-exec TLS: no allocation on first access). */
 extern __thread ProfThread *prof_tls __attribute__((tls_model("initial-exec")));
+
+/* sigev_value of the engine's POSIX timers: tells our SI_TIMER signals from the program's. */
+#define PROF_TIMER_COOKIE 0x53414d50
 
 void prof_handler(int sig, siginfo_t *si, void *uc);
 int prof_capture_install(void);

@@ -14,7 +14,11 @@
 #include "writer.h"
 #include "preload.h"
 
+#include "profile_io.h"
+
 #include <errno.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +59,57 @@ const char *sampo_trigger_name(SampoTrigger t) {
         return "thread";
     }
     return "?";
+}
+
+const char *sampo_strerror(int status) {
+    switch (status) {
+    case SAMPO_OK:
+        return "success";
+    case SAMPO_EINVAL:
+        return "invalid argument";
+    case SAMPO_ESTATE:
+        return "wrong state (already started, or not started)";
+    case SAMPO_ENOMEM:
+        return "out of memory";
+    case SAMPO_ENOTRIGGER:
+        return "no trigger could be armed";
+    case SAMPO_EIO:
+        return "the profile could not be written";
+    case SAMPO_ENOTFOUND:
+        return "not found";
+    }
+    return "unknown status";
+}
+
+const char *sampo_last_error(void) {
+    return prof_g.err;
+}
+
+/* Records the detail of a failure for sampo_last_error() and returns rc. */
+static int eng_fail(int rc, const char *fmt, const char *a, const char *b) {
+    snprintf(prof_g.err, sizeof prof_g.err, fmt, a, b);
+    return rc;
+}
+
+int sampo_check_output(const char *path, char *why, size_t whylen) {
+    struct stat st;
+    char dir[PATH_MAX];
+    if (!path || !*path) return snprintf(why, whylen, "empty output path"), SAMPO_EINVAL;
+    /* "%p" names one file per process: only its directory can be checked */
+    if (!strstr(path, "%p") && stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) errno = EISDIR;
+        if (S_ISDIR(st.st_mode) || access(path, W_OK)) goto bad;
+        return SAMPO_OK;
+    }
+    if (!strstr(path, "%p") && errno != ENOENT) goto bad;
+    const char *slash = strrchr(path, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
+    if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) errno = ENOTDIR;
+    if (stat(dir, &st) || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK)) goto bad;
+    return SAMPO_OK;
+bad:
+    snprintf(why, whylen, "cannot write the profile to %s: %s", path, strerror(errno));
+    return SAMPO_EIO;
 }
 
 int sampo_running(void) {
@@ -231,13 +286,9 @@ static uint64_t eng_cost(ProfThread *t) {
     if (cost && now_s - when < 3600 && !strcmp(trig, name)) return cost;
     cost = prof_trigger_measure_cost(t);
     if (!cost) return 50000; /* what the measurement gives on these machines */
-    char tmp[540];
-    snprintf(tmp, sizeof tmp, "%s.%d", path, (int)getpid());
-    f = fopen(tmp, "w");
-    if (f) { /* written aside and renamed: concurrent starts never read half a file */
-        fprintf(f, "v2 %s %llu %llu\n", name, cost, (unsigned long long)now_s);
-        if (fclose(f) || rename(tmp, path)) unlink(tmp);
-    }
+    char line[128];
+    int n = snprintf(line, sizeof line, "v2 %s %llu %llu\n", name, cost, (unsigned long long)now_s);
+    sp_write_file(path, line, (size_t)n, NULL, 0); /* a cache: failing to write it is harmless */
     return cost;
 }
 
@@ -301,11 +352,22 @@ static int eng_start_locked(const SampoConfig *c) {
     eng_sanitize(&g->cfg);
     g->rec_max_words =
         (uint32_t)(PROF_REC_WORDS + PROF_STACK_WORDS + g->cfg.max_depth * (1 + PROF_VMF_WORDS));
-    snprintf(g->out_path, sizeof g->out_path, "%s", c->out_path ? c->out_path : "");
+    g->err[0] = 0;
+    if (c->out_path) { /* absolute now: the program may chdir before we write */
+        char cwd[PATH_MAX], why[sizeof g->err];
+        int w = c->out_path[0] != '/' && getcwd(cwd, sizeof cwd)
+                    ? snprintf(g->out_path, sizeof g->out_path, "%s/%s", cwd, c->out_path)
+                    : snprintf(g->out_path, sizeof g->out_path, "%s", c->out_path);
+        if (w < 0 || (size_t)w >= sizeof g->out_path)
+            return eng_fail(SAMPO_EIO, "%s: %s", c->out_path, strerror(ENAMETOOLONG));
+        if (sampo_check_output(g->out_path, why, sizeof why))
+            return eng_fail(SAMPO_EIO, "%s%s", why, "");
+    }
     g->cfg.out_path = c->out_path ? g->out_path : NULL;
     if (!eng_sem_ready && sem_init(&g->wake, 0, 0) == 0) eng_sem_ready = 1;
     memset(&g->st, 0, sizeof g->st);
     atomic_store(&g->foreign, 0);
+    atomic_store(&g->trigger_lost, 0);
     atomic_fetch_add(&g->mark, 2);
     pthread_mutex_lock(&g->reg);
     pthread_mutex_lock(&g->data);
@@ -320,13 +382,16 @@ static int eng_start_locked(const SampoConfig *c) {
     }
     ProfThread *me = rc ? NULL : eng_register_locked(NULL);
     pthread_mutex_unlock(&g->reg);
-    if (!me || eng_sampler_slot() || prof_capture_install()) return SAMPO_ENOMEM;
+    if (!me || eng_sampler_slot()) return SAMPO_ENOMEM;
+    if (prof_capture_install())
+        return eng_fail(SAMPO_ENOTRIGGER, "no free real-time signal for the profiler%s%s",
+                        " (every one has a handler; set SAMPO_SIGNAL)", "");
     g->t0_ns = prof_now_ns();
     atomic_store(&g->interval_ns, g->cfg.hz ? 1000000000ull / g->cfg.hz : 4000000);
     if (prof_manager_start()) return SAMPO_ENOMEM;
     if (prof_trigger_choose(me, g->trigger_why, sizeof g->trigger_why)) {
         prof_manager_stop();
-        return SAMPO_ENOTRIGGER;
+        return eng_fail(SAMPO_ENOTRIGGER, "no trigger could be armed: %s%s", g->trigger_why, "");
     }
     if (g->cfg.mode == SAMPO_MODE_CPU) g->cpu_trigger = g->trigger;
     atomic_store(&g->paused, 0);
@@ -391,6 +456,7 @@ static void eng_collect_stats(void) {
     }
     pthread_mutex_unlock(&prof_g.reg);
     st->foreign = atomic_load(&prof_g.foreign);
+    st->trigger_lost = atomic_load(&prof_g.trigger_lost);
     st->trigger = prof_g.trigger;
     st->interval_ns = atomic_load(&prof_g.interval_ns);
 }
@@ -657,6 +723,20 @@ int sampo_ccmap_reset(void) {
     return SAMPO_OK;
 }
 
+/* ---- exec ---------------------------------------------------------------------------- */
+
+int prof_engine_stop_to(const char *path) {
+    pthread_mutex_lock(&prof_g.ctl);
+    snprintf(prof_g.out_path, sizeof prof_g.out_path, "%s", path);
+    prof_g.cfg.out_path = prof_g.out_path;
+    pthread_mutex_unlock(&prof_g.ctl);
+    return sampo_stop();
+}
+
+const char *prof_engine_out_path(void) {
+    return prof_g.out_path;
+}
+
 /* ---- fork ---------------------------------------------------------------------------------- */
 
 __thread int prof_internal_thread;
@@ -678,7 +758,7 @@ void prof_engine_forget_after_fork(void) {
     prof_g.started = 0;
     prof_g.sampler_running = 0;
     for (ProfThread *t = prof_g.threads; t; t = t->next_all) {
-        if (t->perf_fd >= 0) close(t->perf_fd);
+        if (t->perf_fd >= 0 && prof_trigger_perf_ok(t)) close(t->perf_fd);
         t->perf_fd = -1;
         t->has_timer = 0; /* POSIX timers are not inherited */
         atomic_store(&t->in_handler, 0);

@@ -28,7 +28,14 @@
 #include <stdint.h>
 #include <time.h>
 
-#define PROF_SIG SIGPROF
+/* The profiler's signal: a real-time signal the program leaves at SIG_DFL, chosen at the
+ * first start from SIGRTMAX down (SAMPO_SIGNAL=N forces one).  Not SIGPROF: a program's own
+ * SIGPROF handler and ITIMER_PROF timer stay its own. */
+extern int prof_sig;
+#define PROF_SIG prof_sig
+/* Engine fds (perf events) are moved to this number or above, out of the range a program
+ * reuses after closing its low fds (F_DUPFD_CLOEXEC; lowered when RLIMIT_NOFILE is small). */
+#define PROF_FD_FLOOR 1000
 #define PROF_MAX_DEPTH 255
 #define PROF_BATCH_WORDS 2048       /* 16 KiB; holds >= 2 records of PROF_MAX_DEPTH */
 #define PROF_JITTER_EVERY 8         /* samples per jittered re-arm of the trigger */
@@ -90,6 +97,9 @@ struct ProfThread {
     volatile uint8_t state;
     /* trigger */
     int perf_fd;
+    uint64_t perf_id;            /* PERF_EVENT_IOC_ID of perf_fd: identity checked before use */
+    uint64_t perf_dev, perf_ino; /* fstat of perf_fd */
+    int phase;                   /* the first period was a random phase: restore on 1st sample */
     int has_timer;
     timer_t timer;
     uint32_t burst_n;
@@ -164,7 +174,18 @@ typedef struct ProfEngine {
     ProfCCMap *cc;
     ProfCCMap *names; /* persistent VM method names (only names used) */
     char trigger_why[256];
-    char trigger_reason[128]; /* why the chosen trigger came first, if not by default */
+    char err[512];                 /* detail of the last failed control call (sampo_last_error) */
+    _Atomic uint64_t trigger_lost; /* perf fds the program closed (detected and re-armed) */
+    struct sigaction prog_sa;      /* the program's own action for PROF_SIG, chained */
+    _Atomic int prog_sa_set;
+    /* SIGIO: the kernel falls back to it when it cannot queue a perf event's real-time
+     * signal (RLIMIT_SIGPENDING, shared by all of the user's processes); its default action
+     * kills.  Caught while the program leaves it at SIG_DFL, chained once it installs its own. */
+    int sigio_installed;
+    struct sigaction prog_io_sa;
+    _Atomic int prog_io_set;
+    _Atomic uint64_t sigio_fallback; /* such signals seen (samples lost) */
+    char trigger_reason[128];        /* why the chosen trigger came first, if not by default */
     uint64_t interval0_ns;
     SampoTrigger cpu_trigger;
     ProfPcRing pcring;

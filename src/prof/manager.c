@@ -388,6 +388,7 @@ static void *mgr_main(void *arg) {
         }
         while (!sem_trywait(&prof_g.wake)) {
         }
+        prof_trigger_check_lost();
         prof_manager_drain(0);
     }
     struct timespec cpu;

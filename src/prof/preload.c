@@ -11,11 +11,15 @@
  */
 #include "sampo.h"
 #include "capture.h"
+#include "engine.h"
 #include "preload.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdio.h>
@@ -26,18 +30,34 @@
 #include <time.h>
 #include <unistd.h>
 
-static int pl_active;
+extern char **environ;
+
+#define PL_REAL(ret, name, params)                                                                 \
+    static ret(*real_##name) params;                                                               \
+    if (!real_##name) *(void **)&real_##name = dlsym(RTLD_NEXT, #name);
+
+static _Atomic int pl_active;
 static char pl_out[4096];
+static SampoConfig pl_cfg;   /* what pl_init started with (restarted after a failed exec) */
+static pid_t pl_pid;         /* a vfork child shares our memory but has another pid */
+static __thread int pl_self; /* our own sigaction calls pass through the interposers */
+
+/* Stops the engine and writes the profile, once (atexit, signal flush or exec). */
+static int pl_finish(const char *path) {
+    if (!atomic_exchange(&pl_active, 0)) return 0;
+    int rc = path ? prof_engine_stop_to(path) : sampo_stop();
+    if (rc)
+        fprintf(stderr, "sampo: %s\n",
+                *sampo_last_error() ? sampo_last_error() : sampo_strerror(rc));
+    return rc;
+}
 
 static void pl_atexit(void) {
-    if (!pl_active) return;
-    pl_active = 0;
-    int rc = sampo_stop();
-    if (rc) fprintf(stderr, "sampo: writing the profile failed (%d)\n", rc);
+    pl_finish(NULL);
 }
 
 static void pl_child(void) {
-    pl_active = 0;
+    atomic_store(&pl_active, 0);
     prof_engine_forget_after_fork();
 }
 
@@ -58,6 +78,85 @@ static int pl_out_path(SampoConfig *c) {
     return 0;
 }
 
+/* ---- SIGINT / SIGTERM / SIGHUP ---------------------------------------------------------
+ * A program that leaves these at SIG_DFL dies of them without running atexit, and the
+ * profile would be lost (Ctrl-C).  Like perf record on Ctrl-C, we write what was collected:
+ * the handler (async-signal-safe: one atomic, one sem_post) wakes the flush thread, which
+ * stops the engine, writes the profile, restores SIG_DFL and re-sends the signal, so the
+ * process still dies of it and its exit status is what it would have been.  A program that
+ * installs its own handler for one of them gets it untouched (see sigaction below). */
+
+static const int pl_fatal[3] = {SIGINT, SIGTERM, SIGHUP};
+static _Atomic int pl_fatal_owned[3]; /* our flush handler is installed for pl_fatal[i] */
+static _Atomic int pl_dying;          /* the first fatal signal received */
+static sem_t pl_flush_sem;
+
+static int pl_fatal_index(int sig) {
+    for (int i = 0; i < 3; i++)
+        if (pl_fatal[i] == sig) return i;
+    return -1;
+}
+
+static void pl_fatal_handler(int sig) {
+    int zero = 0;
+    if (atomic_compare_exchange_strong(&pl_dying, &zero, sig)) {
+        sem_post(&pl_flush_sem);
+        return;
+    }
+    if (sig == zero) return; /* the copy a terminal's Ctrl-C also sends via sampo record */
+    /* another fatal signal while flushing (a second, different one: the user insists) */
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    pl_self = 1;
+    sigaction(sig, &dfl, NULL);
+    pl_self = 0;
+    raise(sig);
+}
+
+static void *pl_flush_main(void *arg) {
+    (void)arg;
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    while (sem_wait(&pl_flush_sem) && errno == EINTR) {
+    }
+    int sig = atomic_load(&pl_dying);
+    pl_finish(NULL);
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    pl_self = 1;
+    sigaction(sig, &dfl, NULL);
+    pl_self = 0;
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+    kill(getpid(), sig);
+    for (;;)
+        pause();
+    return NULL;
+}
+
+static void pl_fatal_install(void) {
+    const char *e = getenv("SAMPO_FLUSH_SIGNALS");
+    if ((e && !strcmp(e, "0")) || sem_init(&pl_flush_sem, 0, 0)) return;
+    pthread_t th;
+    prof_internal_thread = 1;
+    int rc = pthread_create(&th, NULL, pl_flush_main, NULL);
+    prof_internal_thread = 0;
+    if (rc) return;
+    pthread_detach(th);
+    pthread_setname_np(th, "sampo-flush");
+    pl_self = 1;
+    for (int i = 0; i < 3; i++) {
+        struct sigaction cur, sa = {.sa_handler = pl_fatal_handler, .sa_flags = SA_RESTART};
+        sigfillset(&sa.sa_mask);
+        if (sigaction(pl_fatal[i], NULL, &cur) || (cur.sa_flags & SA_SIGINFO) ||
+            cur.sa_handler != SIG_DFL)
+            continue; /* ignored or handled by the program (or its parent): leave it */
+        if (sigaction(pl_fatal[i], &sa, NULL) == 0) atomic_store(&pl_fatal_owned[i], 1);
+    }
+    pl_self = 0;
+}
+
 __attribute__((constructor)) static void pl_init(void) {
     const char *dis = getenv("SAMPO_DISABLE");
     if (dis && !strcmp(dis, "1")) return;
@@ -70,13 +169,214 @@ __attribute__((constructor)) static void pl_init(void) {
     }
     if (pl_out_path(&c)) return;
     pthread_atfork(prof_engine_atfork_prepare, prof_engine_atfork_parent, pl_child);
+    pl_self = 1;
     int rc = sampo_start(&c);
+    pl_self = 0;
     if (rc) {
-        fprintf(stderr, "sampo: could not start the profiler (%d)\n", rc);
+        fprintf(stderr, "sampo: could not start the profiler: %s; running unprofiled\n",
+                *sampo_last_error() ? sampo_last_error() : sampo_strerror(rc));
         return;
     }
-    pl_active = 1;
+    pl_cfg = c;
+    pl_pid = getpid();
+    atomic_store(&pl_active, 1);
     atexit(pl_atexit);
+    pl_fatal_install();
+}
+
+/* ---- signal dispositions ----------------------------------------------------------------
+ * The program's view of its signals stays its own.  For the profiler's real-time signal, a
+ * handler the program installs is chained (our handler passes it every signal that is not
+ * ours) and we warn once, since the program then shares a signal with the profiler.  For
+ * SIGINT/SIGTERM/SIGHUP, a program that installs its own action gets it, and our flush
+ * handler steps aside; a query shows SIG_DFL where only our flush handler is. */
+
+int sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
+    PL_REAL(int, sigaction, (int, const struct sigaction *, struct sigaction *))
+    if (!real_sigaction) return errno = ENOSYS, -1;
+    if (pl_self) return real_sigaction(sig, act, old);
+    if (sig == prof_sig && sig > 0 && prof_g.handler_installed) {
+        struct sigaction prev = prof_g.prog_sa;
+        if (!atomic_load(&prof_g.prog_sa_set)) memset(&prev, 0, sizeof prev);
+        if (act) {
+            static _Atomic int warned;
+            if (act->sa_handler != SIG_DFL && !atomic_exchange(&warned, 1))
+                fprintf(stderr,
+                        "sampo: warning: the program installs a handler for signal %d, which "
+                        "the profiler uses; both are kept (the program gets the signals it "
+                        "did not get from the profiler). Set SAMPO_SIGNAL to another signal "
+                        "to avoid sharing it\n",
+                        sig);
+            atomic_store_explicit(&prof_g.prog_sa_set, 0, memory_order_release);
+            prof_g.prog_sa = *act;
+            atomic_store_explicit(&prof_g.prog_sa_set, 1, memory_order_release);
+        }
+        if (old) *old = prev;
+        return 0;
+    }
+    if (sig == SIGIO && prof_g.sigio_installed) { /* ours only while the program has none */
+        struct sigaction prev = prof_g.prog_io_sa;
+        if (!atomic_load(&prof_g.prog_io_set)) memset(&prev, 0, sizeof prev);
+        if (act) {
+            atomic_store_explicit(&prof_g.prog_io_set, 0, memory_order_release);
+            prof_g.prog_io_sa = *act;
+            atomic_store_explicit(&prof_g.prog_io_set, 1, memory_order_release);
+        }
+        if (old) *old = prev;
+        return 0;
+    }
+    int i = pl_fatal_index(sig);
+    if (i >= 0 && atomic_load(&pl_fatal_owned[i])) {
+        if (!act) {
+            int r = real_sigaction(sig, NULL, old);
+            if (!r && old) memset(old, 0, sizeof *old); /* SIG_DFL, as the program left it */
+            return r;
+        }
+        struct sigaction mine;
+        int r = real_sigaction(sig, act, &mine);
+        if (r) return r;
+        atomic_store(&pl_fatal_owned[i], 0); /* the program's now */
+        if (old) memset(old, 0, sizeof *old);
+        return 0;
+    }
+    return real_sigaction(sig, act, old);
+}
+
+sighandler_t signal(int sig, sighandler_t h) {
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = h;
+    sa.sa_flags = SA_RESTART; /* glibc's BSD semantics */
+    sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, sig);
+    if (sigaction(sig, &sa, &old)) return SIG_ERR;
+    return old.sa_handler;
+}
+
+/* ---- exec without fork ------------------------------------------------------------------
+ * exec() replaces the image and its profile with it: the part before exec is written first,
+ * to OUT.pre-exec-N (N = 1 for the first exec of this process, then 2, ...; the count goes
+ * to the new image in SAMPO_EXEC_SEQ), and the new image writes OUT as usual.  If exec
+ * fails, profiling restarts and the rest of the run goes to OUT at exit. */
+
+static int pl_exec_seq(void) {
+    const char *e = getenv("SAMPO_EXEC_SEQ");
+    return (e ? atoi(e) : 0) + 1;
+}
+
+/* Writes the pre-exec profile; returns 1 if the engine was stopped (restart on failure). */
+static int pl_before_exec(void) {
+    if (!atomic_load(&pl_active) || getpid() != pl_pid) return 0;
+    char path[4200], seq[16];
+    int n = pl_exec_seq();
+    snprintf(path, sizeof path, "%s.pre-exec-%d", prof_engine_out_path(), n);
+    snprintf(seq, sizeof seq, "%d", n);
+    setenv("SAMPO_EXEC_SEQ", seq, 1);
+    pl_finish(path);
+    return 1;
+}
+
+static void pl_after_failed_exec(int stopped) {
+    if (!stopped) return;
+    int e = errno;
+    pl_self = 1;
+    if (sampo_start(&pl_cfg) == 0) atomic_store(&pl_active, 1);
+    pl_self = 0;
+    errno = e;
+}
+
+/* envp with SAMPO_EXEC_SEQ set from our environment (the caller frees the array). */
+static char **pl_envp(char *const envp[]) {
+    const char *seq = getenv("SAMPO_EXEC_SEQ");
+    size_t n = 0;
+    while (envp && envp[n])
+        n++;
+    char **out = malloc((n + 2) * sizeof *out);
+    static char var[48];
+    if (!out || !seq) return free(out), NULL;
+    snprintf(var, sizeof var, "SAMPO_EXEC_SEQ=%s", seq);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(envp[i], "SAMPO_EXEC_SEQ=", 15)) out[k++] = envp[i];
+    out[k++] = var;
+    out[k] = NULL;
+    return out;
+}
+
+int execve(const char *path, char *const argv[], char *const envp[]) {
+    PL_REAL(int, execve, (const char *, char *const[], char *const[]))
+    int stopped = pl_before_exec();
+    char **env = stopped ? pl_envp(envp) : NULL;
+    int r = real_execve(path, argv, env ? env : envp);
+    int e = errno;
+    free(env);
+    errno = e;
+    pl_after_failed_exec(stopped);
+    return r;
+}
+
+int execvpe(const char *file, char *const argv[], char *const envp[]) {
+    PL_REAL(int, execvpe, (const char *, char *const[], char *const[]))
+    int stopped = pl_before_exec();
+    char **env = stopped ? pl_envp(envp) : NULL;
+    int r = real_execvpe(file, argv, env ? env : envp);
+    int e = errno;
+    free(env);
+    errno = e;
+    pl_after_failed_exec(stopped);
+    return r;
+}
+
+int fexecve(int fd, char *const argv[], char *const envp[]) {
+    PL_REAL(int, fexecve, (int, char *const[], char *const[]))
+    int stopped = pl_before_exec();
+    char **env = stopped ? pl_envp(envp) : NULL;
+    int r = real_fexecve(fd, argv, env ? env : envp);
+    int e = errno;
+    free(env);
+    errno = e;
+    pl_after_failed_exec(stopped);
+    return r;
+}
+
+int execv(const char *path, char *const argv[]) {
+    return execve(path, argv, environ);
+}
+
+int execvp(const char *file, char *const argv[]) {
+    return execvpe(file, argv, environ);
+}
+
+/* Collects the variadic arguments of execl* into argv (NULL-terminated); envp for execle. */
+#define PL_VARGS(first, envp_out)                                                                  \
+    va_list ap;                                                                                    \
+    size_t n = 1;                                                                                  \
+    va_start(ap, first);                                                                           \
+    while (va_arg(ap, char *))                                                                     \
+        n++;                                                                                       \
+    va_end(ap);                                                                                    \
+    char *argv[n + 1];                                                                             \
+    argv[0] = (char *)first;                                                                       \
+    va_start(ap, first);                                                                           \
+    for (size_t i = 1; i <= n; i++)                                                                \
+        argv[i] = va_arg(ap, char *);                                                              \
+    envp_out;                                                                                      \
+    va_end(ap);
+
+int execl(const char *path, const char *arg, ...) {
+    PL_VARGS(arg, (void)0)
+    return execve(path, argv, environ);
+}
+
+int execlp(const char *file, const char *arg, ...) {
+    PL_VARGS(arg, (void)0)
+    return execvpe(file, argv, environ);
+}
+
+int execle(const char *path, const char *arg, ...) {
+    char *const *envp;
+    PL_VARGS(arg, envp = va_arg(ap, char *const *))
+    return execve(path, argv, envp);
 }
 
 /* ---- threads ------------------------------------------------------------------------- */
@@ -101,10 +401,6 @@ static void *pl_trampoline(void *p) {
     pthread_cleanup_pop(1);
     return r;
 }
-
-#define PL_REAL(ret, name, params)                                                                 \
-    static ret(*real_##name) params;                                                               \
-    if (!real_##name) *(void **)&real_##name = dlsym(RTLD_NEXT, #name);
 
 int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg) {
     PL_REAL(int, pthread_create, (pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))

@@ -14,4 +14,9 @@ void prof_engine_atfork_parent(void);
 /* In a forked child: switches this copy of the engine off (no threads survive fork). */
 void prof_engine_forget_after_fork(void);
 
+/* Stops the engine writing the profile to path instead of the configured output (exec). */
+int prof_engine_stop_to(const char *path);
+/* The absolute output path of the current or last run ("" if none). */
+const char *prof_engine_out_path(void);
+
 #endif

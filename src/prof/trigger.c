@@ -8,6 +8,7 @@
  */
 #include "trigger.h"
 #include "capture.h"
+#include "manager.h"
 #include "preload.h"
 
 #include <errno.h>
@@ -21,6 +22,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -47,27 +49,80 @@ static uint64_t trig_jittered(ProfThread *t, uint64_t iv) {
 
 /* ---- perf_event_open --------------------------------------------------------------------- */
 
+static void trig_perf_attr(struct perf_event_attr *a, int hw, uint64_t period) {
+    memset(a, 0, sizeof *a);
+    a->size = sizeof *a;
+    a->type = hw ? PERF_TYPE_HARDWARE : PERF_TYPE_SOFTWARE;
+    a->config = hw ? PERF_COUNT_HW_CPU_CYCLES : PERF_COUNT_SW_CPU_CLOCK;
+    /* cycles: ~1 GHz assumed until measured; cpu-clock counts ns */
+    a->sample_period = period;
+    a->exclude_kernel = 1; /* also keeps blocking syscalls free of EINTR */
+    a->exclude_hv = 1;
+    a->disabled = 1;
+    a->wakeup_events = 1;
+}
+
+/* Lowest fd number the engine keeps its fds at: PROF_FD_FLOOR, or below a small limit. */
+static int trig_fd_floor(void) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY ||
+        rl.rlim_cur > 2 * PROF_FD_FLOOR)
+        return PROF_FD_FLOOR;
+    return (int)(rl.rlim_cur / 2);
+}
+
+/* A first period drawn uniformly from (0, iv]: a thread that lives shorter than one
+ * interval is then sampled with probability (its CPU time / iv), so short-lived threads
+ * get their share of samples instead of none (the first period would otherwise always be
+ * a whole interval).  The handler restores iv at the first sample. */
+static uint64_t trig_phase(int tid, uint64_t iv) {
+    uint64_t x = prof_now_ns() ^ (uint64_t)tid * 0x9e3779b97f4a7c15ull;
+    x ^= x >> 33, x *= 0xff51afd7ed558ccdull, x ^= x >> 33;
+    uint64_t lo = iv / 10 < 20000 ? iv / 10 : 20000; /* never a burst of tiny periods */
+    return iv > lo + 1 ? lo + 1 + x % (iv - lo) : iv ? iv : 1;
+}
+
+/* 1 if t->perf_fd is still the event the engine opened: the program may have closed it (a
+ * close-all loop, closefrom) and opened something else under the same number.  fstat and
+ * ioctl are async-signal-safe. [signal-safe] */
+int prof_trigger_perf_ok(const ProfThread *t) {
+    struct stat st;
+    uint64_t id = 0;
+    int fd = t->perf_fd;
+    if (fd < 0 || fstat(fd, &st) || (uint64_t)st.st_dev != t->perf_dev ||
+        (uint64_t)st.st_ino != t->perf_ino)
+        return 0;
+    return ioctl(fd, PERF_EVENT_IOC_ID, &id) == 0 && id == t->perf_id;
+}
+
+/*
+ * One overflow at a time: the event is enabled for a single overflow (IOC_REFRESH 1) and the
+ * handler enables the next one.  A real-time signal queues one entry per overflow (SIGPROF
+ * would merge them), so without this a thread that blocks the signal, or a period shorter
+ * than the handler, would fill the user's queue (RLIMIT_SIGPENDING, shared with every process
+ * of the user) and the kernel would then fall back to SIGIO.
+ */
 static int trig_perf_open(ProfThread *t, int hw, uint64_t period) {
     struct perf_event_attr a;
-    memset(&a, 0, sizeof a);
-    a.size = sizeof a;
-    a.type = hw ? PERF_TYPE_HARDWARE : PERF_TYPE_SOFTWARE;
-    a.config = hw ? PERF_COUNT_HW_CPU_CYCLES : PERF_COUNT_SW_CPU_CLOCK;
-    /* cycles: ~1 GHz assumed until measured; cpu-clock counts ns */
-    a.sample_period = period;
-    a.exclude_kernel = 1; /* also keeps blocking syscalls free of EINTR */
-    a.exclude_hv = 1;
-    a.disabled = 1;
-    a.wakeup_events = 1;
+    trig_perf_attr(&a, hw, trig_phase(t->tid, period));
     int fd = (int)syscall(SYS_perf_event_open, &a, t->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
     if (fd < 0) return -errno;
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, trig_fd_floor());
+    if (high >= 0) close(fd), fd = high;
     struct f_owner_ex o = {F_OWNER_TID, t->tid};
-    if (fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) || fcntl(fd, F_SETSIG, PROF_SIG) ||
-        fcntl(fd, F_SETOWN_EX, &o) || ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
+    struct stat st;
+    uint64_t id = 0;
+    if (fstat(fd, &st) || ioctl(fd, PERF_EVENT_IOC_ID, &id) ||
+        fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) || fcntl(fd, F_SETSIG, PROF_SIG) ||
+        fcntl(fd, F_SETOWN_EX, &o) || ioctl(fd, PERF_EVENT_IOC_REFRESH, 1)) {
         int e = errno;
         close(fd);
         return -e;
     }
+    t->perf_dev = (uint64_t)st.st_dev;
+    t->perf_ino = (uint64_t)st.st_ino;
+    t->perf_id = id;
+    t->phase = 1;
     t->perf_fd = fd;
     return 0;
 }
@@ -83,10 +138,12 @@ static int trig_timer_open(ProfThread *t, uint64_t iv) {
     memset(&ev, 0, sizeof ev);
     ev.sigev_notify = SIGEV_THREAD_ID;
     ev.sigev_signo = PROF_SIG;
+    ev.sigev_value.sival_int = PROF_TIMER_COOKIE;
     ev.sigev_notify_thread_id = t->tid;
     if (timer_create(trig_thread_clock(t->tid), &ev, &t->timer)) return -errno;
+    uint64_t first = trig_phase(t->tid, iv); /* random phase, see trig_phase */
     struct itimerspec its = {{(time_t)(iv / 1000000000), (long)(iv % 1000000000)},
-                             {(time_t)(iv / 1000000000), (long)(iv % 1000000000)}};
+                             {(time_t)(first / 1000000000), (long)(first % 1000000000)}};
     if (timer_settime(t->timer, 0, &its, NULL)) {
         int e = errno;
         timer_delete(t->timer);
@@ -119,8 +176,10 @@ int prof_trigger_arm(ProfThread *t) {
 
 void prof_trigger_disarm(ProfThread *t) {
     if (t->perf_fd >= 0) {
-        ioctl(t->perf_fd, PERF_EVENT_IOC_DISABLE, 0);
-        close(t->perf_fd);
+        if (prof_trigger_perf_ok(t)) { /* never act on an fd the program now owns */
+            ioctl(t->perf_fd, PERF_EVENT_IOC_DISABLE, 0);
+            close(t->perf_fd);
+        }
         t->perf_fd = -1;
     }
     if (t->has_timer) {
@@ -182,16 +241,97 @@ void prof_trigger_retime_all(void) {
                              {(time_t)(iv / 1000000000), (long)(iv % 1000000000)}};
     pthread_mutex_lock(&prof_g.reg);
     for (ProfThread *t = prof_g.threads; t; t = t->next_all) {
-        if (t->perf_fd >= 0) ioctl(t->perf_fd, PERF_EVENT_IOC_PERIOD, &iv);
+        if (t->perf_fd >= 0 && prof_trigger_perf_ok(t))
+            ioctl(t->perf_fd, PERF_EVENT_IOC_PERIOD, &iv);
         if (t->has_timer) timer_settime(t->timer, 0, &its, NULL);
     }
     pthread_mutex_unlock(&prof_g.reg);
 }
 
+/* Manager, every wake-up: a program that closes every fd (a loop to 65535, closefrom,
+ * close_range) destroys the threads' perf events and sampling would stop in silence.  Each
+ * lost event is counted (stats.trigger_lost, an event in the profile) and re-armed with a
+ * fresh event above the fd floor, or with the thread's CPU timer, which no close() reaches. */
+void prof_trigger_check_lost(void) {
+    if (!prof_g.started || prof_g.cfg.mode != SAMPO_MODE_CPU || atomic_load(&prof_g.paused) ||
+        (prof_g.trigger != SAMPO_TRIGGER_PERF_HW && prof_g.trigger != SAMPO_TRIGGER_PERF_SW))
+        return;
+    uint32_t lost = 0, timers = 0;
+    pthread_mutex_lock(&prof_g.reg);
+    for (ProfThread *t = prof_g.threads; t; t = t->next_all) {
+        if (t == prof_g.sampler_slot || !atomic_load(&t->alive) || t->perf_fd < 0 ||
+            prof_trigger_perf_ok(t))
+            continue;
+        t->perf_fd = -1; /* the number is the program's now: never close it */
+        lost++;
+        if (trig_arm_as(t, prof_g.trigger) && !t->has_timer &&
+            trig_timer_open(t, atomic_load(&prof_g.interval_ns)) == 0)
+            timers++;
+    }
+    pthread_mutex_unlock(&prof_g.reg);
+    if (!lost) return;
+    atomic_fetch_add(&prof_g.trigger_lost, lost);
+    char msg[160];
+    snprintf(msg, sizeof msg,
+             "the program closed the perf events of %u thread(s); re-armed (%u with the CPU "
+             "timer)",
+             lost, timers);
+    pthread_mutex_lock(&prof_g.data);
+    prof_manager_event(0, lost, timers, msg);
+    pthread_mutex_unlock(&prof_g.data);
+}
+
+int sampo_trigger_available(SampoTrigger tr, char *why, size_t whylen) {
+    struct perf_event_attr a;
+    int fd = -1, e = 0;
+    timer_t tm;
+    struct sigevent ev;
+    switch (tr) {
+    case SAMPO_TRIGGER_PERF_HW:
+    case SAMPO_TRIGGER_PERF_SW:
+        trig_perf_attr(&a, tr == SAMPO_TRIGGER_PERF_HW, 0);
+        fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+        if (fd < 0)
+            e = errno;
+        else
+            close(fd);
+        break;
+    case SAMPO_TRIGGER_TIMER:
+        memset(&ev, 0, sizeof ev);
+        ev.sigev_notify = SIGEV_NONE;
+        if (timer_create(trig_thread_clock(prof_gettid()), &ev, &tm))
+            e = errno;
+        else
+            timer_delete(tm);
+        break;
+    case SAMPO_TRIGGER_AUTO:
+    case SAMPO_TRIGGER_THREAD:
+        break;
+    default:
+        e = EINVAL;
+    }
+    if (!e) return SAMPO_OK;
+    if (why) snprintf(why, whylen, "%s: %s", sampo_trigger_name(tr), strerror(e));
+    return SAMPO_ENOTRIGGER;
+}
+
+static void trig_after_sample_period(ProfThread *t, const SampoConfig *c, uint64_t iv, int perf);
+
 void prof_trigger_after_sample(ProfThread *t) {
     const SampoConfig *c = &prof_g.cfg;
-    if (c->jitter <= 0 && !c->burst) return;
     uint64_t iv = atomic_load_explicit(&prof_g.interval_ns, memory_order_relaxed);
+    int perf = t->perf_fd >= 0 && prof_trigger_perf_ok(t);
+    if (t->phase) { /* the random first period is over: back to the interval */
+        t->phase = 0;
+        if (perf) ioctl(t->perf_fd, PERF_EVENT_IOC_PERIOD, &iv);
+    }
+    trig_after_sample_period(t, c, iv, perf);
+    if (perf) ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1); /* the next overflow (see above) */
+}
+
+/* Jitter and bursts: a new period now and then. [signal-safe] */
+static void trig_after_sample_period(ProfThread *t, const SampoConfig *c, uint64_t iv, int perf) {
+    if (c->jitter <= 0 && !c->burst) return;
     uint64_t next = 0;
     /* A re-arm is a syscall (~0.4 us here): jitter every PROF_JITTER_EVERY samples keeps
      * the phase random at an eighth of the cost. */
@@ -210,6 +350,7 @@ void prof_trigger_after_sample(ProfThread *t) {
     if (!rearm) return;
     if (!next) next = trig_jittered(t, iv);
     if (t->perf_fd >= 0) {
+        if (!perf) return; /* closed by the program: the manager re-arms */
         ioctl(t->perf_fd, PERF_EVENT_IOC_PERIOD, &next);
     } else if (t->has_timer) {
         struct itimerspec its = {{(time_t)(iv / 1000000000), (long)(iv % 1000000000)},
@@ -245,7 +386,8 @@ static void sampler_tick(uint64_t iv, uint64_t now) {
         if (t->credit < (int64_t)iv) continue;
         t->credit -= (int64_t)iv;
         if (t->credit > (int64_t)iv) t->credit = (int64_t)iv;
-        syscall(SYS_tgkill, pid, t->tid, PROF_SIG);
+        /* one signal outstanding per thread: a real-time signal would queue (see perf) */
+        if (!atomic_exchange(&t->sig_pending, 1)) syscall(SYS_tgkill, pid, t->tid, PROF_SIG);
     }
     pthread_mutex_unlock(&prof_g.reg);
 }
@@ -434,6 +576,7 @@ static int trig_cost_open(TrigCost *c, ProfThread *t) {
         memset(&ev, 0, sizeof ev);
         ev.sigev_notify = SIGEV_THREAD_ID;
         ev.sigev_signo = PROF_SIG;
+        ev.sigev_value.sival_int = PROF_TIMER_COOKIE;
         ev.sigev_notify_thread_id = t->tid;
         if (timer_create(CLOCK_MONOTONIC, &ev, &c->timer)) return -1;
         c->have_timer = 1;

@@ -31,6 +31,10 @@ void prof_trigger_thread_baseline(ProfThread *t);
 void prof_trigger_after_sample(ProfThread *t);
 /* Fastest interval the trigger delivers (kernel tick for CPU timers). */
 uint64_t prof_trigger_floor_ns(SampoTrigger tr);
+/* 1 if t->perf_fd is still the engine's event (fstat + PERF_EVENT_IOC_ID). [signal-safe] */
+int prof_trigger_perf_ok(const ProfThread *t);
+/* Manager: re-arms (and counts) perf events the program closed. */
+void prof_trigger_check_lost(void);
 /* Measures the cost of one delivered sample (signal + handler), in ns; 0 on failure. */
 uint64_t prof_trigger_measure_cost(ProfThread *t);
 

@@ -56,6 +56,9 @@ static void wr_meta(SpProfile *p) {
     sp_meta_setu(p, "partial", st->partial);
     sp_meta_setu(p, "orphans", st->orphans);
     sp_meta_setu(p, "foreign", st->foreign);
+    sp_meta_setu(p, "trigger_lost", st->trigger_lost);
+    sp_meta_setu(p, "signal", (uint64_t)prof_sig);
+    sp_meta_setu(p, "sigio_fallback", atomic_load(&g->sigio_fallback));
     sp_meta_setu(p, "rate_changes", st->rate_changes);
     sp_meta_setu(p, "threads", st->threads);
     sp_meta_setu(p, "pid", (uint64_t)getpid());
@@ -134,15 +137,18 @@ int prof_write_profile(const char *path) {
     pthread_mutex_lock(&prof_g.data);
     SpProfile *p = prof_g.profile;
     int rc = SAMPO_EIO;
-    if (!p) goto out;
+    if (!p) {
+        snprintf(prof_g.err, sizeof prof_g.err, "%.400s: no profile collected", file);
+        goto out;
+    }
     wr_meta(p);
     wr_events(p);
     wr_mappings(p);
     wr_ccmap(p);
     if (sp_profile_write(p, file, err, sizeof err) == 0)
         rc = SAMPO_OK;
-    else if (prof_g.cfg.verbose)
-        fprintf(stderr, "sampo: %s\n", err);
+    else
+        snprintf(prof_g.err, sizeof prof_g.err, "%s", err);
 out:
     pthread_mutex_unlock(&prof_g.data);
     return rc;

@@ -3,12 +3,19 @@
  *
  * Runs the command with LD_PRELOAD=libsampo_preload.so and the engine's SAMPO_* environment
  * (names defined in include/sampo.h), waits for it and returns its exit status (128 + signal
- * number if it was killed).  While the child runs, SIGINT/SIGQUIT/SIGTERM are ignored here so
- * that the child alone decides (as a shell does for a foreground job).
+ * number if it was killed).  Every option and the output path are checked before the command
+ * starts (a profile that cannot be written is an error now, not after the run); a relative
+ * -o is made absolute, so a program that changes directory still writes where asked.
+ * While the child runs, SIGINT/SIGQUIT coming from the terminal reach the child directly and
+ * are ignored here; SIGINT/SIGTERM/SIGHUP sent to sampo alone are passed on to the child,
+ * whose preload library writes the profile and then dies of the signal.
  * The preload library is found via SAMPO_PRELOAD, next to the sampo executable, in ../lib,
  * or at the build-tree path compiled in (SAMPO_PRELOAD_BUILD_PATH).
  */
 #include "cmds.h"
+#ifdef SAMPO_HAVE_LIB
+#include "sampo.h"
+#endif
 
 #include <errno.h>
 #include <getopt.h>
@@ -26,7 +33,8 @@ static const char record_usage[] =
     "                    [-v] [-q] -- command [args...]\n"
     "  -F, --freq HZ     samples per second per thread (default: derived from the 1% budget)\n"
     "  --mode cpu|wall   CPU time (default) or wall-clock time (also samples sleeping threads)\n"
-    "  -o, --output FILE profile file (default sampo.prof; %p is replaced by the pid)\n"
+    "  -o, --output FILE profile file (default sampo.prof; %p is replaced by the pid);\n"
+    "                    checked before the command starts\n"
     "  --trigger T       auto|perf-hw|perf-sw|timer|thread (default auto = fallback chain)\n"
     "  --tune 0|1|freeze self-tuning of the interval (default 1)\n"
     "  -v, --verbose     log the trigger choice and tuning changes to stderr\n"
@@ -82,10 +90,18 @@ static int record_setenv(const char *preload, const char *hz, const char *mode, 
     return rc;
 }
 
+static volatile sig_atomic_t record_child;
+
+/* Passes a signal sent to sampo on to the child (a terminal's Ctrl-C reaches both; the
+ * child's flush handler takes the first and ignores the copy). */
+static void record_forward(int sig) {
+    if (record_child > 0) kill((pid_t)record_child, sig);
+}
+
 /* Runs argv with the environment already set; returns the child's exit status. */
 static int record_run(char **argv) {
-    struct sigaction ign = {.sa_handler = SIG_IGN}, old[3];
-    static const int sigs[3] = {SIGINT, SIGQUIT, SIGTERM};
+    struct sigaction ign = {.sa_handler = SIG_IGN}, fwd = {.sa_handler = record_forward}, old[4];
+    static const int sigs[4] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP};
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "sampo record: fork: %s\n", strerror(errno));
@@ -96,16 +112,60 @@ static int record_run(char **argv) {
         fprintf(stderr, "sampo record: cannot run '%s': %s\n", argv[0], strerror(errno));
         _exit(errno == ENOENT ? 127 : 126);
     }
-    for (int i = 0; i < 3; i++)
-        sigaction(sigs[i], &ign, &old[i]);
+    record_child = pid;
+    for (int i = 0; i < 4; i++)
+        sigaction(sigs[i], sigs[i] == SIGQUIT ? &ign : &fwd, &old[i]);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
-    for (int i = 0; i < 3; i++)
+    record_child = 0;
+    for (int i = 0; i < 4; i++)
         sigaction(sigs[i], &old[i], NULL);
     if (WIFEXITED(status)) return WEXITSTATUS(status);
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
     return 1;
+}
+
+/* Makes path absolute (against the current directory) into buf.  Returns 0 or -1. */
+static int record_absolute(const char *path, char *buf, size_t len) {
+    char cwd[PATH_MAX];
+    int w = path[0] == '/' || !getcwd(cwd, sizeof cwd) ? snprintf(buf, len, "%s", path)
+                                                       : snprintf(buf, len, "%s/%s", cwd, path);
+    return w < 0 || (size_t)w >= len ? -1 : 0;
+}
+
+/* Checks the values the engine would otherwise reject (or ignore) only inside the program.
+ * Returns 0, or prints why and returns the exit status (2: usage, 1: cannot profile). */
+static int record_check(const char *trigger, const char *tune, const char *out) {
+    static const char *const trig[] = {"auto", "perf-hw", "perf-sw", "timer", "thread"};
+    int t = -1;
+    for (int i = 0; trigger && i < 5; i++)
+        if (!strcmp(trigger, trig[i])) t = i;
+    if (trigger && t < 0) {
+        fprintf(stderr,
+                "sampo record: expected --trigger auto, perf-hw, perf-sw, timer or thread, got "
+                "'%s'\n",
+                trigger);
+        return 2;
+    }
+    if (tune && strcmp(tune, "0") && strcmp(tune, "1") && strcmp(tune, "freeze")) {
+        fprintf(stderr, "sampo record: expected --tune 0, 1 or freeze, got '%s'\n", tune);
+        return 2;
+    }
+#ifdef SAMPO_HAVE_LIB
+    char why[512];
+    if (t > 0 && sampo_trigger_available((SampoTrigger)t, why, sizeof why)) {
+        fprintf(stderr, "sampo record: trigger %s is not available here: %s\n", trigger, why);
+        return 1;
+    }
+    if (sampo_check_output(out, why, sizeof why)) {
+        fprintf(stderr, "sampo record: %s\n", why);
+        return 1;
+    }
+#else
+    (void)out;
+#endif
+    return 0;
 }
 
 /* Tells where the profile went (like perf's "[ perf record: ... ]"), or warns if the engine
@@ -180,12 +240,19 @@ int cmd_record(int argc, char **argv) {
         fputs(record_usage, stderr);
         return 2;
     }
+    char abs_out[PATH_MAX];
+    if (record_absolute(out, abs_out, sizeof abs_out)) {
+        fprintf(stderr, "sampo record: output path too long: %s\n", out);
+        return 2;
+    }
+    int bad = record_check(trigger, tune, abs_out);
+    if (bad) return bad;
     char preload[PATH_MAX];
     if (record_find_preload(preload, sizeof preload)) {
         fprintf(stderr, "sampo record: cannot find libsampo_preload.so (set SAMPO_PRELOAD)\n");
         return 127;
     }
-    if (record_setenv(preload, hz, mode, out, trigger, tune, verbose)) {
+    if (record_setenv(preload, hz, mode, abs_out, trigger, tune, verbose)) {
         fprintf(stderr, "sampo record: setenv: %s\n", strerror(errno));
         return 127;
     }

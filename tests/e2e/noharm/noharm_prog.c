@@ -1,0 +1,257 @@
+/*
+ * noharm_prog.c - native programs that play games a profiler must survive without changing
+ * what they do (docs/design/profiler.md, "What the profiler promises the program").  One
+ * binary, one scenario per argument; each prints only deterministic text, writes only
+ * deterministic files, and exits with a fixed status, so a run under `sampo record` or
+ * LD_PRELOAD=libsampo_preload.so can be compared byte for byte with a plain run.
+ *
+ *   fdreuse      close fds >= 3, fopen a file (gets fd 3), write to it, exit without fclose
+ *   closeloop    close 3..65535 in a loop, then burn 400 ms of CPU
+ *   closefrom    closefrom(3), then burn
+ *   closerange   close_range(3, ~0U, 0), then burn
+ *   sigprof      own SIGPROF handler + setitimer(ITIMER_PROF) at 100 Hz while burning
+ *   rtsig        own handler on SIGRTMAX (the profiler's default), 50 self-sent signals
+ *   signals      SIGUSR1 handler, 100 raise()s, SIGALRM interrupting a pause()
+ *   exec         burn 200 ms, then execl itself with "exec2" (no fork), which burns 200 ms
+ *   chdir        chdir into ./sub, burn, write a file there
+ *   threads      1000 threads of 0.5 ms CPU each, one after the other
+ *   sigint       burn 300 ms, then kill(getpid(), SIGINT) with SIGINT at SIG_DFL
+ *   spin         burn until killed (for a signal from outside)
+ *   abort        write a file, then abort()
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile unsigned long sink;
+
+static double cpu_thread_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static double cpu_process_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Burns ms of the calling thread's CPU time. */
+__attribute__((noinline)) static void burn(double ms) {
+    double end = cpu_thread_ms() + ms;
+    while (cpu_thread_ms() < end)
+        for (int i = 0; i < 1000; i++)
+            sink += (unsigned long)i * 2654435761u;
+}
+
+__attribute__((noinline)) static void burn_before_exec(void) {
+    burn(200);
+}
+
+__attribute__((noinline)) static void burn_after_exec(void) {
+    burn(200);
+}
+
+static int do_fdreuse(void) {
+    for (int fd = 3; fd < 1024; fd++)
+        close(fd);
+    FILE *f = fopen("fdreuse.txt", "w");
+    if (!f) return perror("fopen"), 1;
+    printf("file got fd %d\n", fileno(f));
+    burn(300);
+    for (int i = 0; i < 1000; i++)
+        fprintf(f, "line %d of the program's own data\n", i);
+    return 0; /* no fclose: exit() flushes it after the atexit handlers */
+}
+
+static int do_close(const char *how) {
+    if (!strcmp(how, "closeloop"))
+        for (int fd = 3; fd < 65536; fd++)
+            close(fd);
+    else if (!strcmp(how, "closefrom"))
+        closefrom(3);
+    else
+        syscall(SYS_close_range, 3u, ~0u, 0);
+    burn(400);
+    FILE *f = fopen("after-close.txt", "w");
+    if (!f) return perror("fopen"), 1;
+    fputs("written after closing every fd\n", f);
+    fclose(f);
+    puts("closed and burned");
+    return 0;
+}
+
+static volatile sig_atomic_t prof_calls;
+
+static void on_sigprof(int sig) {
+    (void)sig;
+    prof_calls++;
+}
+
+static int do_sigprof(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigprof;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGPROF, &sa, NULL);
+    struct itimerval it = {{0, 10000}, {0, 10000}};
+    setitimer(ITIMER_PROF, &it, NULL);
+    double t0 = cpu_process_ms();
+    burn(600);
+    struct itimerval off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_PROF, &off, NULL);
+    double expect = (cpu_process_ms() - t0) / 10.0;
+    /* ITIMER_PROF counts the process's CPU time at 100 Hz: about one call per 10 ms of CPU,
+     * whatever the profiler does (it must neither add calls nor steal them) */
+    int ok = prof_calls >= expect * 0.5 && prof_calls <= expect * 1.5 + 3;
+    printf("SIGPROF handler calls %s\n", ok ? "match the CPU time" : "DO NOT match the CPU time");
+    if (!ok) fprintf(stderr, "calls %d, expected about %.0f\n", (int)prof_calls, expect);
+    return ok ? 0 : 1;
+}
+
+static volatile sig_atomic_t rt_calls;
+
+static void on_rt(int sig, siginfo_t *si, void *uc) {
+    (void)sig, (void)uc;
+    if (si->si_code == SI_QUEUE && si->si_value.sival_int == 7) rt_calls++;
+}
+
+static int do_rtsig(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_rt;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigaction(SIGRTMAX, &sa, NULL);
+    for (int i = 0; i < 50; i++) {
+        union sigval v = {.sival_int = 7};
+        sigqueue(getpid(), SIGRTMAX, v);
+        burn(2);
+    }
+    printf("own real-time signal handler calls: %d\n", (int)rt_calls);
+    return 0;
+}
+
+static volatile sig_atomic_t usr1_calls, alrm_calls;
+
+static void on_usr1(int sig) {
+    (void)sig;
+    usr1_calls++;
+}
+
+static void on_alrm(int sig) {
+    (void)sig;
+    alrm_calls++;
+}
+
+static int do_signals(void) {
+    signal(SIGUSR1, on_usr1);
+    signal(SIGALRM, on_alrm);
+    for (int i = 0; i < 100; i++) {
+        raise(SIGUSR1);
+        burn(1);
+    }
+    struct sigaction q;
+    sigaction(SIGUSR1, NULL, &q);
+    alarm(1);
+    int r = pause();
+    printf("SIGUSR1 calls %d, handler still ours %d, pause -> %d %s, SIGALRM calls %d\n",
+           (int)usr1_calls, q.sa_handler == on_usr1, r, strerror(errno), (int)alrm_calls);
+    return 0;
+}
+
+static int do_exec(const char *self) {
+    burn_before_exec();
+    puts("before exec");
+    fflush(stdout);
+    execl(self, self, "exec2", (char *)NULL);
+    perror("execl");
+    return 1;
+}
+
+static int do_exec2(void) {
+    burn_after_exec();
+    puts("after exec");
+    return 0;
+}
+
+static int do_chdir(void) {
+    mkdir("sub", 0755);
+    if (chdir("sub")) return perror("chdir"), 1;
+    burn(200);
+    FILE *f = fopen("in-sub.txt", "w");
+    if (!f) return perror("fopen"), 1;
+    fputs("written after chdir\n", f);
+    fclose(f);
+    puts("changed directory");
+    return 0;
+}
+
+static void *short_thread(void *arg) {
+    (void)arg;
+    burn(0.5);
+    return NULL;
+}
+
+static int do_threads(void) {
+    for (int i = 0; i < 1000; i++) {
+        pthread_t th;
+        if (pthread_create(&th, NULL, short_thread, NULL)) return perror("pthread_create"), 1;
+        pthread_join(th, NULL);
+    }
+    puts("1000 short threads done");
+    return 0;
+}
+
+static int do_sigint(void) {
+    burn(300);
+    puts("about to be interrupted");
+    fflush(stdout);
+    kill(getpid(), SIGINT);
+    for (int i = 0; i < 1000; i++) /* the signal kills us long before this ends */
+        burn(10);
+    return 0;
+}
+
+static int do_abort(void) {
+    FILE *f = fopen("before-abort.txt", "w");
+    if (!f) return perror("fopen"), 1;
+    fputs("written before abort\n", f);
+    fclose(f);
+    burn(100);
+    abort();
+}
+
+int main(int argc, char **argv) {
+    const char *m = argc > 1 ? argv[1] : "";
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (!strcmp(m, "fdreuse")) return do_fdreuse();
+    if (!strcmp(m, "closeloop") || !strcmp(m, "closefrom") || !strcmp(m, "closerange"))
+        return do_close(m);
+    if (!strcmp(m, "sigprof")) return do_sigprof();
+    if (!strcmp(m, "rtsig")) return do_rtsig();
+    if (!strcmp(m, "signals")) return do_signals();
+    if (!strcmp(m, "exec")) return do_exec(argv[0]);
+    if (!strcmp(m, "exec2")) return do_exec2();
+    if (!strcmp(m, "chdir")) return do_chdir();
+    if (!strcmp(m, "threads")) return do_threads();
+    if (!strcmp(m, "sigint")) return do_sigint();
+    if (!strcmp(m, "spin")) {
+        for (;;)
+            burn(10);
+    }
+    if (!strcmp(m, "abort")) return do_abort();
+    fprintf(stderr, "usage: noharm_prog fdreuse|closeloop|closefrom|closerange|sigprof|rtsig|"
+                    "signals|exec|chdir|threads|sigint|spin|abort\n");
+    return 2;
+}
