@@ -78,6 +78,17 @@ SomString *som_symbol_cstr(SomVM *vm, const char *s) {
 
 /* ---- arrays and instances -------------------------------------------- */
 
+SomArray *som_array_try_new(SomVM *vm, size_t len) {
+    if (len > (SIZE_MAX - sizeof(SomArray)) / sizeof(Value)) return NULL;
+    SomArray *a =
+        gc_try_alloc(vm, sizeof(SomArray) + len * sizeof(Value), OBJ_ARRAY, vm->arrayClass);
+    if (!a) return NULL;
+    a->len = len;
+    for (size_t i = 0; i < len; i++)
+        a->items[i] = vm->nil;
+    return a;
+}
+
 SomArray *som_array_new(SomVM *vm, size_t len) {
     SomArray *a = gc_alloc(vm, sizeof(SomArray) + len * sizeof(Value), OBJ_ARRAY, vm->arrayClass);
     a->len = len;

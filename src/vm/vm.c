@@ -5,6 +5,8 @@
  */
 #include "vm.h"
 
+#include <setjmp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -88,13 +90,24 @@ SomVM *som_vm_new(const SomOptions *opts, const char *classpath, char *errbuf, s
     vm->err = stderr;
     vm->start_ns = som_now_ns();
     gc_init(vm);
+    jmp_buf oom;
+    if (setjmp(oom)) {
+        snprintf(errbuf, errlen, "out of memory (%zu bytes) while loading the core classes",
+                 vm->heap.oom_bytes);
+        vm->heap.oom_jmp = NULL;
+        som_vm_free(vm);
+        return NULL;
+    }
+    vm->heap.oom_jmp = &oom;
     if (!class_bootstrap(vm, errbuf, errlen)) {
+        vm->heap.oom_jmp = NULL;
         som_vm_free(vm);
         return NULL;
     }
     vm->heap.inhibit++;
     vm->boot_method = make_boot_method(vm);
     vm->heap.inhibit--;
+    vm->heap.oom_jmp = NULL;
     return vm;
 }
 
@@ -111,7 +124,25 @@ void som_vm_free(SomVM *vm) {
     free(vm);
 }
 
+/* Out of memory inside the run (gc_alloc could not answer NULL): the
+ * activations are abandoned where they stand; the VM can only be freed. */
+static int run_out_of_memory(SomVM *vm) {
+    vm->heap.oom_jmp = NULL;
+    vm->heap.inhibit = 1; /* the heap may be mid-collection: never collect again */
+    vm->state = VMS_IDLE;
+    fflush(vm->out);
+    fprintf(vm->err, "som: out of memory (an allocation of %zu bytes failed)\n",
+            vm->heap.oom_bytes);
+    fflush(vm->err);
+    vm->exit_status = 1;
+    vm->exiting = true;
+    return 1;
+}
+
 int som_vm_run(SomVM *vm, int argc, char **argv) {
+    jmp_buf oom;
+    if (setjmp(oom)) return run_out_of_memory(vm);
+    vm->heap.oom_jmp = &oom;
     SomArray *args = som_array_new(vm, (size_t)argc);
     Value av = SOM_V(args);
     som_root_push(vm, &av);
@@ -131,6 +162,7 @@ int som_vm_run(SomVM *vm, int argc, char **argv) {
     } else {
         status = vm->exit_status;
     }
+    vm->heap.oom_jmp = NULL;
     fflush(vm->out);
     if (vm->opts.dump_feedback) disasm_all(vm, 1, vm->err);
 #ifdef SOM_BC_STATS

@@ -179,6 +179,8 @@ struct SomString *som_string_cstr(SomVM *vm, const char *s);
 struct SomString *som_symbol(SomVM *vm, const char *bytes, size_t len);
 struct SomString *som_symbol_cstr(SomVM *vm, const char *s);
 SomArray *som_array_new(SomVM *vm, size_t len);
+/* som_array_new, but NULL when the memory for len elements is not there. */
+SomArray *som_array_try_new(SomVM *vm, size_t len);
 SomInstance *som_instance_new(SomVM *vm, SomClass *cls);
 uint32_t som_str_hash(const char *bytes, size_t len);
 bool som_is_string_like(Value v); /* String or Symbol */
