@@ -4,9 +4,11 @@
  */
 #include "vm.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "prims.h"
@@ -153,6 +155,12 @@ uint64_t som_now_ns(void) {
 char *som_read_file(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) { /* X.som may be a directory */
+        fclose(f);
+        errno = EISDIR;
+        return NULL;
+    }
     size_t cap = 4096, n = 0;
     char *buf = malloc(cap);
     for (size_t r; buf && (r = fread(buf + n, 1, cap - n - 1, f)) > 0;) {

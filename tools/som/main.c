@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../../src/vm/vm.h"
 #include "somprof.h"
@@ -198,6 +199,11 @@ static int parse_args(int argc, char **argv, Config *c) {
         return 2;
     }
     /* MainClass may be a path: its directory joins the class path */
+    struct stat st;
+    if (strstr(argv[i], ".som") && stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "som: %s: %s, not a SOM source file\n", argv[i], strerror(EISDIR));
+        return 2;
+    }
     char *main = strdup(argv[i]);
     char *slash = strrchr(main, '/');
     char *name = main;
