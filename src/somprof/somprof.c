@@ -120,6 +120,8 @@ static struct {
     bool coop_marker; /* coop: charge the activation the marking thread saw (SOMPROF_COOP_CHARGE) */
     bool late_names;  /* tests: SOMPROF_LATE_NAMES=1 never tells libsampo the names, so every
                          frame takes the fix-up path at finish (the race's worst case) */
+    uint32_t max_contexts; /* coop/exact trees: node bound (SOMPROF_MAX_CONTEXTS for tests) */
+    uint64_t ctx_folded, ctx_merged; /* summed over the detached VMs' trees */
     struct SprKnown *known; /* async: every method named by a detached VM (pointer, name) */
     size_t nknown, capknown;
 } S = {.mu = PTHREAD_MUTEX_INITIALIZER};
@@ -525,8 +527,19 @@ static void spx_enter(SomVM *vm, SomMethod *callee, bool is_prim) {
                     : (top >= 1 ? vm->frames[top - 1].bci : 0);
         uint32_t parent = p->sp ? p->stk[p->sp - 1].node : SPC_ROOT;
         spx_charge(p, parent, t);
-        node = spc_child(&p->tree, parent, callee, site);
-        if (node != SPC_NONE && !atomic_load(&S.paused)) p->tree.n[node].count++;
+        int merged = 0;
+        node = parent == SPC_NONE ? SPC_NONE : spc_enter(&p->tree, parent, callee, site, &merged);
+        if (node != SPC_NONE) {
+            SpcNode *x = &p->tree.n[node];
+            x->active++;
+            if (!atomic_load(&S.paused)) {
+                if (merged)
+                    x->merged++; /* the bound: the callee's time stays with its caller */
+                else
+                    x->count++;
+                p->tree.n[parent].calls++;
+            }
+        }
     }
     ExactFrame f = {node, t, t, vm->heap.stats.ns_total, vm->compile_ns};
     if (states) {
@@ -554,9 +567,13 @@ static void spx_exit(SomVM *vm, SomMethod *callee, bool is_prim) {
     if (e->node == SPC_NONE) return;
     uint64_t dt = (uint64_t)((double)(t1 - e->t0) * spx_tick_ns);
     spx_charge(p, e->node, t1);
-    p->tree.n[e->node].total_ns += dt;
-    if (p->sp && p->stk[p->sp - 1].node != SPC_NONE)
-        p->tree.n[p->stk[p->sp - 1].node].child_ns += dt;
+    /* a folded context open several times takes the inclusive time of its outermost
+     * activation only (it holds the others) */
+    if (--p->tree.n[e->node].active == 0) {
+        p->tree.n[e->node].total_ns += dt;
+        if (p->sp && p->stk[p->sp - 1].node != SPC_NONE)
+            p->tree.n[p->stk[p->sp - 1].node].child_ns += dt;
+    }
     if (S.o.mode == SOMPROF_EXACT) p->t_last = spx_ticks(); /* the hook's end */
 }
 
@@ -567,8 +584,8 @@ static void spx_exit(SomVM *vm, SomMethod *callee, bool is_prim) {
 static void spx_fold_calibration(SpcTree *t, double load) {
     uint64_t *kids = calloc(t->len, sizeof *kids);
     if (!kids) return;
-    for (uint32_t i = 1; i < t->len; i++)
-        kids[t->n[i].parent] += t->n[i].count;
+    for (uint32_t i = 0; i < t->len; i++) /* folded calls return to no child: counted apart */
+        kids[i] = t->n[i].calls;
     double raw = 0;
     for (uint32_t i = 0; i < t->len; i++)
         raw += (double)t->n[i].self_ns * spx_tick_ns;
@@ -581,7 +598,7 @@ static void spx_fold_calibration(SpcTree *t, double load) {
      * stand-in's costs times the load factor. */
     double sw = load, sh = load, nc = 0, nk = 0;
     for (uint32_t i = 0; i < t->len; i++)
-        nc += (double)t->n[i].count, nk += (double)kids[i];
+        nc += (double)(t->n[i].count + t->n[i].merged), nk += (double)kids[i];
     if (S.base_ns && nc > 0 && S.win_ns) {
         sh = 1;
         sw = (raw - (double)S.base_ns - (double)S.hook_ns * nk) / ((double)S.win_ns * nc);
@@ -591,8 +608,8 @@ static void spx_fold_calibration(SpcTree *t, double load) {
     for (uint32_t i = 0; i < t->len; i++) {
         SpcNode *x = &t->n[i];
         uint64_t ns = (uint64_t)((double)x->self_ns * spx_tick_ns);
-        uint64_t c =
-            (uint64_t)(sw * (double)(S.win_ns * x->count) + sh * (double)(S.hook_ns * kids[i]));
+        uint64_t c = (uint64_t)(sw * (double)(S.win_ns * (x->count + x->merged)) +
+                                sh * (double)(S.hook_ns * kids[i]));
         x->self_ns = ns > c ? ns - c : 0;
     }
     free(kids);
@@ -760,6 +777,10 @@ int somprof_session_start(const SomProfOptions *o, char *err, size_t errlen) {
     if (timed) spx_clock_init();
     S.win_ns = S.hook_ns = 0;
     S.long_ticks = UINT64_MAX; /* the stand-in calibration never checks */
+    const char *maxc = getenv("SOMPROF_MAX_CONTEXTS");
+    S.max_contexts = maxc && strtoul(maxc, NULL, 10) >= 2 ? (uint32_t)strtoul(maxc, NULL, 10)
+                                                          : SPC_MAX_NODES_DEFAULT;
+    S.ctx_folded = S.ctx_merged = 0;
     const char *base = getenv("SOMPROF_EXACT_BASE_NS");
     S.base_ns = base ? strtoull(base, NULL, 10) : 0;
     S.cost_scale = 1;
@@ -812,7 +833,11 @@ static int spr_attach_mode(VmProf *p, int thread_no) {
             sampo_vm_set_state_ptr(&vm->state))
             return -1;
         vm->safepoint_hook = spa_hook;
-        return S.o.exact_time ? spc_init(&p->tree) : 0;
+        if (!S.o.exact_time) return 0;
+        if (spc_init(&p->tree)) return -1;
+        p->tree.max_nodes = S.max_contexts;
+        p->tree.max_nodes = S.max_contexts;
+        return 0;
     }
     if (spc_init(&p->tree)) return -1;
     if (S.o.mode == SOMPROF_COOP) {
@@ -990,6 +1015,8 @@ void somprof_detach(SomVM *vm) {
     pthread_mutex_lock(&S.mu);
     for (int i = 0; i < S.nvms; i++)
         if (S.vms[i] == p) S.vms[i] = S.vms[--S.nvms];
+    S.ctx_folded += p->tree.folded;
+    S.ctx_merged += p->tree.merged;
     if (S.o.mode != SOMPROF_ASYNC) {
         spr_merge(p);
     } else {
@@ -1046,6 +1073,14 @@ static void spr_states(SpProfile *p) {
     }
 }
 
+/* How the contexts were bounded (docs/profile-format.md, metadata): recursive calls folded
+ * into the context the same call opened, calls merged into their caller at the bound. */
+static void spr_tree_meta(SpProfile *p) {
+    sp_meta_setu(p, "contexts_folded", S.ctx_folded);
+    sp_meta_setu(p, "contexts_merged", S.ctx_merged);
+    sp_meta_setu(p, "contexts_max", S.max_contexts);
+}
+
 static void spr_meta(SpProfile *p) {
     static const char *const modes[] = {"off", "async", "coop", "exact"};
     sp_meta_set(p, "engine", "somprof");
@@ -1062,6 +1097,7 @@ static void spr_meta(SpProfile *p) {
         sp_meta_setu(p, "rate_changes", atomic_load(&S.coop_changes));
     }
     if (S.o.mode == SOMPROF_EXACT) sp_meta_set(p, "unit", "invocations");
+    if (S.o.mode != SOMPROF_ASYNC) spr_tree_meta(p);
 }
 
 /* Adds the interpreter regions as symbols of the profile, for `sampo hist` (the engine
@@ -1145,6 +1181,7 @@ static int spr_write_time(SpProfile *p, char *err, size_t errlen) {
                 S.o.exact_time ? "the sampled run's own execution, hooks included, as its samples "
                                  "see it: primitives and trivial methods folded into their caller"
                                : "primitives and trivial methods folded into their caller");
+    spr_tree_meta(S.tprof);
     sp_meta_setu(S.tprof, "event_ns_subtracted_per_invocation", S.win_ns);
     sp_meta_setu(S.tprof, "event_ns_subtracted_per_call_made", S.hook_ns);
     char sc[32];

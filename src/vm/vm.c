@@ -66,6 +66,27 @@ static SomMethod *make_boot_method(SomVM *vm) {
     return m;
 }
 
+/* Loads the core classes; out of memory on the way is an error, not an abort. */
+static bool bootstrap(SomVM *vm_arg, char *errbuf, size_t errlen) {
+    SomVM *volatile vm = vm_arg; /* read after longjmp */
+    jmp_buf oom;
+    if (setjmp(oom)) {
+        snprintf(errbuf, errlen, "out of memory (%zu bytes) while loading the core classes",
+                 vm->heap.oom_bytes);
+        vm->heap.oom_jmp = NULL;
+        return false;
+    }
+    vm->heap.oom_jmp = &oom;
+    bool ok = class_bootstrap(vm, errbuf, errlen);
+    if (ok) {
+        vm->heap.inhibit++;
+        vm->boot_method = make_boot_method(vm);
+        vm->heap.inhibit--;
+    }
+    vm->heap.oom_jmp = NULL;
+    return ok;
+}
+
 SomVM *som_vm_new(const SomOptions *opts, const char *classpath, char *errbuf, size_t errlen) {
     SomVM *vm = calloc(1, sizeof *vm);
     if (!vm) {
@@ -90,24 +111,10 @@ SomVM *som_vm_new(const SomOptions *opts, const char *classpath, char *errbuf, s
     vm->err = stderr;
     vm->start_ns = som_now_ns();
     gc_init(vm);
-    jmp_buf oom;
-    if (setjmp(oom)) {
-        snprintf(errbuf, errlen, "out of memory (%zu bytes) while loading the core classes",
-                 vm->heap.oom_bytes);
-        vm->heap.oom_jmp = NULL;
+    if (!bootstrap(vm, errbuf, errlen)) {
         som_vm_free(vm);
         return NULL;
     }
-    vm->heap.oom_jmp = &oom;
-    if (!class_bootstrap(vm, errbuf, errlen)) {
-        vm->heap.oom_jmp = NULL;
-        som_vm_free(vm);
-        return NULL;
-    }
-    vm->heap.inhibit++;
-    vm->boot_method = make_boot_method(vm);
-    vm->heap.inhibit--;
-    vm->heap.oom_jmp = NULL;
     return vm;
 }
 
@@ -139,9 +146,11 @@ static int run_out_of_memory(SomVM *vm) {
     return 1;
 }
 
-int som_vm_run(SomVM *vm, int argc, char **argv) {
+int som_vm_run(SomVM *vm_arg, int argc, char **argv) {
+    SomVM *volatile vm_v = vm_arg; /* read after longjmp */
     jmp_buf oom;
-    if (setjmp(oom)) return run_out_of_memory(vm);
+    if (setjmp(oom)) return run_out_of_memory(vm_v);
+    SomVM *vm = vm_v;
     vm->heap.oom_jmp = &oom;
     SomArray *args = som_array_new(vm, (size_t)argc);
     Value av = SOM_V(args);
