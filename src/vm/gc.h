@@ -71,8 +71,9 @@ typedef struct GcHeap {
     int inhibit; /* >0: no collection (bootstrap, compiler) */
     GcStats stats;
     /* Out of memory: where a failed allocation that cannot answer NULL
-     * unwinds to (set by som_vm_new / som_vm_run around their work), and
-     * the size that failed. Without a target the process aborts. */
+     * unwinds to (set by som_vm_new / som_vm_run around their work; also
+     * som_vm_abandon's target), and the size that failed. Without a target
+     * the process aborts. */
     jmp_buf *oom_jmp;
     size_t oom_bytes;
 } GcHeap;

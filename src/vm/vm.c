@@ -131,25 +131,34 @@ void som_vm_free(SomVM *vm) {
     free(vm);
 }
 
-/* Out of memory inside the run (gc_alloc could not answer NULL): the
- * activations are abandoned where they stand; the VM can only be freed. */
-static int run_out_of_memory(SomVM *vm) {
+/* Out of memory inside the run (gc_alloc could not answer NULL), or the run abandoned
+ * (som_vm_abandon): the activations are left where they stand; the VM can only be freed. */
+static int run_abandoned(SomVM *vm, bool oom) {
     vm->heap.oom_jmp = NULL;
     vm->heap.inhibit = 1; /* the heap may be mid-collection: never collect again */
     vm->state = VMS_IDLE;
-    fflush(vm->out);
-    fprintf(vm->err, "som: out of memory (an allocation of %zu bytes failed)\n",
-            vm->heap.oom_bytes);
-    fflush(vm->err);
-    vm->exit_status = 1;
+    if (oom) {
+        fflush(vm->out);
+        fprintf(vm->err, "som: out of memory (an allocation of %zu bytes failed)\n",
+                vm->heap.oom_bytes);
+        fflush(vm->err);
+        vm->exit_status = 1;
+    }
     vm->exiting = true;
-    return 1;
+    return vm->exit_status;
+}
+
+void som_vm_abandon(SomVM *vm, int status) {
+    if (!vm->heap.oom_jmp) return;
+    vm->exit_status = status;
+    longjmp(*vm->heap.oom_jmp, 2);
 }
 
 int som_vm_run(SomVM *vm_arg, int argc, char **argv) {
     SomVM *volatile vm_v = vm_arg; /* read after longjmp */
     jmp_buf oom;
-    if (setjmp(oom)) return run_out_of_memory(vm_v);
+    int why = setjmp(oom); /* 1: out of memory, 2: som_vm_abandon */
+    if (why) return run_abandoned(vm_v, why == 1);
     SomVM *vm = vm_v;
     vm->heap.oom_jmp = &oom;
     SomArray *args = som_array_new(vm, (size_t)argc);

@@ -155,6 +155,10 @@ void som_vm_free(SomVM *vm);
  * process exit status the program asked for (0 on normal completion, 1 on an
  * error, n for `system exit: n`). */
 int som_vm_run(SomVM *vm, int argc, char **argv);
+/* Ends the current som_vm_run from a safe point on the VM's own thread (a safepoint hook
+ * at SOM_SP_ENTRY, SOM_SP_RETURN or SOM_SP_LOOP): the activations are abandoned, the VM
+ * can only be freed, and som_vm_run answers status. Does nothing outside a run. */
+void som_vm_abandon(SomVM *vm, int status);
 
 /* ---- objects (object.c) ------------------------------------------------ */
 
