@@ -853,12 +853,97 @@ int sp_read_file(const char *path, uint8_t **data, size_t *len, char *err, size_
     return 0;
 }
 
+/* ---- reading a profile as a stream ------------------------------------------------
+ * The input may be a pipe, a device (/dev/zero never ends) or a huge file: it is read
+ * only as far as its own structure says. The first bytes decide the kind (magic or
+ * '{'); anything else stops after them. A binary profile is read header by header,
+ * each section's length checked against the file's size where it has one, so a bad
+ * length or a wrong magic costs one read, and memory grows only with the bytes that
+ * really arrive. The decoder then checks everything as before. */
+
+/* An input without a size (pipe, device) is read up to this many bytes. */
+#define SP_STREAM_MAX ((uint64_t)1 << 30)
+
+/* Appends up to want bytes from f to b; answers the number appended (short at EOF or at
+ * SP_STREAM_MAX). */
+static size_t rd_stream(FILE *f, SpBuf *b, uint64_t want) {
+    uint8_t chunk[65536];
+    size_t got = 0;
+    if (b->len >= SP_STREAM_MAX) return 0;
+    if (want > SP_STREAM_MAX - b->len) want = SP_STREAM_MAX - b->len;
+    while (want > 0 && !b->oom) {
+        size_t n = fread(chunk, 1, want < sizeof chunk ? (size_t)want : sizeof chunk, f);
+        if (n == 0) break;
+        sp_buf_put(b, chunk, n);
+        got += n;
+        want -= n;
+    }
+    return got;
+}
+
+/* The sections of a binary profile whose 20-byte header is in b; size: the file's size
+ * (0 = unknown, not a regular file). Stops at the first length that cannot be right. */
+static void rd_stream_sections(FILE *f, SpBuf *b, uint64_t size) {
+    uint32_t nsec = le32(b->data + 16);
+    for (uint32_t i = 0; i < nsec && !b->oom; i++) {
+        size_t at = b->len;
+        if (rd_stream(f, b, 16) < 16) return;
+        uint64_t plen = (uint64_t)le32(b->data + at + 8) | (uint64_t)le32(b->data + at + 12) << 32;
+        if (size && (b->len > size || plen > size - b->len)) return; /* the decoder names it */
+        if (rd_stream(f, b, plen) < plen) return;
+    }
+    rd_stream(f, b, 1); /* a trailing byte, if any, for the decoder's "trailing bytes" */
+}
+
+/* Reads the bytes of the profile at path into b (see above). */
+static int rd_profile_bytes(const char *path, SpBuf *b, char *err, size_t errlen) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    uint64_t size = 0;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        snprintf(err, errlen, "%s: %s", path, strerror(EISDIR));
+        return -1;
+    }
+    if (S_ISREG(st.st_mode)) size = (uint64_t)st.st_size;
+    size_t first = rd_stream(f, b, 20);
+    if (first == 20 && memcmp(b->data, SP_FORMAT_MAGIC, 8) == 0) {
+        rd_stream_sections(f, b, size);
+    } else if (first == 20) {
+        rd_stream(f, b, 65536 - 20); /* room for the whitespace before a JSON '{' */
+        if (sp_ccjson_sniff((const char *)b->data, b->len))
+            rd_stream(f, b, UINT64_MAX); /* a JSON dump is parsed as a whole */
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad || b->oom) {
+        snprintf(err, errlen, "%s: %s", path, bad ? "read error" : "out of memory");
+        return -1;
+    }
+    if (b->len >= SP_STREAM_MAX) {
+        snprintf(err, errlen, "%s: expected a profile of less than %llu MiB, got more", path,
+                 (unsigned long long)(SP_STREAM_MAX >> 20));
+        return -1;
+    }
+    return 0;
+}
+
 int sp_profile_read(const char *path, SpProfile **out, char *err, size_t errlen) {
     uint8_t *data = NULL;
     size_t len = 0;
     char inner[SP_ERR_MAX];
+    SpBuf b;
     *out = NULL;
-    if (sp_read_file(path, &data, &len, err, errlen)) return -1;
+    sp_buf_init(&b);
+    if (rd_profile_bytes(path, &b, err, errlen)) {
+        sp_buf_fini(&b);
+        return -1;
+    }
+    data = b.data, len = b.len;
     int rc = sp_ccjson_sniff((const char *)data, len)
                  ? sp_ccjson_decode((const char *)data, len, out, inner, sizeof inner)
                  : sp_profile_decode(data, len, out, inner, sizeof inner);

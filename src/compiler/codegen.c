@@ -157,22 +157,23 @@ static bool real_block_uses(const Node *n, const char *name, bool in_real) {
         return real_block_uses(n->a, name, in_real);
     case N_BLOCK:
         return stmts_use(&n->block->stmts, name, true);
-    case N_SEND: {
-        Inline k = inline_kind(n);
-        bool loop = k == IN_TO_DO || k == IN_DOWN_TO_DO;
-        if ((k == IN_WHILE_TRUE || k == IN_WHILE_FALSE)
-                ? stmts_use(&n->a->block->stmts, name, in_real)
-                : real_block_uses(n->a, name, in_real))
-            return true;
-        for (int i = 0; i < n->elems.n; i++) {
-            const Node *a = n->elems.items[i];
-            bool inl = k != IN_NONE && a->kind == N_BLOCK && (!loop || i == 1);
-            if (inl ? stmts_use(&a->block->stmts, name, in_real)
-                    : real_block_uses(a, name, in_real))
-                return true;
+    case N_SEND:
+        /* down the receiver chain by iteration: `x + 1 + 1 ...` may be very long */
+        for (;;) {
+            Inline k = inline_kind(n);
+            bool loop = k == IN_TO_DO || k == IN_DOWN_TO_DO;
+            for (int i = 0; i < n->elems.n; i++) {
+                const Node *a = n->elems.items[i];
+                bool inl = k != IN_NONE && a->kind == N_BLOCK && (!loop || i == 1);
+                if (inl ? stmts_use(&a->block->stmts, name, in_real)
+                        : real_block_uses(a, name, in_real))
+                    return true;
+            }
+            if (k == IN_WHILE_TRUE || k == IN_WHILE_FALSE)
+                return stmts_use(&n->a->block->stmts, name, in_real);
+            n = n->a;
+            if (!n || n->kind != N_SEND) return real_block_uses(n, name, in_real);
         }
-        return false;
-    }
     default:
         return false;
     }
@@ -212,6 +213,7 @@ static Inline inline_kind(const Node *s) {
 /* ---- pass 1: resolution ------------------------------------------------ */
 
 static void resolve_node(Gen *g, Node *n, Scope *s, NameFrame *f);
+static void resolve_send_chain(Gen *g, Node *n, Scope *s, NameFrame *f);
 
 static NameFrame *declare(Gen *g, Body *b, Scope *s, NameFrame *outer, bool args_are_args) {
     NameFrame *f = arena_alloc(g->arena, sizeof *f);
@@ -271,6 +273,43 @@ static void use_var(Node *n, Var *v, Scope *s) {
     if (v->scope != s) v->captured = true;
 }
 
+static void resolve_send_args(Gen *g, Node *n, Inline k, Scope *s, NameFrame *f) {
+    for (int i = 0; i < n->elems.n; i++) {
+        Node *arg = n->elems.items[i];
+        bool loop = k == IN_TO_DO || k == IN_DOWN_TO_DO;
+        bool inl = k != IN_NONE && arg->kind == N_BLOCK && (!loop || i == 1);
+        if (inl)
+            resolve_inlined(g, arg, s, f);
+        else
+            resolve_node(g, arg, s, f);
+    }
+}
+
+/* A send and the sends it is the receiver chain of (`x foo bar`, `x + 1 + 1`):
+ * the chain may be as long as the source, so it is walked by iteration, in
+ * source order (innermost receiver first, then each send's arguments), which
+ * is the order variables are declared in. Nesting through arguments is
+ * bounded by the parser (PARSE_MAX_DEPTH). */
+static void resolve_send_chain(Gen *g, Node *n, Scope *s, NameFrame *f) {
+    size_t len = 1;
+    for (Node *r = n->a; r && r->kind == N_SEND; r = r->a)
+        len++;
+    Node *one[1], **spine = len == 1 ? one : malloc(len * sizeof *spine);
+    if (!spine)
+        return gfail(g, n->line, n->col, "out of memory compiling a chain of %zu sends", len);
+    size_t i = len;
+    for (Node *r = n; i > 0; r = r->a)
+        spine[--i] = r; /* spine[0]: the innermost send */
+    Inline k = inline_kind(spine[0]);
+    if (k == IN_WHILE_TRUE || k == IN_WHILE_FALSE)
+        resolve_inlined(g, spine[0]->a, s, f);
+    else
+        resolve_node(g, spine[0]->a, s, f);
+    for (i = 0; i < len && !g->failed; i++)
+        resolve_send_args(g, spine[i], i ? inline_kind(spine[i]) : k, s, f);
+    if (spine != one) free(spine);
+}
+
 static void resolve_node(Gen *g, Node *n, Scope *s, NameFrame *f) {
     if (!n || g->failed) return;
     switch (n->kind) {
@@ -292,23 +331,9 @@ static void resolve_node(Gen *g, Node *n, Scope *s, NameFrame *f) {
         resolve_node(g, n->a, s, f);
         break;
     }
-    case N_SEND: {
-        Inline k = inline_kind(n);
-        if (k == IN_WHILE_TRUE || k == IN_WHILE_FALSE)
-            resolve_inlined(g, n->a, s, f);
-        else
-            resolve_node(g, n->a, s, f);
-        for (int i = 0; i < n->elems.n; i++) {
-            Node *arg = n->elems.items[i];
-            bool loop = k == IN_TO_DO || k == IN_DOWN_TO_DO;
-            bool inl = k != IN_NONE && arg->kind == N_BLOCK && (!loop || i == 1);
-            if (inl)
-                resolve_inlined(g, arg, s, f);
-            else
-                resolve_node(g, arg, s, f);
-        }
+    case N_SEND:
+        resolve_send_chain(g, n, s, f);
         break;
-    }
     case N_BLOCK:
         n->scope = resolve_real(g, n->block, s, true, f);
         break;
@@ -350,6 +375,7 @@ typedef struct Emit {
     uint32_t nlines, caplines;
     int depth, maxdepth;
     int last_line;
+    bool recv_ready; /* the next receiver() finds its value already pushed (send chains) */
     /* conditionals compiled for effect: their fallback send's answer must be
      * dropped, so its call site resumes at a POP; JUMP_BACK placed after the
      * method's code (site, construct end) */
@@ -489,6 +515,15 @@ static void inlined_effect(Emit *e, Node *blk);
 static void return_stmt(Emit *e, Node *r);
 static SomMethod *emit_real(Gen *g, Body *b, Scope *s, const char *sig, int def_line);
 
+/* The receiver of a send, pushed first: skipped when send_chain already did. */
+static void receiver(Emit *e, Node *r) {
+    if (e->recv_ready) {
+        e->recv_ready = false;
+        return;
+    }
+    expr(e, r);
+}
+
 /* hops from the current activation's context register to var's context */
 static int ctx_depth(Emit *e, Var *v) {
     int hops = 0;
@@ -591,8 +626,7 @@ static void inlined_body(Emit *e, Node *blk) {
 
 /* cond; JUMP_IF_x L1; then; JUMP L2; L1: else; L2: */
 static void if_else(Emit *e, Node *s, int jop, Node *then_blk, Node *else_blk, int else_op) {
-    Node *recv = s->a;
-    expr(e, recv);
+    receiver(e, s->a);
     unsigned k = 0;
     bool boolean = jop == BC_JUMP_IF_FALSE || jop == BC_JUMP_IF_TRUE;
     size_t l1 = boolean ? cond_jump(e, jop, s->text, s->elems.n, &k) : jump(e, jop, -1);
@@ -610,7 +644,7 @@ static void if_else(Emit *e, Node *s, int jop, Node *then_blk, Node *else_blk, i
 
 /* ifNil: / ifNotNil: keep the receiver as the value when the block is not run */
 static void if_nil_keep(Emit *e, Node *recv, int jop, Node *blk) {
-    expr(e, recv);
+    receiver(e, recv);
     op0(e, BC_DUP, 1);
     size_t l1 = jump(e, jop, -1);
     op0(e, BC_POP, -1);
@@ -742,7 +776,7 @@ static void send(Emit *e, Node *s) {
     if (s->is_super)
         op0(e, BC_PUSH_SELF, 1);
     else
-        expr(e, s->a);
+        receiver(e, s->a);
     for (int i = 0; i < s->elems.n; i++)
         expr(e, s->elems.items[i]);
     line(e, s->line);
@@ -754,6 +788,36 @@ static void send(Emit *e, Node *s) {
         opw(e, aop, k, -1);
     else
         opw(e, s->is_super ? BC_SUPER_SEND : BC_SEND, k, -s->elems.n);
+}
+
+/* Does this send push its receiver before anything else (so that a chain of
+ * them can be emitted innermost first, by iteration)? Not super sends (no
+ * receiver expression) and not the inlined loops (they set up first). */
+static bool receiver_first(const Node *s) {
+    if (s->kind != N_SEND || s->is_super) return false;
+    Inline k = inline_kind(s);
+    return k != IN_WHILE_TRUE && k != IN_WHILE_FALSE && k != IN_TO_DO && k != IN_DOWN_TO_DO;
+}
+
+/* A send whose receiver is a chain of sends (`x foo bar ...`, `x + 1 + 1 ...`,
+ * as long as the source): the innermost is emitted first, then each outer one
+ * with its receiver already on the stack; no recursion along the chain. */
+static void send_chain(Emit *e, Node *n) {
+    size_t len = 1;
+    for (Node *r = n; receiver_first(r) && receiver_first(r->a); r = r->a)
+        len++;
+    if (len == 1) return send(e, n);
+    Node **spine = malloc(len * sizeof *spine);
+    if (!spine) return gfail(e->g, n->line, n->col, "out of memory compiling %zu sends", len);
+    size_t i = len;
+    for (Node *r = n; i > 0; r = r->a)
+        spine[--i] = r;
+    for (i = 0; i < len && !e->g->failed; i++) {
+        e->recv_ready = i > 0;
+        send(e, spine[i]);
+    }
+    e->recv_ready = false;
+    free(spine);
 }
 
 /* a := b := x as a statement: x, DUP for each inner target, store each. */
@@ -786,7 +850,7 @@ static void expr(Emit *e, Node *n) {
         store_name(e, n);
         break;
     case N_SEND:
-        send(e, n);
+        send_chain(e, n);
         break;
     case N_BLOCK: {
         SomMethod *bm = emit_real(e->g, n->block, n->scope, "value", n->line);
@@ -822,7 +886,7 @@ static void inlined_effect(Emit *e, Node *blk) {
 
 /* ifTrue:/ifFalse:/ifNil:... as a statement: no value is made. */
 static void if_effect(Emit *e, Node *s, int jop, Node *then_blk, Node *else_blk) {
-    expr(e, s->a);
+    receiver(e, s->a);
     unsigned k = 0;
     bool boolean = jop == BC_JUMP_IF_FALSE || jop == BC_JUMP_IF_TRUE;
     size_t l1 = boolean ? cond_jump(e, jop, s->text, s->elems.n, &k) : jump(e, jop, -1);

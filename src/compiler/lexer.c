@@ -6,11 +6,23 @@
 #include <ctype.h>
 #include <string.h>
 
-void lex_init(Lexer *lx, const char *src) {
+void lex_init_n(Lexer *lx, const char *src, size_t len) {
     lx->src = lx->p = lx->line_start = src;
+    lx->end = src + len;
     lx->line = 1;
     lx->after_pound = 0;
 }
+
+void lex_init(Lexer *lx, const char *src) {
+    lex_init_n(lx, src, strlen(src));
+}
+
+/* At a NUL byte: is it inside the text (an error) rather than its end? */
+static int nul_inside(const Lexer *lx) {
+    return lx->p < lx->end;
+}
+
+#define NUL_MSG(where) "a NUL byte" where " (a SOM source is text)"
 
 static int is_op_char(int c) {
     return c && strchr("~&|*/\\+=><,@%-", c) != NULL;
@@ -36,7 +48,7 @@ static const char *skip_blank(Lexer *lx) {
                 if (*lx->p == '\n') newline(lx, lx->p);
                 lx->p++;
             }
-            if (!*lx->p) return "unterminated comment";
+            if (!*lx->p) return nul_inside(lx) ? NUL_MSG(" in a comment") : "unterminated comment";
             lx->p++;
         } else {
             return NULL;
@@ -88,7 +100,8 @@ static Token lex_string(Lexer *lx, int line, int col) {
         lx->p++;
     }
     if (!*lx->p) {
-        Token t = {T_ERROR, "unterminated string", 19, line, col};
+        const char *m = nul_inside(lx) ? NUL_MSG(" in a string") : "unterminated string";
+        Token t = {T_ERROR, m, strlen(m), line, col};
         return t;
     }
     Token t = {T_STRING, s, (size_t)(lx->p - s), line, col};
@@ -107,6 +120,10 @@ Token lex_next(Lexer *lx) {
         return t;
     }
     unsigned char c = (unsigned char)*s;
+    if (!c && nul_inside(lx)) {
+        Token t = {T_ERROR, NUL_MSG(""), strlen(NUL_MSG("")), line, col};
+        return t;
+    }
     if (!c) return make(lx, T_EOF, s, line, col);
     if (isalpha(c)) {
         lx->after_pound = after_pound;

@@ -43,12 +43,16 @@ typedef struct Token {
 
 typedef struct Lexer {
     const char *src, *p;
+    const char *end; /* src + length: a NUL byte before it is an error, not the end */
     int line;
     const char *line_start;
     int after_pound; /* the previous token was '#': allow keyword sequences */
 } Lexer;
 
 void lex_init(Lexer *lx, const char *src);
+/* Like lex_init for a buffer of len bytes (NUL at src[len]) that may hold
+ * NUL bytes: one is reported as an error token, not taken for the end. */
+void lex_init_n(Lexer *lx, const char *src, size_t len);
 Token lex_next(Lexer *lx);
 const char *lex_kind_name(TokKind k);
 /* Decodes escapes of a T_STRING token into out (>= tok.len + 1 bytes).

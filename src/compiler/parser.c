@@ -580,12 +580,17 @@ static void side(Parser *p, NameList *fields, MethodDefList *methods) {
 
 bool parse_class(Arena *arena, const char *file, const char *src, ClassDef *out, char *err,
                  size_t errlen) {
+    return parse_class_n(arena, file, src, strlen(src), out, err, errlen);
+}
+
+bool parse_class_n(Arena *arena, const char *file, const char *src, size_t len, ClassDef *out,
+                   char *err, size_t errlen) {
     Parser p = {0};
     p.arena = arena;
     p.file = file;
     p.err = err;
     p.errlen = errlen;
-    lex_init(&p.lx, src);
+    lex_init_n(&p.lx, src, len);
     advance(&p);
     memset(out, 0, sizeof *out);
     if (p.cur.kind != T_IDENT) {

@@ -12,6 +12,13 @@
  * Also implements the Rotor partial-sample update (spc_add_sample): a sample walked only
  * down to the first visited activation is attached below that activation's context.
  *
+ * Recursion is folded (spc_enter): a call from a context of method C at call site s to
+ * method M re-enters the nearest ancestor context reached by the same call (C, s, M)
+ * instead of opening a new level, as call-path profilers do; so the tree's depth is bounded
+ * by the program's distinct call edges, not by the recursion depth, and a program without
+ * recursion gets exactly the unfolded tree.  The tree is also bounded (max_nodes): a call
+ * that would need a context beyond it is merged into its caller's context, and counted.
+ *
  * Single-threaded (one tree per VM thread); not async-signal-safe (it allocates).
  */
 #ifndef SOMPROF_CCT_H
@@ -32,13 +39,29 @@ typedef struct SpcNode {
     uint64_t total_ns; /* inclusive time (exact) */
     uint64_t child_ns; /* time in callees (exact) */
     uint64_t self_ns;  /* self time (exact; clock ticks until the VM detaches) */
+    uint64_t calls;    /* calls made from this context (exact; folded ones included) */
+    uint64_t merged;   /* calls merged into this context by the node bound (exact) */
+    uint32_t active;   /* activations of this context open now (exact; > 1 when folded) */
 } SpcNode;
+
+/* A folded call: (parent, method, callsite) re-enters `target`, an ancestor context. */
+typedef struct SpcAlias {
+    const void *method;
+    uint32_t parent, callsite, target;
+} SpcAlias;
+
+#define SPC_MAX_NODES_DEFAULT (1u << 20)
 
 typedef struct SpcTree {
     SpcNode *n;
     uint32_t len, cap;
     uint32_t *slots; /* open addressing: node index + 1, 0 = empty */
     uint32_t mask;
+    SpcAlias *alias; /* open addressing, method == NULL: empty (caches the ancestor walk) */
+    uint32_t alias_len, alias_mask;
+    uint32_t max_nodes; /* bound on len (SPC_MAX_NODES_DEFAULT unless set after spc_init) */
+    uint64_t folded;    /* calls that re-entered an ancestor context (recursion) */
+    uint64_t merged;    /* calls or sample frames merged into a caller: the bound was reached */
 } SpcTree;
 
 /* Initialises t with its root node.  Returns 0 or -1 on ENOMEM. */
@@ -46,6 +69,10 @@ int spc_init(SpcTree *t);
 void spc_fini(SpcTree *t);
 /* The child of parent for (method, callsite), created if absent; SPC_NONE on ENOMEM. */
 uint32_t spc_child(SpcTree *t, uint32_t parent, const void *method, uint32_t callsite);
+/* The context a call from parent at callsite to method enters: its child, or the ancestor
+ * the same call opened (recursion, counted in t->folded), or - when the tree has max_nodes
+ * nodes or memory runs out - parent itself (counted in t->merged; *merged set). */
+uint32_t spc_enter(SpcTree *t, uint32_t parent, const void *method, uint32_t callsite, int *merged);
 
 /* One sample, youngest frame first: methods[i] runs at position pos[i] (for i > 0 that is
  * the call site of frame i-1).  If start != SPC_NONE the sample is partial: frame n-1 is an

@@ -3,6 +3,8 @@
  */
 #include "output.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -195,11 +197,15 @@ int spo_write_dump(SpProfile *p, const char *path, char *err, size_t errlen) {
     spo_dump_methods(p, &b, idx);
     spo_dump_rest(p, &b, idx);
     free(idx);
-    int rc = 0;
+    /* written in place: through a symlink to its target, into a FIFO or a device as they
+     * are (never replaced by a new file); a short write or ENOSPC at close is an error */
+    int rc = 0, e = 0;
     FILE *f = fopen(path, "w");
-    if (!f || fwrite(b.data, 1, b.len, f) != b.len) rc = -1;
-    if (f && fclose(f)) rc = -1;
-    if (rc) snprintf(err, errlen, "%s: cannot write the CC-Map dump", path);
+    if (!f || fwrite(b.data, 1, b.len, f) != b.len) rc = -1, e = errno;
+    if (f && fclose(f) && !rc) rc = -1, e = errno;
+    if (rc)
+        snprintf(err, errlen, "%s: cannot write the CC-Map dump: %s", path,
+                 strerror(e ? e : EIO));
     sp_buf_fini(&b);
     return rc;
 }

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -106,7 +107,9 @@ static struct {
     int tune_dir;      /* coop tuning (marking thread only): latest change, +1 longer, -1 */
     bool tune_settled; /* coop tuning: a change would have undone the previous one */
     uint64_t t0;
-    char out[4096];
+    char out[4096];     /* --prof-out, absolute (empty: none) */
+    char dump[4096];    /* --prof-dump, absolute (empty: none) */
+    char lib_out[4200]; /* async: libsampo's own file, read back at finish and removed */
     bool out_tmp;
     uint64_t exact_state_ns[VMS_COUNT];
     bool have_exact_states;
@@ -120,6 +123,11 @@ static struct {
     bool coop_marker; /* coop: charge the activation the marking thread saw (SOMPROF_COOP_CHARGE) */
     bool late_names;  /* tests: SOMPROF_LATE_NAMES=1 never tells libsampo the names, so every
                          frame takes the fix-up path at finish (the race's worst case) */
+    SomVM *all[SOMPROF_MAX_VMS]; /* every attached VM (somprof_request_stop) */
+    int nall;
+    atomic_int stop_sig; /* a stop was requested because of this signal (0: none) */
+    uint32_t max_contexts; /* coop/exact trees: node bound (SOMPROF_MAX_CONTEXTS for tests) */
+    uint64_t ctx_folded, ctx_merged; /* summed over the detached VMs' trees */
     struct SprKnown *known; /* async: every method named by a detached VM (pointer, name) */
     size_t nknown, capknown;
 } S = {.mu = PTHREAD_MUTEX_INITIALIZER};
@@ -225,8 +233,36 @@ static void spa_name_pending(VmProf *p) {
     }
 }
 
+/* ---- stopping on a signal ---------------------------------------------------------------
+ * somprof_request_stop (any thread) sets S.stop_sig and every attached VM's poll flag; each
+ * VM's safepoint hook, on the VM's own thread at a point where the interpreter's state is
+ * consistent, abandons the run (som_vm_abandon), so the normal detach and finish write what
+ * was collected.  The signal handler itself is the embedder's (tools/som: a sigwait thread). */
+
+/* Abandons the run if a stop was requested and this is an interpreter safe point. */
+static void spr_stop_check(SomVM *vm, SomSafepoint where) {
+    int sig = atomic_load(&S.stop_sig);
+    if (sig && (where == SOM_SP_ENTRY || where == SOM_SP_RETURN || where == SOM_SP_LOOP))
+        som_vm_abandon(vm, 128 + sig);
+}
+
+/* Exact mode's hook: only the stop (the exact hooks do the rest). */
+static void spx_stop_hook(SomVM *vm, SomSafepoint where) {
+    spr_stop_check(vm, where);
+}
+
+int somprof_request_stop(int sig) {
+    atomic_store(&S.stop_sig, sig);
+    pthread_mutex_lock(&S.mu);
+    int n = S.nall;
+    for (int i = 0; i < S.nall; i++)
+        S.all[i]->poll = 1;
+    pthread_mutex_unlock(&S.mu);
+    return n;
+}
+
 static void spa_hook(SomVM *vm, SomSafepoint where) {
-    (void)where;
+    spr_stop_check(vm, where);
     vm->poll = 0;
     spa_name_pending(vm->prof_data);
 }
@@ -300,6 +336,7 @@ static void spc_take_sample(VmProf *p, int32_t top, uint8_t state, uint32_t miss
 }
 
 static void spc_hook(SomVM *vm, SomSafepoint where) {
+    spr_stop_check(vm, where);
     int v = __atomic_exchange_n(&vm->poll, 0, __ATOMIC_ACQ_REL);
     if (v <= 0 || atomic_load(&S.paused)) return;
     VmProf *p = vm->prof_data;
@@ -525,8 +562,19 @@ static void spx_enter(SomVM *vm, SomMethod *callee, bool is_prim) {
                     : (top >= 1 ? vm->frames[top - 1].bci : 0);
         uint32_t parent = p->sp ? p->stk[p->sp - 1].node : SPC_ROOT;
         spx_charge(p, parent, t);
-        node = spc_child(&p->tree, parent, callee, site);
-        if (node != SPC_NONE && !atomic_load(&S.paused)) p->tree.n[node].count++;
+        int merged = 0;
+        node = parent == SPC_NONE ? SPC_NONE : spc_enter(&p->tree, parent, callee, site, &merged);
+        if (node != SPC_NONE) {
+            SpcNode *x = &p->tree.n[node];
+            x->active++;
+            if (!atomic_load(&S.paused)) {
+                if (merged)
+                    x->merged++; /* the bound: the callee's time stays with its caller */
+                else
+                    x->count++;
+                p->tree.n[parent].calls++;
+            }
+        }
     }
     ExactFrame f = {node, t, t, vm->heap.stats.ns_total, vm->compile_ns};
     if (states) {
@@ -554,9 +602,13 @@ static void spx_exit(SomVM *vm, SomMethod *callee, bool is_prim) {
     if (e->node == SPC_NONE) return;
     uint64_t dt = (uint64_t)((double)(t1 - e->t0) * spx_tick_ns);
     spx_charge(p, e->node, t1);
-    p->tree.n[e->node].total_ns += dt;
-    if (p->sp && p->stk[p->sp - 1].node != SPC_NONE)
-        p->tree.n[p->stk[p->sp - 1].node].child_ns += dt;
+    /* a folded context open several times takes the inclusive time of its outermost
+     * activation only (it holds the others) */
+    if (--p->tree.n[e->node].active == 0) {
+        p->tree.n[e->node].total_ns += dt;
+        if (p->sp && p->stk[p->sp - 1].node != SPC_NONE)
+            p->tree.n[p->stk[p->sp - 1].node].child_ns += dt;
+    }
     if (S.o.mode == SOMPROF_EXACT) p->t_last = spx_ticks(); /* the hook's end */
 }
 
@@ -567,8 +619,8 @@ static void spx_exit(SomVM *vm, SomMethod *callee, bool is_prim) {
 static void spx_fold_calibration(SpcTree *t, double load) {
     uint64_t *kids = calloc(t->len, sizeof *kids);
     if (!kids) return;
-    for (uint32_t i = 1; i < t->len; i++)
-        kids[t->n[i].parent] += t->n[i].count;
+    for (uint32_t i = 0; i < t->len; i++) /* folded calls return to no child: counted apart */
+        kids[i] = t->n[i].calls;
     double raw = 0;
     for (uint32_t i = 0; i < t->len; i++)
         raw += (double)t->n[i].self_ns * spx_tick_ns;
@@ -581,7 +633,7 @@ static void spx_fold_calibration(SpcTree *t, double load) {
      * stand-in's costs times the load factor. */
     double sw = load, sh = load, nc = 0, nk = 0;
     for (uint32_t i = 0; i < t->len; i++)
-        nc += (double)t->n[i].count, nk += (double)kids[i];
+        nc += (double)(t->n[i].count + t->n[i].merged), nk += (double)kids[i];
     if (S.base_ns && nc > 0 && S.win_ns) {
         sh = 1;
         sw = (raw - (double)S.base_ns - (double)S.hook_ns * nk) / ((double)S.win_ns * nc);
@@ -591,8 +643,8 @@ static void spx_fold_calibration(SpcTree *t, double load) {
     for (uint32_t i = 0; i < t->len; i++) {
         SpcNode *x = &t->n[i];
         uint64_t ns = (uint64_t)((double)x->self_ns * spx_tick_ns);
-        uint64_t c =
-            (uint64_t)(sw * (double)(S.win_ns * x->count) + sh * (double)(S.hook_ns * kids[i]));
+        uint64_t c = (uint64_t)(sw * (double)(S.win_ns * (x->count + x->merged)) +
+                                sh * (double)(S.hook_ns * kids[i]));
         x->self_ns = ns > c ? ns - c : 0;
     }
     free(kids);
@@ -727,7 +779,8 @@ static int spr_start_async(const SomProfOptions *o, char *err, size_t errlen) {
     c.tune = o->tune || !o->hz;
     c.max_depth = 255;
     c.perf_map = 0;
-    c.out_path = S.out;
+    c.out_path = S.lib_out; /* a private file, read back at finish: the user's path gets
+                               one write, by sp_profile_write (FIFOs, devices, symlinks) */
     int rc = sampo_start(&c);
     if (rc) {
         snprintf(err, errlen, "cannot start the sampling profiler (status %d)", rc);
@@ -735,6 +788,54 @@ static int spr_start_async(const SomProfOptions *o, char *err, size_t errlen) {
     }
     spr_register_labels();
     if (o->paused) sampo_pause();
+    return 0;
+}
+
+/* Checks, before the program runs, that path+suffix (an output of option opt) can be
+ * written without side effects: an existing file, FIFO or device must be writable and not
+ * a directory; a new file needs a writable directory.  A relative path is made absolute
+ * (the program may change directory); abs (4096 bytes, optional) receives path so.
+ * Answers 0, or -1 with "OPT PATH: errno text" in err. */
+static int spr_check_out(const char *opt, const char *path, const char *suffix, char *abs,
+                         char *err, size_t errlen) {
+    char full[4096], dir[4096];
+    char cwd[4096] = "";
+    if (path[0] != '/' && !getcwd(cwd, sizeof cwd)) {
+        snprintf(err, errlen, "%s %s: cannot resolve a relative path: %s", opt, path,
+                 strerror(errno));
+        return -1;
+    }
+    int n = snprintf(full, sizeof full, "%s%s%s%s", cwd, *cwd ? "/" : "", path, suffix);
+    if (!*path || n < 0 || (size_t)n >= sizeof full) {
+        snprintf(err, errlen, "%s '%s': expected a file path", opt, path);
+        return -1;
+    }
+    struct stat st;
+    int e = 0;
+    if (stat(full, &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            e = EISDIR;
+        else if (access(full, W_OK))
+            e = errno;
+    } else if (errno != ENOENT) {
+        e = errno;
+    } else {
+        snprintf(dir, sizeof dir, "%s", full);
+        char *slash = strrchr(dir, '/');
+        if (slash == dir) slash[1] = 0;
+        else *slash = 0;
+        if (stat(dir, &st))
+            e = errno;
+        else if (!S_ISDIR(st.st_mode))
+            e = ENOTDIR;
+        else if (access(dir, W_OK | X_OK))
+            e = errno;
+    }
+    if (e) {
+        snprintf(err, errlen, "%s %s%s: %s", opt, path, suffix, strerror(e));
+        return -1;
+    }
+    if (abs) snprintf(abs, 4096, "%s", full);
     return 0;
 }
 
@@ -754,12 +855,26 @@ int somprof_session_start(const SomProfOptions *o, char *err, size_t errlen) {
     }
     S.coop_marker = charge && !strcmp(charge, "marker");
     S.o = *o;
+    atomic_store(&S.stop_sig, 0);
+    S.out_tmp = !o->out;
+    S.out[0] = S.dump[0] = 0;
+    if (o->out && spr_check_out("--prof-out", o->out, "", S.out, err, errlen)) return -1;
+    if (o->out && (o->mode == SOMPROF_EXACT || o->exact_time) &&
+        spr_check_out("--prof-out", o->out, ".time", NULL, err, errlen))
+        return -1;
+    if (o->dump && spr_check_out("--prof-dump", o->dump, "", S.dump, err, errlen)) return -1;
+    S.o.out = o->out ? S.out : NULL;
+    S.o.dump = o->dump ? S.dump : NULL;
     S.t0 = spx_now();
     S.late_names = getenv("SOMPROF_LATE_NAMES") && !strcmp(getenv("SOMPROF_LATE_NAMES"), "1");
     bool timed = o->exact_states || o->exact_time || o->mode == SOMPROF_EXACT;
     if (timed) spx_clock_init();
     S.win_ns = S.hook_ns = 0;
     S.long_ticks = UINT64_MAX; /* the stand-in calibration never checks */
+    const char *maxc = getenv("SOMPROF_MAX_CONTEXTS");
+    S.max_contexts = maxc && strtoul(maxc, NULL, 10) >= 2 ? (uint32_t)strtoul(maxc, NULL, 10)
+                                                          : SPC_MAX_NODES_DEFAULT;
+    S.ctx_folded = S.ctx_merged = 0;
     const char *base = getenv("SOMPROF_EXACT_BASE_NS");
     S.base_ns = base ? strtoull(base, NULL, 10) : 0;
     S.cost_scale = 1;
@@ -767,11 +882,9 @@ int somprof_session_start(const SomProfOptions *o, char *err, size_t errlen) {
     S.long_ticks = spx_tick_ns > 0 ? (uint64_t)(200000.0 / spx_tick_ns) : UINT64_MAX;
     atomic_store(&S.stop, 0);
     atomic_store(&S.paused, o->paused ? 1 : 0);
-    S.out_tmp = !o->out;
-    if (o->out)
-        snprintf(S.out, sizeof S.out, "%s", o->out);
-    else
-        snprintf(S.out, sizeof S.out, "/tmp/som-prof-%d.prof", (int)getpid());
+    const char *tmpdir = getenv("TMPDIR");
+    snprintf(S.lib_out, sizeof S.lib_out, "%s/som-prof-%d.prof",
+             tmpdir && *tmpdir == '/' ? tmpdir : "/tmp", (int)getpid());
     if (o->mode == SOMPROF_ASYNC) {
         if (spr_start_async(o, err, errlen)) return -1;
     } else {
@@ -812,7 +925,10 @@ static int spr_attach_mode(VmProf *p, int thread_no) {
             sampo_vm_set_state_ptr(&vm->state))
             return -1;
         vm->safepoint_hook = spa_hook;
-        return S.o.exact_time ? spc_init(&p->tree) : 0;
+        if (!S.o.exact_time) return 0;
+        if (spc_init(&p->tree)) return -1;
+        p->tree.max_nodes = S.max_contexts;
+        return 0;
     }
     if (spc_init(&p->tree)) return -1;
     if (S.o.mode == SOMPROF_COOP) {
@@ -827,6 +943,7 @@ static int spr_attach_mode(VmProf *p, int thread_no) {
         return full ? -1 : 0;
     }
     vm->no_trivial = !S.o.lean;
+    vm->safepoint_hook = spx_stop_hook;
     return 0;
 }
 
@@ -841,6 +958,10 @@ int somprof_attach(SomVM *vm, int thread_no) {
     vm->prof_data = p;
     vm->prof_control = sp_control;
     if (spr_attach_mode(p, thread_no)) goto fail;
+    pthread_mutex_lock(&S.mu);
+    if (S.nall < SOMPROF_MAX_VMS) S.all[S.nall++] = vm;
+    if (atomic_load(&S.stop_sig)) vm->poll = 1;
+    pthread_mutex_unlock(&S.mu);
     p->t_attach = spx_now();
     p->cpu_attach = p->ck_cpu = spx_thread_cpu();
     p->ck_t = spx_ticks();
@@ -990,6 +1111,10 @@ void somprof_detach(SomVM *vm) {
     pthread_mutex_lock(&S.mu);
     for (int i = 0; i < S.nvms; i++)
         if (S.vms[i] == p) S.vms[i] = S.vms[--S.nvms];
+    for (int i = 0; i < S.nall; i++)
+        if (S.all[i] == vm) S.all[i] = S.all[--S.nall];
+    S.ctx_folded += p->tree.folded;
+    S.ctx_merged += p->tree.merged;
     if (S.o.mode != SOMPROF_ASYNC) {
         spr_merge(p);
     } else {
@@ -1046,6 +1171,14 @@ static void spr_states(SpProfile *p) {
     }
 }
 
+/* How the contexts were bounded (docs/profile-format.md, metadata): recursive calls folded
+ * into the context the same call opened, calls merged into their caller at the bound. */
+static void spr_tree_meta(SpProfile *p) {
+    sp_meta_setu(p, "contexts_folded", S.ctx_folded);
+    sp_meta_setu(p, "contexts_merged", S.ctx_merged);
+    sp_meta_setu(p, "contexts_max", S.max_contexts);
+}
+
 static void spr_meta(SpProfile *p) {
     static const char *const modes[] = {"off", "async", "coop", "exact"};
     sp_meta_set(p, "engine", "somprof");
@@ -1062,6 +1195,7 @@ static void spr_meta(SpProfile *p) {
         sp_meta_setu(p, "rate_changes", atomic_load(&S.coop_changes));
     }
     if (S.o.mode == SOMPROF_EXACT) sp_meta_set(p, "unit", "invocations");
+    if (S.o.mode != SOMPROF_ASYNC) spr_tree_meta(p);
 }
 
 /* Adds the interpreter regions as symbols of the profile, for `sampo hist` (the engine
@@ -1120,7 +1254,7 @@ static int spr_collect(SpProfile **out, char *err, size_t errlen) {
             snprintf(err, errlen, "stopping the sampling profiler failed");
             return -1;
         }
-        return sp_profile_read(S.out, out, err, errlen);
+        return sp_profile_read(S.lib_out, out, err, errlen);
     }
     atomic_store(&S.stop, 1);
     if (S.marker_running) pthread_join(S.marker, NULL);
@@ -1145,6 +1279,7 @@ static int spr_write_time(SpProfile *p, char *err, size_t errlen) {
                 S.o.exact_time ? "the sampled run's own execution, hooks included, as its samples "
                                  "see it: primitives and trivial methods folded into their caller"
                                : "primitives and trivial methods folded into their caller");
+    spr_tree_meta(S.tprof);
     sp_meta_setu(S.tprof, "event_ns_subtracted_per_invocation", S.win_ns);
     sp_meta_setu(S.tprof, "event_ns_subtracted_per_call_made", S.hook_ns);
     char sc[32];
@@ -1171,7 +1306,7 @@ int somprof_session_finish(char *err, size_t errlen) {
     if (S.o.dump && (rc = spo_write_dump(p, S.o.dump, err, errlen))) goto out;
     if (S.o.report) spo_print_report(p, stderr);
 out:
-    if (S.out_tmp && S.o.mode == SOMPROF_ASYNC) unlink(S.out);
+    if (S.o.mode == SOMPROF_ASYNC) unlink(S.lib_out);
     sp_profile_free(p);
     sp_profile_free(S.prof);
     sp_profile_free(S.tprof);

@@ -65,6 +65,11 @@ int somprof_attach(SomVM *vm, int thread_no);
 /* Detaches the VM (merges its exact/cooperative data into the session); call on the VM's
  * thread before som_vm_free. */
 void somprof_detach(SomVM *vm);
+/* Asks every attached VM to end its run at its next interpreter safe point (SIGINT/SIGTERM:
+ * the embedder then detaches, finishes the session - the profile is written - and re-raises
+ * sig).  VMs attached later stop at once.  Any thread, not from a signal handler (it takes
+ * a lock).  Answers the number of VMs attached now. */
+int somprof_request_stop(int sig);
 
 /* ---- C API for a compiler controller (on the VM's own thread) ----------------------- */
 

@@ -240,19 +240,22 @@ static SomClass *build_class(SomVM *vm, ClassDef *def, SomClass *cls, const char
 static SomClass *load_source(SomVM *vm, const char *name, SomClass *shell, char *err,
                              size_t errlen);
 
-static char *find_source(SomVM *vm, const char *name, char *path, size_t pathlen) {
+/* The source of class `name` (owned) and its length in *len (it may hold
+ * NUL bytes, which the parser reports). */
+static char *find_source(SomVM *vm, const char *name, char *path, size_t pathlen, size_t *len) {
     for (int i = 0; i < vm->nclasspath; i++) {
         snprintf(path, pathlen, "%s/%s.som", vm->classpath[i], name);
-        char *src = som_read_file(path, NULL);
+        char *src = som_read_file(path, len);
         if (src) return src;
     }
     if (vm->opts.corelib_dir) {
         snprintf(path, pathlen, "%s/%s.som", vm->opts.corelib_dir, name);
-        return som_read_file(path, NULL);
+        return som_read_file(path, len);
     }
     const char *b = class_builtin_source(name);
     if (!b) return NULL;
     snprintf(path, pathlen, "<core-lib>/%s.som", name);
+    *len = strlen(b);
     return strdup(b);
 }
 
@@ -275,7 +278,8 @@ static SomClass *load_into(SomVM *vm, const char *name, SomClass *shell, char *e
 static SomClass *load_source(SomVM *vm, const char *name, SomClass *shell, char *err,
                              size_t errlen) {
     char path[4096];
-    char *src = find_source(vm, name, path, sizeof path);
+    size_t len = 0;
+    char *src = find_source(vm, name, path, sizeof path, &len);
     if (!src) {
         snprintf(err, errlen, "class %s not found on the class path", name);
         return NULL;
@@ -287,7 +291,7 @@ static SomClass *load_source(SomVM *vm, const char *name, SomClass *shell, char 
     Arena arena = {0};
     ClassDef def;
     SomClass *cls = NULL;
-    if (parse_class(&arena, path, src, &def, err, errlen)) {
+    if (parse_class_n(&arena, path, src, len, &def, err, errlen)) {
         if (strcmp(def.name, name) != 0)
             snprintf(err, errlen, "%s:1:1: expected class %s in this file, got %s", path, name,
                      def.name);
@@ -386,14 +390,15 @@ static void make_names(SomVM *vm) {
  * (and the class-side field indices compiled from them) are right. */
 static bool prepare_class_fields(SomVM *vm, char *errbuf, size_t errlen) {
     char path[4096];
-    char *src = find_source(vm, "Class", path, sizeof path);
+    size_t len = 0;
+    char *src = find_source(vm, "Class", path, sizeof path, &len);
     if (!src) {
         snprintf(errbuf, errlen, "class Class not found on the class path");
         return false;
     }
     Arena arena = {0};
     ClassDef def;
-    bool ok = parse_class(&arena, path, src, &def, errbuf, errlen);
+    bool ok = parse_class_n(&arena, path, src, len, &def, errbuf, errlen);
     if (ok) {
         vm->classClass->field_names =
             names_array(vm, vm->objectClass->field_names, &def.inst_fields);

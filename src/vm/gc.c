@@ -15,12 +15,18 @@
 
 #define GC_MIN_THRESHOLD (8u << 20)
 
-static void *xmalloc(size_t n) {
+/* Out of memory where NULL cannot be answered: unwind to the VM's run (or
+ * creation), which reports it; the heap stays consistent enough to be freed. */
+static _Noreturn void gc_oom(GcHeap *h, size_t n) {
+    h->oom_bytes = n;
+    if (h->oom_jmp) longjmp(*h->oom_jmp, 1);
+    fprintf(stderr, "som: out of memory (%zu bytes)\n", n);
+    abort();
+}
+
+static void *xmalloc(GcHeap *h, size_t n) {
     void *p = malloc(n);
-    if (!p) {
-        fprintf(stderr, "som: out of memory (%zu bytes)\n", n);
-        abort();
-    }
+    if (!p) gc_oom(h, n);
     return p;
 }
 
@@ -29,7 +35,7 @@ void gc_init(SomVM *vm) {
     memset(h, 0, sizeof *h);
     h->threshold = vm->opts.heap_hint > GC_MIN_THRESHOLD ? vm->opts.heap_hint : GC_MIN_THRESHOLD;
     h->mark_cap = 4096;
-    h->mark_stack = xmalloc(h->mark_cap * sizeof *h->mark_stack);
+    h->mark_stack = xmalloc(h, h->mark_cap * sizeof *h->mark_stack);
 }
 
 static void finalize(ObjHeader *o) {
@@ -117,7 +123,7 @@ static void finish_sweep(GcHeap *h) {
 static void refill(GcHeap *h, size_t cls) {
     if (sweep_some(h, cls)) return;
     size_t cell = cls * GC_GRANULE;
-    GcChunk *c = xmalloc(GC_CHUNK_SIZE);
+    GcChunk *c = xmalloc(h, GC_CHUNK_SIZE);
     c->cell_size = (uint32_t)cell;
     c->ncells = (uint32_t)((GC_CHUNK_SIZE - sizeof(GcChunk)) / cell);
     c->next = h->chunks;
@@ -137,8 +143,9 @@ static void refill(GcHeap *h, size_t cls) {
     h->free[cls] = head;
 }
 
-void *gc_alloc(SomVM *vm, size_t size, int kind, SomClass *cls) {
+void *gc_try_alloc(SomVM *vm, size_t size, int kind, SomClass *cls) {
     GcHeap *h = &vm->heap;
+    if (size > SIZE_MAX - sizeof(GcLarge) - GC_GRANULE) return NULL;
     if (h->inhibit == 0 && (vm->opts.gc_stress || h->allocated_since_gc >= h->threshold))
         gc_collect(vm);
     size = (size + GC_GRANULE - 1) & ~(size_t)(GC_GRANULE - 1);
@@ -153,7 +160,15 @@ void *gc_alloc(SomVM *vm, size_t size, int kind, SomClass *cls) {
         memset(o, 0, size);
         o->gcinfo = (uint16_t)c;
     } else {
-        GcLarge *l = xmalloc(sizeof(GcLarge) + size);
+        GcLarge *l = malloc(sizeof(GcLarge) + size);
+        if (!l && h->inhibit == 0) { /* what a collection frees may be enough */
+            gc_collect(vm);
+            l = malloc(sizeof(GcLarge) + size);
+        }
+        if (!l) {
+            h->oom_bytes = size;
+            return NULL;
+        }
         l->size = size;
         l->next = h->large;
         h->large = l;
@@ -169,6 +184,12 @@ void *gc_alloc(SomVM *vm, size_t size, int kind, SomClass *cls) {
     return o;
 }
 
+void *gc_alloc(SomVM *vm, size_t size, int kind, SomClass *cls) {
+    void *o = gc_try_alloc(vm, size, kind, cls);
+    if (!o) gc_oom(&vm->heap, size);
+    return o;
+}
+
 /* ---- marking ------------------------------------------------------------ */
 
 static void grey(GcHeap *h, void *p) {
@@ -179,10 +200,7 @@ static void grey(GcHeap *h, void *p) {
     if (h->mark_top == h->mark_cap) {
         h->mark_cap *= 2;
         ObjHeader **n = realloc(h->mark_stack, h->mark_cap * sizeof *n);
-        if (!n) {
-            fprintf(stderr, "som: out of memory in the collector\n");
-            abort();
-        }
+        if (!n) gc_oom(h, h->mark_cap * sizeof *n);
         h->mark_stack = n;
     }
     h->mark_stack[h->mark_top++] = o;

@@ -21,6 +21,7 @@
 #ifndef SOM_GC_H
 #define SOM_GC_H
 
+#include <setjmp.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -69,13 +70,23 @@ typedef struct GcHeap {
     size_t mark_top, mark_cap;
     int inhibit; /* >0: no collection (bootstrap, compiler) */
     GcStats stats;
+    /* Out of memory: where a failed allocation that cannot answer NULL
+     * unwinds to (set by som_vm_new / som_vm_run around their work; also
+     * som_vm_abandon's target), and the size that failed. Without a target
+     * the process aborts. */
+    jmp_buf *oom_jmp;
+    size_t oom_bytes;
 } GcHeap;
 
 void gc_init(SomVM *vm);
 void gc_fini(SomVM *vm);
 /* Allocates a zeroed object of `size` bytes with the given kind and class.
- * May collect first. Never returns NULL (aborts the VM on out-of-memory). */
+ * May collect first. Never returns NULL: out of memory unwinds to
+ * heap.oom_jmp (som_vm_run then reports it and answers status 1). */
 void *gc_alloc(SomVM *vm, size_t size, int kind, SomClass *cls);
+/* Like gc_alloc, but a large object (> GC_MAX_SMALL) that malloc refuses
+ * answers NULL, so a primitive can report a SOM-level error. */
+void *gc_try_alloc(SomVM *vm, size_t size, int kind, SomClass *cls);
 void gc_collect(SomVM *vm);
 /* Checks heap invariants (every reachable slot holds a valid value); returns
  * the number of problems found (used by tests and the stress mode). */

@@ -4,9 +4,11 @@
  */
 #include "vm.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "prims.h"
@@ -78,6 +80,17 @@ SomString *som_symbol_cstr(SomVM *vm, const char *s) {
 
 /* ---- arrays and instances -------------------------------------------- */
 
+SomArray *som_array_try_new(SomVM *vm, size_t len) {
+    if (len > (SIZE_MAX - sizeof(SomArray)) / sizeof(Value)) return NULL;
+    SomArray *a =
+        gc_try_alloc(vm, sizeof(SomArray) + len * sizeof(Value), OBJ_ARRAY, vm->arrayClass);
+    if (!a) return NULL;
+    a->len = len;
+    for (size_t i = 0; i < len; i++)
+        a->items[i] = vm->nil;
+    return a;
+}
+
 SomArray *som_array_new(SomVM *vm, size_t len) {
     SomArray *a = gc_alloc(vm, sizeof(SomArray) + len * sizeof(Value), OBJ_ARRAY, vm->arrayClass);
     a->len = len;
@@ -142,6 +155,12 @@ uint64_t som_now_ns(void) {
 char *som_read_file(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) { /* X.som may be a directory */
+        fclose(f);
+        errno = EISDIR;
+        return NULL;
+    }
     size_t cap = 4096, n = 0;
     char *buf = malloc(cap);
     for (size_t r; buf && (r = fread(buf + n, 1, cap - n - 1, f)) > 0;) {

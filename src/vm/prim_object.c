@@ -228,7 +228,8 @@ static int array_new(ARGS) {
     int64_t n = som_int(args[1]);
     if (n < 0 || n > (INT64_C(1) << 32))
         return som_prim_error(vm, "Array new: invalid size %" PRId64 ".", n);
-    SomArray *a = som_array_new(vm, (size_t)n);
+    SomArray *a = som_array_try_new(vm, (size_t)n);
+    if (!a) return som_prim_error(vm, "Array new: out of memory for %" PRId64 " elements.", n);
     a->h.cls = (SomClass *)args[0];
     RET(SOM_V(a));
 }

@@ -5,6 +5,8 @@
  */
 #include "vm.h"
 
+#include <setjmp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -64,6 +66,27 @@ static SomMethod *make_boot_method(SomVM *vm) {
     return m;
 }
 
+/* Loads the core classes; out of memory on the way is an error, not an abort. */
+static bool bootstrap(SomVM *vm_arg, char *errbuf, size_t errlen) {
+    SomVM *volatile vm = vm_arg; /* read after longjmp */
+    jmp_buf oom;
+    if (setjmp(oom)) {
+        snprintf(errbuf, errlen, "out of memory (%zu bytes) while loading the core classes",
+                 vm->heap.oom_bytes);
+        vm->heap.oom_jmp = NULL;
+        return false;
+    }
+    vm->heap.oom_jmp = &oom;
+    bool ok = class_bootstrap(vm, errbuf, errlen);
+    if (ok) {
+        vm->heap.inhibit++;
+        vm->boot_method = make_boot_method(vm);
+        vm->heap.inhibit--;
+    }
+    vm->heap.oom_jmp = NULL;
+    return ok;
+}
+
 SomVM *som_vm_new(const SomOptions *opts, const char *classpath, char *errbuf, size_t errlen) {
     SomVM *vm = calloc(1, sizeof *vm);
     if (!vm) {
@@ -88,13 +111,10 @@ SomVM *som_vm_new(const SomOptions *opts, const char *classpath, char *errbuf, s
     vm->err = stderr;
     vm->start_ns = som_now_ns();
     gc_init(vm);
-    if (!class_bootstrap(vm, errbuf, errlen)) {
+    if (!bootstrap(vm, errbuf, errlen)) {
         som_vm_free(vm);
         return NULL;
     }
-    vm->heap.inhibit++;
-    vm->boot_method = make_boot_method(vm);
-    vm->heap.inhibit--;
     return vm;
 }
 
@@ -111,7 +131,36 @@ void som_vm_free(SomVM *vm) {
     free(vm);
 }
 
-int som_vm_run(SomVM *vm, int argc, char **argv) {
+/* Out of memory inside the run (gc_alloc could not answer NULL), or the run abandoned
+ * (som_vm_abandon): the activations are left where they stand; the VM can only be freed. */
+static int run_abandoned(SomVM *vm, bool oom) {
+    vm->heap.oom_jmp = NULL;
+    vm->heap.inhibit = 1; /* the heap may be mid-collection: never collect again */
+    vm->state = VMS_IDLE;
+    if (oom) {
+        fflush(vm->out);
+        fprintf(vm->err, "som: out of memory (an allocation of %zu bytes failed)\n",
+                vm->heap.oom_bytes);
+        fflush(vm->err);
+        vm->exit_status = 1;
+    }
+    vm->exiting = true;
+    return vm->exit_status;
+}
+
+void som_vm_abandon(SomVM *vm, int status) {
+    if (!vm->heap.oom_jmp) return;
+    vm->exit_status = status;
+    longjmp(*vm->heap.oom_jmp, 2);
+}
+
+int som_vm_run(SomVM *vm_arg, int argc, char **argv) {
+    SomVM *volatile vm_v = vm_arg; /* read after longjmp */
+    jmp_buf oom;
+    int why = setjmp(oom); /* 1: out of memory, 2: som_vm_abandon */
+    if (why) return run_abandoned(vm_v, why == 1);
+    SomVM *vm = vm_v;
+    vm->heap.oom_jmp = &oom;
     SomArray *args = som_array_new(vm, (size_t)argc);
     Value av = SOM_V(args);
     som_root_push(vm, &av);
@@ -131,6 +180,7 @@ int som_vm_run(SomVM *vm, int argc, char **argv) {
     } else {
         status = vm->exit_status;
     }
+    vm->heap.oom_jmp = NULL;
     fflush(vm->out);
     if (vm->opts.dump_feedback) disasm_all(vm, 1, vm->err);
 #ifdef SOM_BC_STATS

@@ -155,6 +155,10 @@ void som_vm_free(SomVM *vm);
  * process exit status the program asked for (0 on normal completion, 1 on an
  * error, n for `system exit: n`). */
 int som_vm_run(SomVM *vm, int argc, char **argv);
+/* Ends the current som_vm_run from a safe point on the VM's own thread (a safepoint hook
+ * at SOM_SP_ENTRY, SOM_SP_RETURN or SOM_SP_LOOP): the activations are abandoned, the VM
+ * can only be freed, and som_vm_run answers status. Does nothing outside a run. */
+void som_vm_abandon(SomVM *vm, int status);
 
 /* ---- objects (object.c) ------------------------------------------------ */
 
@@ -179,6 +183,8 @@ struct SomString *som_string_cstr(SomVM *vm, const char *s);
 struct SomString *som_symbol(SomVM *vm, const char *bytes, size_t len);
 struct SomString *som_symbol_cstr(SomVM *vm, const char *s);
 SomArray *som_array_new(SomVM *vm, size_t len);
+/* som_array_new, but NULL when the memory for len elements is not there. */
+SomArray *som_array_try_new(SomVM *vm, size_t len);
 SomInstance *som_instance_new(SomVM *vm, SomClass *cls);
 uint32_t som_str_hash(const char *bytes, size_t len);
 bool som_is_string_like(Value v); /* String or Symbol */

@@ -4,9 +4,14 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "../../src/vm/vm.h"
 #include "somprof.h"
@@ -198,6 +203,11 @@ static int parse_args(int argc, char **argv, Config *c) {
         return 2;
     }
     /* MainClass may be a path: its directory joins the class path */
+    struct stat st;
+    if (strstr(argv[i], ".som") && stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "som: %s: %s, not a SOM source file\n", argv[i], strerror(EISDIR));
+        return 2;
+    }
     char *main = strdup(argv[i]);
     char *slash = strrchr(main, '/');
     char *name = main;
@@ -264,6 +274,62 @@ static void *run_one(void *arg) {
 
 static int run_threads(Config *c);
 
+/* ---- SIGINT / SIGTERM while profiling ---------------------------------------------------
+ * The signals are blocked in every thread (the mask is set before any thread starts) and
+ * taken by one thread with sigwait: no handler runs in the middle of the VM.  That thread
+ * asks the VMs to stop at their next safe point (somprof_request_stop); main then finishes
+ * the session as after a normal end - the profile collected so far is written - and
+ * re-raises the signal, so the exit status is the signal's, as without the profiler.  A VM
+ * that does not reach a safe point within the grace period (a long primitive), or a second
+ * signal, ends the process at once, unprofiled. */
+
+#define STOP_GRACE_MS 10000
+
+static sigset_t stop_set;
+static atomic_int stop_sig;       /* the signal taken (0: none) */
+static atomic_int session_done;   /* main finished the session */
+
+static _Noreturn void reraise(int sig) {
+    signal(sig, SIG_DFL);
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+    raise(sig);
+    _exit(128 + sig); /* not reached: the default action of SIGINT/SIGTERM ends the process */
+}
+
+static void *stop_waiter(void *arg) {
+    (void)arg;
+    int sig;
+    if (sigwait(&stop_set, &sig)) return NULL;
+    atomic_store(&stop_sig, sig);
+    somprof_request_stop(sig);
+    struct timespec tick = {0, 10 * 1000000};
+    sigset_t none;
+    sigemptyset(&none);
+    for (int ms = 0; ms < STOP_GRACE_MS; ms += 10) {
+        if (atomic_load(&session_done)) return NULL; /* main re-raises */
+        nanosleep(&tick, NULL);
+        somprof_request_stop(sig); /* again: a hook may have cleared the flag */
+        struct timespec zero = {0, 0};
+        int again = sigtimedwait(&stop_set, NULL, &zero);
+        if (again > 0) reraise(again);
+    }
+    fprintf(stderr, "som: %s: the program did not reach a safe point in %d s; profile lost\n",
+            strsignal(sig), STOP_GRACE_MS / 1000);
+    reraise(sig);
+}
+
+static void stop_on_signals(void) {
+    sigemptyset(&stop_set);
+    sigaddset(&stop_set, SIGINT);
+    sigaddset(&stop_set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop_set, NULL);
+    pthread_t t;
+    if (pthread_create(&t, NULL, stop_waiter, NULL) == 0) pthread_detach(t);
+}
+
 int main(int argc, char **argv) {
     Config cfg = {0};
     int rc = parse_args(argc, argv, &cfg);
@@ -271,11 +337,14 @@ int main(int argc, char **argv) {
         config_free(&cfg);
         return rc;
     }
-    char err[512];
-    if (cfg.prof.mode != SOMPROF_OFF && somprof_session_start(&cfg.prof, err, sizeof err)) {
-        fprintf(stderr, "som: profiler: %s\n", err);
-        config_free(&cfg);
-        return 1;
+    char err[8400];
+    if (cfg.prof.mode != SOMPROF_OFF) {
+        stop_on_signals();
+        if (somprof_session_start(&cfg.prof, err, sizeof err)) {
+            fprintf(stderr, "som: profiler: %s\n", err);
+            config_free(&cfg);
+            return 2;
+        }
     }
     if (cfg.threads == 1) {
         Run r = {&cfg, 0, 0, 0};
@@ -289,6 +358,9 @@ int main(int argc, char **argv) {
         if (!rc) rc = 1;
     }
     config_free(&cfg);
+    atomic_store(&session_done, 1);
+    int sig = atomic_load(&stop_sig);
+    if (sig) reraise(sig);
     return rc;
 }
 

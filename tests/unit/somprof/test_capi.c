@@ -173,8 +173,9 @@ static void test_exact_queries(void **state) {
 }
 
 /* Cooperative samples of a recursion: the edge fib -> fib sits many times on one stack, but
- * counts each sample once (never more than the samples), while its contexts, one per depth,
- * add up to more. */
+ * counts each sample once (never more than the samples).  Recursion is folded (cct.h): the
+ * recursive calls re-enter the context their call site opened, so the edge has a few
+ * contexts, not one per depth, and they hold at least the edge's samples. */
 static void test_coop_recursive_edge(void **state) {
     (void)state;
     SomProfOptions o = {.mode = SOMPROF_COOP, .hz = 5000};
@@ -198,8 +199,9 @@ static void test_coop_recursive_edge(void **state) {
     }
     assert_true(rec > 0);
     Seen s = {0};
-    assert_true(somprof_edge_contexts(vm, fib, bci, fib, on_context, &s) > 1);
-    assert_true(s.weight > rec);
+    size_t nctx = somprof_edge_contexts(vm, fib, bci, fib, on_context, &s);
+    assert_true(nctx >= 1 && nctx <= 4);
+    assert_true(s.weight >= rec);
     finish(vm);
 }
 

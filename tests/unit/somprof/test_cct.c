@@ -164,6 +164,65 @@ static void test_ccmap_section_and_dump(void **state) {
     spc_fini(&t);
 }
 
+/* Recursion folds: A calls B at 1, B calls B at 2 a thousand times deep: B's recursive call
+ * re-enters the context it opened, so the tree has root, A, A;B, A;B;B (the first recursive
+ * call's own context) and no more; the calls stay counted. */
+static void test_recursion_folds(void **state) {
+    (void)state;
+    SpcTree t;
+    assert_int_equal(spc_init(&t), 0);
+    int merged;
+    uint32_t a = spc_enter(&t, SPC_ROOT, A, 0, &merged);
+    uint32_t b = spc_enter(&t, a, B, 1, &merged);
+    uint32_t ctx = b, first = SPC_NONE;
+    for (int i = 0; i < 1000; i++) {
+        ctx = spc_enter(&t, ctx, B, 2, &merged);
+        assert_int_equal(merged, 0);
+        if (i == 0) first = ctx;
+        assert_int_equal(ctx, first);
+    }
+    assert_int_equal(t.len, 4);
+    assert_int_equal(t.folded, 999);
+    /* a different call site of the same method is its own context, folded in turn */
+    uint32_t c = spc_enter(&t, first, B, 3, &merged);
+    assert_int_not_equal(c, first);
+    assert_int_equal(spc_enter(&t, c, B, 2, &merged), first);
+    /* the same bci in another caller is another call: no fold (A at 2 -> B vs B at 2 -> B) */
+    uint32_t a2 = spc_enter(&t, b, A, 7, &merged);
+    assert_int_not_equal(spc_enter(&t, a2, B, 2, &merged), first);
+    /* samples fold the same way: a 200-deep stack of B under A */
+    const char *m[200];
+    uint32_t pos[200], out[200];
+    for (int i = 0; i < 199; i++)
+        m[i] = B, pos[i] = 2; /* pos[i]: where frame i runs, the call site of frame i-1 */
+    m[199] = A, pos[199] = 1;
+    uint32_t len = t.len;
+    uint32_t leaf = spc_add_sample(&t, (const void *const *)m, pos, 200, SPC_NONE, 1, out);
+    assert_int_equal(leaf, first);
+    assert_int_equal(t.len, len);
+    spc_fini(&t);
+}
+
+/* A bounded tree: once max_nodes is reached, new calls merge into their caller, counted. */
+static void test_bound_merges_into_caller(void **state) {
+    (void)state;
+    SpcTree t;
+    assert_int_equal(spc_init(&t), 0);
+    t.max_nodes = 3;
+    int merged;
+    uint32_t a = spc_enter(&t, SPC_ROOT, A, 0, &merged);
+    uint32_t b = spc_enter(&t, a, B, 1, &merged);
+    assert_int_equal(merged, 0);
+    assert_int_equal(spc_enter(&t, b, C, 1, &merged), b);
+    assert_int_equal(merged, 1);
+    assert_int_equal(spc_enter(&t, a, D, 2, &merged), a);
+    assert_int_equal(t.merged, 2);
+    assert_int_equal(t.len, 3);
+    assert_int_equal(spc_enter(&t, a, B, 1, &merged), b); /* existing contexts still found */
+    assert_int_equal(merged, 0);
+    spc_fini(&t);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_figure2_full),
@@ -171,6 +230,8 @@ int main(void) {
         cmocka_unit_test(test_partial_with_stale_context_roots),
         cmocka_unit_test(test_many_children_rehash),
         cmocka_unit_test(test_ccmap_section_and_dump),
+        cmocka_unit_test(test_recursion_folds),
+        cmocka_unit_test(test_bound_merges_into_caller),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
