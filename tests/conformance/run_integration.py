@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Runs the standard SOM IntegrationTests (IntegrationTests/Tests/**/*.som) as SPEC 13.3 describes.
 
-The tests are not part of this repository: --somref names a checkout that holds
-IntegrationTests/, Smalltalk/ and Examples/AreWeFastYet/ (default $SOMREF or /work/somref).
+The tests are not part of this repository: --som-repo names a checkout of the public SOM
+repository (git clone --depth 1 https://github.com/SOM-st/SOM), which holds IntegrationTests/,
+Smalltalk/ and Examples/AreWeFastYet/.
 
 A test is a .som file whose first comment contains "VM:". Its header gives optional
 custom_classpath / case_sensitive options and the expected stdout / stderr lines.
 Each test runs as `$VM -cp $CLASSPATH core-lib/IntegrationTests/Tests/<name>.som`
-through a shell, from a scratch directory in which core-lib links to the SOMREF
-checkout (load_file.som reads core-lib/IntegrationTests/Tests/hello_world1.som).
+through a shell, from a scratch directory in which core-lib links to the SOM
+repository (load_file.som reads core-lib/IntegrationTests/Tests/hello_world1.som).
 --lib std uses CLASSPATH=core-lib/Smalltalk; --lib ours uses an empty directory so the
 VM's built-in core library is used. @NAME components of custom_classpath are replaced
 by environment variables: AWFY (the AWFY Core directory) and CLASSPATH.
@@ -19,7 +20,7 @@ walked once with a pointer into the expected lines. stdout and stderr are matche
 independently and both must match. The exit status is not checked.
 
 known-failures.txt (next to this script, shared with scripts/conformance.sh): one entry per
-line, `[lib:]integration/<name> reason` (lib = ours, std or stdp); other parts' entries are
+line, `[lib:]integration/<name> reason` (lib = ours or std); other parts' entries are
 ignored here. A listed test that fails is reported as "known failure", one that passes as
 "fixed" (not an error). Exit status 1 iff an unlisted test failed.
 """
@@ -204,8 +205,9 @@ def run_test(name, header, opts, scratch, env):
 def main():
     ap = argparse.ArgumentParser(description='Run the standard SOM IntegrationTests.')
     ap.add_argument('--som', required=True)
-    ap.add_argument('--somref', default=os.environ.get('SOMREF', '/work/somref'))
-    ap.add_argument('--lib', choices=['ours', 'std', 'stdp'], default='std')
+    ap.add_argument('--som-repo', '--somref', dest='somref', required=True,
+                    help='checkout of https://github.com/SOM-st/SOM')
+    ap.add_argument('--lib', choices=['ours', 'std'], default='std')
     ap.add_argument('--known-failures', default=os.path.join(HERE, 'known-failures.txt'))
     ap.add_argument('--vm-args', default='', help='extra VM options, e.g. --gc-stress')
     ap.add_argument('--timeout', type=float, default=60.0)
@@ -226,7 +228,6 @@ def main():
         os.mkdir(os.path.join(scratch, 'empty'))
         env = dict(os.environ)
         env['CLASSPATH'] = {'std': 'core-lib/Smalltalk',
-                            'stdp': 'core-lib/patched/Smalltalk:core-lib/Smalltalk',
                             'ours': 'empty'}[opts.lib]
         env['AWFY'] = 'core-lib/Examples/AreWeFastYet/Core'
         tests = find_tests(tests_dir)
@@ -260,10 +261,10 @@ def main():
                     print('FAIL %s: %s\n     command: %s' % (name, detail, command))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    print('%d passed, %d failed (%d known failures, %d listed but passing) [lib %s, %d tests; '
-          'SPEC core list: %d/%d present pass]'
-          % (counts['pass'], counts['fail'], counts['known'], counts['fixed'], opts.lib,
-             len(tests), core_pass, core_total))
+    print('%d/%d pass; %d passed, %d failed (%d known failures, %d listed but passing) [lib %s; '
+          'SPEC core list: %d/%d pass]'
+          % (counts['pass'] + counts['fixed'], len(tests), counts['pass'], counts['fail'],
+             counts['known'], counts['fixed'], opts.lib, core_pass, core_total))
     return 1 if counts['fail'] else 0
 
 
