@@ -82,6 +82,9 @@
  *  name, first (base) instruction; comment: the fused sequence */
 #define SOM_SUPER_BYTECODES(X)                                                                     \
     X(PUSH_LOCAL2, PUSH_LOCAL)       /* PUSH_LOCAL a; PUSH_LOCAL b */                              \
+    X(PUSH_LOCAL2_ADD, PUSH_LOCAL)   /* PUSH_LOCAL a; PUSH_LOCAL b; ADD k */                       \
+    X(PUSH_LOCAL2_SUB, PUSH_LOCAL)   /* PUSH_LOCAL a; PUSH_LOCAL b; SUB k */                       \
+    X(PUSH_LOCAL2_MUL, PUSH_LOCAL)   /* PUSH_LOCAL a; PUSH_LOCAL b; MUL k */                       \
     X(PUSH_LOCAL_SEND, PUSH_LOCAL)   /* PUSH_LOCAL a; SEND k */                                    \
     X(PUSH_LOCAL_ADDI, PUSH_LOCAL)   /* PUSH_LOCAL a; PUSH_INT c; ADD k */                         \
     X(PUSH_LOCAL_SUBI, PUSH_LOCAL)   /* PUSH_LOCAL a; PUSH_INT c; SUB k */                         \

@@ -236,6 +236,10 @@ static const uint8_t *quicken(SomMethod *m) {
                 q[pc] = BC_PUSH_LOCAL_ADDI;
             else if (b == BC_PUSH_INT && d == BC_SUB)
                 q[pc] = BC_PUSH_LOCAL_SUBI;
+            else if (b == BC_PUSH_LOCAL && (d == BC_ADD || d == BC_SUB || d == BC_MUL))
+                q[pc] = d == BC_ADD   ? BC_PUSH_LOCAL2_ADD
+                        : d == BC_SUB ? BC_PUSH_LOCAL2_SUB
+                                      : BC_PUSH_LOCAL2_MUL;
             else if (b == BC_PUSH_LOCAL && !(d == BC_PUSH_INT && p2 + 2 < len &&
                                              (c[p2 + 2] == BC_ADD || c[p2 + 2] == BC_SUB)))
                 q[pc] = BC_PUSH_LOCAL2; /* unless the next one starts PUSH_LOCAL_ADDI/SUBI */
@@ -1015,6 +1019,31 @@ L_PUSH_LOCAL_SEND:
         ip += 1;                                                                                   \
         DISPATCH();                                                                                \
     } while (0)
+/* PUSH_LOCAL a; PUSH_LOCAL b; ADD/SUB/MUL k: both operands from locals; the
+ * slow path pushes them and runs the ADD/SUB/MUL instruction itself */
+#define LOCAL2_ARITH(op)                                                                           \
+    do {                                                                                           \
+        Value a = bp[ip[0]], b = bp[ip[2]], r;                                                     \
+        k = (unsigned)ip[4] | ((unsigned)ip[5] << 8);                                              \
+        sp[0] = a;                                                                                 \
+        sp[1] = b;                                                                                 \
+        sp += 2;                                                                                   \
+        SAVE();                                                                                    \
+        if (LIKELY(arith_fast(vm, op, a, b, &sites[k].argkinds, &r))) {                            \
+            sp[-2] = r;                                                                            \
+            sp--;                                                                                  \
+            ip += 6;                                                                               \
+            DISPATCH();                                                                            \
+        }                                                                                          \
+        ip += 3;                                                                                   \
+        DISPATCH();                                                                                \
+    } while (0)
+L_PUSH_LOCAL2_ADD:
+    LOCAL2_ARITH(AR_ADD);
+L_PUSH_LOCAL2_SUB:
+    LOCAL2_ARITH(AR_SUB);
+L_PUSH_LOCAL2_MUL:
+    LOCAL2_ARITH(AR_MUL);
 L_PUSH_LOCAL_ADD:
     LOCAL_ARITH(AR_ADD);
 L_PUSH_LOCAL_SUB:

@@ -110,9 +110,39 @@ static void test_inline_caches_and_feedback(void **state) {
     free(dir);
 }
 
+/* `^true` / `^false` methods of the core library (Object>>isNil, notNil ...)
+ * are compiled before true and false exist; they are still trivial. */
+static void test_core_boolean_trivials(void **state) {
+    (void)state;
+    char *dir = vt_tempdir();
+    vt_write_class(dir, "Tb",
+                   "Tb = ( run = ( | n | n := 0.\n"
+                   "  1 to: 5 do: [:i | (i isNil or: [nil notNil]) ifFalse: [ n := n + 1 ] ].\n"
+                   "  n = 5 ifFalse: [ self error: 'wrong' ] ) )\n");
+    SomVM *vm = run_kept(dir, "Tb");
+    struct {
+        const char *cls, *sel;
+        Value v;
+    } want[] = {{"Object", "isNil", vm->false_},
+                {"Object", "notNil", vm->true_},
+                {"Nil", "isNil", vm->true_},
+                {"Nil", "notNil", vm->false_}};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        SomMethod *m = method(vm, want[i].cls, want[i].sel);
+        if (m->trivial != TRIV_LITERAL)
+            fail_msg("%s>>%s is not a trivial literal method", want[i].cls, want[i].sel);
+        assert_true(m->literals[m->trivial_arg] == want[i].v);
+        assert_int_equal(m->invocations, 0);
+    }
+    som_vm_free(vm);
+    vt_rmdir(dir);
+    free(dir);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_inline_caches_and_feedback),
+        cmocka_unit_test(test_core_boolean_trivials),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
