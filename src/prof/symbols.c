@@ -64,11 +64,22 @@ static int sym_known(ProfSymbols *s, uint64_t lo) {
     return 0;
 }
 
+/* Whether [vaddr, vaddr + len) lies inside one of the object's PT_LOAD segments (mapped). */
+static int sym_mapped(const struct dl_phdr_info *info, uint64_t vaddr, uint64_t len) {
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && vaddr >= ph->p_vaddr && len <= ph->p_filesz &&
+            vaddr - ph->p_vaddr <= ph->p_filesz - len)
+            return 1;
+    }
+    return 0;
+}
+
 /* NT_GNU_BUILD_ID from the object's mapped PT_NOTE segments, as hex; NULL if none. */
 static char *sym_build_id(const struct dl_phdr_info *info) {
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_NOTE) continue;
+        if (ph->p_type != PT_NOTE || !sym_mapped(info, ph->p_vaddr, ph->p_memsz)) continue;
         const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
         size_t off = 0;
         while (off + sizeof(ElfW(Nhdr)) <= ph->p_memsz) {

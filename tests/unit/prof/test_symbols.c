@@ -243,6 +243,26 @@ static void test_unknown_names(void **state) {
     prof_symbols_free(syms);
 }
 
+/* Each mapping carries the build-id read from the object's mapped notes (no file read). */
+static void test_mapping_build_ids(void **state) {
+    (void)state;
+    ProfSymTab t;
+    assert_int_equal(prof_symtab_load(&t, libc_path(), "/nonexistent"), 0);
+    ProfSymbols *syms = prof_symbols_new();
+    assert_non_null(syms);
+    const ProfObject *o;
+    uint32_t n = prof_symbols_objects(syms, &o), seen = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (!strcmp(o[i].path, libc_path())) {
+            assert_non_null(o[i].build_id);
+            assert_string_equal(o[i].build_id, t.build_id);
+            seen++;
+        }
+    assert_true(seen > 0);
+    prof_symbols_free(syms);
+    prof_symtab_fini(&t);
+}
+
 /* The vDSO has no file: its symbols are read from memory, as perf reads them. */
 static void test_vdso(void **state) {
     (void)state;
@@ -370,6 +390,7 @@ int main(void) {
         cmocka_unit_test(test_eh_frame_ranges),
         cmocka_unit_test(test_unknown_names),
         cmocka_unit_test(test_vdso),
+        cmocka_unit_test(test_mapping_build_ids),
         cmocka_unit_test(test_empty_and_bad_files),
         cmocka_unit_test(test_mutated_files),
     };
