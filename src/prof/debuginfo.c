@@ -505,7 +505,7 @@ static int64_t eh_sleb(EhCursor *c) {
 
 static uint64_t eh_fixed(EhCursor *c, size_t n) {
     uint64_t v = 0;
-    if ((size_t)(c->end - c->p) < n) {
+    if (c->p > c->end || (size_t)(c->end - c->p) < n) {
         c->bad = 1;
         return 0;
     }
@@ -572,7 +572,7 @@ static int eh_cie_enc(const EhCursor *sec, const unsigned char *cie) {
         c.p++;
     else
         eh_uleb(&c); /* return address register */
-    if (aug[0] != 'z') return 0x00;
+    if (alen == 0 || aug[0] != 'z') return c.bad ? -1 : 0x00;
     eh_uleb(&c); /* augmentation data length */
     for (size_t i = 1; i < alen && !c.bad && c.p < c.end; i++) {
         if (aug[i] == 'R') return *c.p;

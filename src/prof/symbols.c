@@ -3,6 +3,7 @@
  */
 #include "symbols.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <link.h>
 #include <sys/auxv.h>
@@ -23,7 +24,12 @@ typedef struct SymObj {
     const void *mem; /* the vDSO's image (its symbols come from memory), else NULL */
     size_t mem_len;
     ProfSymTab tab;
+    char **dem; /* per symbol: demangled C++ name (owned), DEM_NONE, or NULL = not tried */
 } SymObj;
+
+#define DEM_NONE ((char *)1) /* not a C++ name, or the demangler refused it */
+
+typedef char *(*DemangleFn)(const char *name, char *buf, size_t *len, int *status);
 
 typedef struct JitEnt {
     uint64_t start, size;
@@ -37,6 +43,7 @@ struct ProfSymbols {
     ProfObject *views;
     unsigned long long adds; /* dl_iterate_phdr add counter at the last scan */
     uint64_t last_check_ns;  /* rescans are rate-limited: a miss is usually data, not code */
+    DemangleFn demangle;     /* __cxa_demangle of the program's libstdc++, if it has one */
     JitEnt *jit;
     uint32_t njit, capjit;
     ProfJitdump *jd;      /* perf's jitdump (SAMPO_JITDUMP=1), opened at the first JIT range */
@@ -57,11 +64,22 @@ static int sym_known(ProfSymbols *s, uint64_t lo) {
     return 0;
 }
 
+/* Whether [vaddr, vaddr + len) lies inside one of the object's PT_LOAD segments (mapped). */
+static int sym_mapped(const struct dl_phdr_info *info, uint64_t vaddr, uint64_t len) {
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && vaddr >= ph->p_vaddr && len <= ph->p_filesz &&
+            vaddr - ph->p_vaddr <= ph->p_filesz - len)
+            return 1;
+    }
+    return 0;
+}
+
 /* NT_GNU_BUILD_ID from the object's mapped PT_NOTE segments, as hex; NULL if none. */
 static char *sym_build_id(const struct dl_phdr_info *info) {
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_NOTE) continue;
+        if (ph->p_type != PT_NOTE || !sym_mapped(info, ph->p_vaddr, ph->p_memsz)) continue;
         const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
         size_t off = 0;
         while (off + sizeof(ElfW(Nhdr)) <= ph->p_memsz) {
@@ -166,6 +184,9 @@ void prof_symbols_free(ProfSymbols *s) {
         free((char *)s->objs[i].o.path);
         free((char *)s->objs[i].o.build_id);
         prof_symtab_fini(&s->objs[i].tab);
+        for (uint32_t k = 0; s->objs[i].dem && k < s->objs[i].tab.n; k++)
+            if (s->objs[i].dem[k] != DEM_NONE) free(s->objs[i].dem[k]);
+        free(s->objs[i].dem);
     }
     for (uint32_t i = 0; i < s->njit; i++)
         free(s->jit[i].name);
@@ -178,6 +199,30 @@ void prof_symbols_free(ProfSymbols *s) {
     free(s->jit);
     pthread_mutex_destroy(&s->lock);
     free(s);
+}
+
+/* ---- C++ names --------------------------------------------------------------------------- */
+
+/* The name of e as perf prints it: C++ names demangled ("ns::f(int)", a "@plt" or "@@VER"
+ * suffix kept) with the demangler of the program's own libstdc++.  A program without one
+ * keeps mangled names (C programs have none to speak of).  Called with s->lock held. */
+static const char *sym_name(ProfSymbols *s, SymObj *so, const ProfSymEnt *e) {
+    const char *nm = prof_symtab_name(&so->tab, e);
+    if (nm[0] != '_' || nm[1] != 'Z') return nm;
+    uint32_t i = (uint32_t)(e - so->tab.syms);
+    if (so->dem && so->dem[i]) return so->dem[i] == DEM_NONE ? nm : so->dem[i];
+    if (!s->demangle) s->demangle = (DemangleFn)(uintptr_t)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    if (!s->demangle || (!so->dem && !(so->dem = calloc(so->tab.n, sizeof *so->dem)))) return nm;
+    size_t base = strcspn(nm, "@");
+    char *mangled = strndup(nm, base), *d = NULL, *full = NULL;
+    int status = -1;
+    if (mangled) d = s->demangle(mangled, NULL, NULL, &status);
+    if (d && status == 0 && (full = malloc(strlen(d) + strlen(nm + base) + 1)))
+        strcat(strcpy(full, d), nm + base);
+    free(d);
+    free(mangled);
+    so->dem[i] = full ? full : DEM_NONE;
+    return full ? full : nm;
 }
 
 /* ---- lookup ----------------------------------------------------------------------------- */
@@ -229,13 +274,12 @@ int prof_symbols_lookup(ProfSymbols *s, uint64_t addr, ProfSym *out) {
     uint64_t v = addr - so->base, fs, fe;
     const ProfSymEnt *e = prof_symtab_find(&so->tab, v);
     if (e) {
-        *out = (ProfSym){prof_symtab_name(&so->tab, e),
-                         so->o.path,
-                         e->addr + so->base,
-                         e->size,
-                         0,
-                         e->rank == 1,
-                         v};
+        *out = (ProfSym){.name = sym_name(s, so, e),
+                         .module = so->o.path,
+                         .start = e->addr + so->base,
+                         .size = e->size,
+                         .plt = e->rank == 1,
+                         .vaddr = v};
         found = 1;
     } else if (prof_symtab_fde(&so->tab, v, &fs, &fe)) { /* unnamed, but a known function */
         out->start = fs + so->base, out->size = fe - fs, out->vaddr = fs;

@@ -78,16 +78,17 @@ static void wr_events(SpProfile *p) {
 }
 
 static void wr_mappings(SpProfile *p) {
-    if (p->nmappings || !prof_g.symbols) return;
-    const ProfObject *o;
-    uint32_t n = prof_symbols_objects(prof_g.symbols, &o);
-    for (uint32_t i = 0; i < n; i++)
-        sp_mapping_add(p, o[i].lo, o[i].hi, o[i].offset, o[i].path, o[i].build_id);
+    if (!prof_g.symbols) return;
     char src[2048], why[512]; /* where each object's symbols came from (symbols.h) */
     uint32_t refused = prof_symbols_debuginfo(prof_g.symbols, src, sizeof src, why, sizeof why);
     sp_meta_set(p, "symbol_sources", src);
     if (refused) sp_meta_setu(p, "debuginfo_refused", refused);
     if (refused) sp_meta_set(p, "debuginfo_refused_why", why);
+    if (p->nmappings) return;
+    const ProfObject *o;
+    uint32_t n = prof_symbols_objects(prof_g.symbols, &o);
+    for (uint32_t i = 0; i < n; i++)
+        sp_mapping_add(p, o[i].lo, o[i].hi, o[i].offset, o[i].path, o[i].build_id);
     if (p->nsymbols) return;
     uint32_t nf = p->nframes;
     for (uint32_t i = 0; i < nf; i++) {

@@ -8,6 +8,7 @@
 #   plt:       samples in a PLT entry are charged to "plt_target_fn@plt"
 #   stable:    unknown code is "[unknown] sym_prog+0xVADDR", VADDR the function's start (from
 #              .eh_frame), the same names in two runs
+#   cxx:       C++ names demangled (cxx_prog.cpp, built here with c++; 77 without one)
 # usage: symbols_test.sh PART SAMPO PRELOAD LIBC_WORK SYM_PROG PLT_PROG WORKDIR
 set -uo pipefail
 PART=$1 W=$7
@@ -158,8 +159,18 @@ for d in (a, b):  # the names of the same code must not depend on the load addre
     assert frac >= 0.9
 PY
     ;;
+cxx)
+    command -v c++ >/dev/null || { echo "skipped: no c++ compiler"; exit 77; }
+    c++ -O1 -fno-omit-frame-pointer -o cxx_prog "$HERE/cxx_prog.cpp" || exit 1
+    record cxx "$W/cxx_prog" 100
+    check "member function demangled (>= 40%)" \
+        at_least cxx.flat '^sampo_test::Spinner::spin\(unsigned long\)$' 40
+    check "function template demangled (>= 15%)" \
+        at_least cxx.flat '^unsigned long sampo_test::twice<unsigned long>\(unsigned long\)$' 15
+    check "no mangled names left" test "$(self cxx.flat '^_Z')" = 0
+    ;;
 *)
-    echo "usage: symbols_test.sh libc|debuglink|plt|stable SAMPO PRELOAD LIBC_WORK SYM_PROG PLT_PROG WORKDIR"
+    echo "usage: symbols_test.sh libc|debuglink|plt|stable|cxx SAMPO PRELOAD LIBC_WORK SYM_PROG PLT_PROG WORKDIR"
     exit 2
     ;;
 esac

@@ -3,7 +3,8 @@
  * lookup order on libc (its build-id file, its .gnu_debuglink file under a debug root, a
  * build-id file of the wrong object refused, .dynsym last), perf's alias choice, PLT
  * entries, .eh_frame function ranges, stable names for unnamed code, and ELF files with no
- * symbols or no sections at all (no crash, no qsort(NULL, 0)).  The libc parts need
+ * symbols or no sections at all (no crash, no qsort(NULL, 0)), and copies of this binary
+ * with bytes flipped (no out-of-bounds read).  The libc parts need
  * libc6-dbg and are skipped without it.
  */
 #include <setjmp.h>
@@ -242,6 +243,26 @@ static void test_unknown_names(void **state) {
     prof_symbols_free(syms);
 }
 
+/* Each mapping carries the build-id read from the object's mapped notes (no file read). */
+static void test_mapping_build_ids(void **state) {
+    (void)state;
+    ProfSymTab t;
+    assert_int_equal(prof_symtab_load(&t, libc_path(), "/nonexistent"), 0);
+    ProfSymbols *syms = prof_symbols_new();
+    assert_non_null(syms);
+    const ProfObject *o;
+    uint32_t n = prof_symbols_objects(syms, &o), seen = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (!strcmp(o[i].path, libc_path())) {
+            assert_non_null(o[i].build_id);
+            assert_string_equal(o[i].build_id, t.build_id);
+            seen++;
+        }
+    assert_true(seen > 0);
+    prof_symbols_free(syms);
+    prof_symtab_fini(&t);
+}
+
 /* The vDSO has no file: its symbols are read from memory, as perf reads them. */
 static void test_vdso(void **state) {
     (void)state;
@@ -305,6 +326,59 @@ static void test_empty_and_bad_files(void **state) {
     prof_symtab_fini(&t);
 }
 
+/* Copies of this binary with bytes flipped (half of them in .eh_frame, half anywhere):
+ * loading and looking up must not read out of bounds (ASan) or crash. */
+static void test_mutated_files(void **state) {
+    (void)state;
+    FILE *f = fopen("/proc/self/exe", "rb");
+    assert_non_null(f);
+    size_t cap = 1 << 20, len = 0, n;
+    unsigned char *img = malloc(cap), *mut;
+    while (img && (n = fread(img + len, 1, cap - len, f)) > 0)
+        if ((len += n) == cap) img = realloc(img, cap *= 2);
+    fclose(f);
+    assert_non_null(img);
+    mut = malloc(len);
+    assert_non_null(mut);
+    ProfSymTab t;
+    assert_int_equal(prof_symtab_load(&t, "/proc/self/exe", "/nonexistent"), 0);
+    uint64_t s, e, lo = 0, hi = 0;
+    prof_symtab_fde(&t, 0, &s, &e);
+    if (t.nfde) lo = t.fde[0], hi = t.fde[2 * (t.nfde - 1) + 1];
+    prof_symtab_fini(&t);
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
+    size_t eh_off = 0, eh_len = 0; /* .eh_frame's file range, from the section headers */
+    if (eh->e_shoff && eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) <= len) {
+        const Elf64_Shdr *sh = (const Elf64_Shdr *)(img + eh->e_shoff);
+        const char *names =
+            eh->e_shstrndx < eh->e_shnum ? (const char *)img + sh[eh->e_shstrndx].sh_offset : NULL;
+        for (int i = 0; names && i < eh->e_shnum; i++)
+            if (!strcmp(names + sh[i].sh_name, ".eh_frame"))
+                eh_off = sh[i].sh_offset, eh_len = sh[i].sh_size;
+    }
+    assert_true(eh_len > 0);
+    char path[128];
+    snprintf(path, sizeof path, "%s/mutant", tmpdir);
+    srand(12345);
+    for (int round = 0; round < 300; round++) {
+        memcpy(mut, img, len);
+        for (int k = 0; k < 16; k++) {
+            size_t at = k & 1 ? (size_t)rand() % len : eh_off + (size_t)rand() % eh_len;
+            mut[at] = (unsigned char)rand();
+        }
+        write_file(path, mut, len);
+        if (prof_symtab_load(&t, path, tmpdir) == 0) {
+            for (uint64_t a = lo; a < hi; a += (hi - lo) / 64 + 1) {
+                prof_symtab_find(&t, a);
+                prof_symtab_fde(&t, a, &s, &e);
+            }
+        }
+        prof_symtab_fini(&t);
+    }
+    free(mut);
+    free(img);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_crc32),
@@ -316,7 +390,9 @@ int main(void) {
         cmocka_unit_test(test_eh_frame_ranges),
         cmocka_unit_test(test_unknown_names),
         cmocka_unit_test(test_vdso),
+        cmocka_unit_test(test_mapping_build_ids),
         cmocka_unit_test(test_empty_and_bad_files),
+        cmocka_unit_test(test_mutated_files),
     };
     return cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);
 }
