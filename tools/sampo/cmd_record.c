@@ -173,13 +173,14 @@ static int record_check(const char *trigger, const char *tune, const char *out) 
 static void record_summary(const char *out, int quiet) {
     struct stat st;
     if (quiet || strstr(out, "%p")) return;
-    if (stat(out, &st) == 0)
+    if (stat(out, &st) == 0 && S_ISREG(st.st_mode))
         fprintf(stderr, "[ sampo record: wrote %s (%lld bytes) ]\n", out, (long long)st.st_size);
-    else
+    else if (stat(out, &st) != 0)
         fprintf(stderr,
-                "sampo record: warning: no profile at %s (the program may have crashed, "
-                "called _exit, or changed directory)\n",
+                "sampo record: warning: no profile at %s (the program may have crashed or "
+                "called _exit)\n",
                 out);
+    /* a FIFO or device was written in place; the engine reported any write error itself */
 }
 
 int cmd_record(int argc, char **argv) {

@@ -149,6 +149,12 @@ sigterm)
             [ "${t:-0}" -ge 30 ] && break
         done
         kill -TERM $pid
+        # a profiler that swallows SIGTERM must not hang the suite: 30 s, then KILL
+        for _ in $(seq 300); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+        if kill -0 $pid 2>/dev/null; then
+            echo "  $w: still running 30 s after SIGTERM"
+            kill -KILL $pid $c 2>/dev/null
+        fi
         wait $pid
         echo $? >$w.status
     done
