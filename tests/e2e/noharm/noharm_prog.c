@@ -10,7 +10,7 @@
  *   closefrom    closefrom(3), then burn
  *   closerange   close_range(3, ~0U, 0), then burn
  *   sigprof      own SIGPROF handler + setitimer(ITIMER_PROF) at 100 Hz while burning
- *   rtsig        own handler on SIGRTMAX (the profiler's default), 50 self-sent signals
+ *   rtsig        own handler on SIGRTMAX (the profiler's default), 50 sigqueue + 50 raise
  *   signals      SIGUSR1 handler, 100 raise()s, SIGALRM interrupting a pause()
  *   exec         burn 200 ms, then execl itself with "exec2" (no fork), which burns 200 ms
  *   chdir        chdir into ./sub, burn, write a file there
@@ -123,8 +123,8 @@ static int do_sigprof(void) {
 static volatile sig_atomic_t rt_calls;
 
 static void on_rt(int sig, siginfo_t *si, void *uc) {
-    (void)sig, (void)uc;
-    if (si->si_code == SI_QUEUE && si->si_value.sival_int == 7) rt_calls++;
+    (void)sig, (void)si, (void)uc;
+    rt_calls++; /* every call: a profiler signal passed on here would show in the count */
 }
 
 static int do_rtsig(void) {
@@ -137,6 +137,7 @@ static int do_rtsig(void) {
         union sigval v = {.sival_int = 7};
         sigqueue(getpid(), SIGRTMAX, v);
         burn(2);
+        raise(SIGRTMAX);
     }
     printf("own real-time signal handler calls: %d\n", (int)rt_calls);
     return 0;

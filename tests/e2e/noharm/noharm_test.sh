@@ -93,7 +93,7 @@ sigprof)
     ;;
 rtsig)
     three rtsig
-    check "rtsig: program got its 50 signals" has plain.out "handler calls: 50"
+    check "rtsig: program got its 100 signals" has plain.out "handler calls: 100"
     for w in record preload; do
         check "rtsig: $w warns about the shared signal" has $w.err "warning: the program installs a handler for signal"
         check "rtsig: $w profile has samples" samples_at_least $w/prof 20
