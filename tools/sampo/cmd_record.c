@@ -202,8 +202,8 @@ int cmd_record(int argc, char **argv) {
     while ((c = getopt_long(argc, argv, "+F:m:o:vqh", opts, NULL)) != -1) {
         switch (c) {
         case 'F':
-            if (sampo_parse_u64(optarg, &v) || v > 1000000) {
-                fprintf(stderr, "sampo record: expected -F HZ in 0..1000000, got '%s'\n", optarg);
+            if (sampo_parse_u64(optarg, &v) || v > 100000) { /* the engine's limit (SAMPO_HZ) */
+                fprintf(stderr, "sampo record: expected -F HZ in 0..100000, got '%s'\n", optarg);
                 return 2;
             }
             hz = optarg;
