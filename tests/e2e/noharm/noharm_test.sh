@@ -51,10 +51,15 @@ same() {
 
 # meta FILE KEY: a metadata value of a profile (empty if unreadable)
 meta() { "$SAMPO" report --limit 0 "$1" 2>/dev/null | sed -n "s/^# $2  *//p" | head -1; }
+# samples_at_least PROFILE N: N is for a perf trigger at 1 kHz; where perf events are refused
+# (perf_event_paranoid, containers) the engine falls back to the tick-driven CPU timer, which
+# cannot go faster than the tick (250 Hz): a quarter of N then.
 samples_at_least() {
-    local n; n=$(meta "$1" samples)
-    [ -n "$n" ] && [ "$n" -ge "$2" ] || { echo "  $1: samples '${n}', want >= $2"; return 1; }
+    local n want=$2 trig; n=$(meta "$1" samples); trig=$(meta "$1" trigger)
+    [ -n "$trig" ] && [ "${trig#perf}" = "$trig" ] && want=$((want / 4))
+    [ -n "$n" ] && [ "$n" -ge "$want" ] || { echo "  $1: samples '${n}', want >= $want"; return 1; }
 }
+is_perf() { local trig; trig=$(meta "$1" trigger); [ "${trig#perf}" != "$trig" ]; }
 # (the report goes to a file first: grep -q would stop reading early, and under pipefail the
 # report's SIGPIPE would fail the check)
 in_profile() {
@@ -84,8 +89,7 @@ closeloop | closefrom | closerange)
     for w in record preload; do
         check "$CASE: $w keeps sampling" samples_at_least $w/prof 200
         lost=$(meta $w/prof trigger_lost)
-        trig=$(meta $w/prof trigger)
-        if [ "${trig#perf}" != "$trig" ]; then
+        if is_perf $w/prof; then
             check "$CASE: $w counts the lost trigger" test "${lost:-0}" -ge 1
         fi
     done
@@ -125,9 +129,14 @@ chdir)
 threads)
     three threads
     # 1000 threads x 0.5 ms = 0.5 s of CPU at 1 kHz: ~500 samples, nearly all in the threads
+    # (a tick-driven timer sees a thread only when a tick finds it running: not checked then)
     for w in record preload; do
-        check "threads: $w samples short threads in proportion" samples_at_least $w/prof 150
-        check "threads: $w samples are in short_thread" in_profile $w/prof short_thread
+        if is_perf $w/prof; then
+            check "threads: $w samples short threads in proportion" samples_at_least $w/prof 150
+            check "threads: $w samples are in short_thread" in_profile $w/prof short_thread
+        else
+            echo "skip threads: $w: no perf events here (trigger $(meta $w/prof trigger))"
+        fi
     done
     ;;
 sigint)
