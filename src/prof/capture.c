@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 /* The walks read other frames' stack words and VM frames: not ASan/TSan material. */
 #define PROF_NO_SAN __attribute__((no_sanitize_address, no_sanitize_thread))
@@ -191,14 +193,27 @@ PROF_NO_SAN static void capture_sample(ProfThread *t, void *uc, uint8_t weight) 
 int prof_sig;
 
 /* Our signals: perf fds (F_SETSIG gives a POLL_* band code), our timers (SI_TIMER carrying
- * PROF_TIMER_COOKIE) and the sampler's or cost loop's tgkill from this process.  Anything
+ * PROF_TIMER_COOKIE) and the sampler's or cost loop's prof_signal_thread (SI_QUEUE with the
+ * cookie, from this process).  Anything
  * else on the profiler's signal was sent by the program (or to it) and goes to the
  * program's own handler, if it installed one. */
 static int capture_is_ours(const siginfo_t *si) {
     if (!si) return 1;
     if (si->si_code == SI_TIMER) return si->si_value.sival_int == PROF_TIMER_COOKIE;
     if (si->si_code > 0 && si->si_code <= POLL_HUP) return 1;
-    return si->si_code == SI_TKILL && si->si_pid == getpid();
+    return si->si_code == SI_QUEUE && si->si_value.sival_int == PROF_TIMER_COOKIE &&
+           si->si_pid == getpid();
+}
+
+void prof_signal_thread(pid_t pid, int tid) {
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    si.si_signo = PROF_SIG;
+    si.si_code = SI_QUEUE; /* not SI_TKILL: a program's raise() must not pass for ours */
+    si.si_pid = pid;
+    si.si_uid = getuid();
+    si.si_value.sival_int = PROF_TIMER_COOKIE;
+    syscall(SYS_rt_tgsigqueueinfo, pid, tid, PROF_SIG, &si);
 }
 
 /* Hands a signal that is not ours to the program's action a (if set); 0 if there is none. */

@@ -20,6 +20,9 @@ extern __thread ProfThread *prof_tls __attribute__((tls_model("initial-exec")));
 #define PROF_TIMER_COOKIE 0x53414d50
 
 void prof_handler(int sig, siginfo_t *si, void *uc);
+/* Sends PROF_SIG to thread tid of process pid, marked as ours (SI_QUEUE + cookie).
+ * [signal-safe] */
+void prof_signal_thread(pid_t pid, int tid);
 int prof_capture_install(void);
 void prof_capture_uninstall(void);
 

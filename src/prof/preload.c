@@ -103,7 +103,7 @@ static void pl_fatal_handler(int sig) {
         sem_post(&pl_flush_sem);
         return;
     }
-    if (sig == zero) return; /* the copy a terminal's Ctrl-C also sends via sampo record */
+    if (sig == zero) return; /* the same signal again while flushing: it dies of it soon */
     /* another fatal signal while flushing (a second, different one: the user insists) */
     struct sigaction dfl = {.sa_handler = SIG_DFL};
     pl_self = 1;

@@ -375,7 +375,7 @@ static void sampler_tick(uint64_t iv, uint64_t now) {
             else if (atomic_exchange(&t->sig_pending, 1)) /* still waiting for a CPU */
                 prof_capture_synth(t, now, 1);
             else
-                syscall(SYS_tgkill, pid, t->tid, PROF_SIG);
+                prof_signal_thread(pid, t->tid);
             continue;
         }
         struct timespec ts;
@@ -387,7 +387,7 @@ static void sampler_tick(uint64_t iv, uint64_t now) {
         t->credit -= (int64_t)iv;
         if (t->credit > (int64_t)iv) t->credit = (int64_t)iv;
         /* one signal outstanding per thread: a real-time signal would queue (see perf) */
-        if (!atomic_exchange(&t->sig_pending, 1)) syscall(SYS_tgkill, pid, t->tid, PROF_SIG);
+        if (!atomic_exchange(&t->sig_pending, 1)) prof_signal_thread(pid, t->tid);
     }
     pthread_mutex_unlock(&prof_g.reg);
 }
@@ -537,7 +537,7 @@ static uint64_t trig_work(const TrigCost *c, uint64_t iters) {
         s += c->ws[k];
         c->ws[k] = (uint32_t)s;
         if (i == next) {
-            syscall(SYS_tgkill, c->pid, c->tid, PROF_SIG);
+            prof_signal_thread(c->pid, c->tid);
             next += c->every;
         }
     }

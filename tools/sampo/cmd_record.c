@@ -6,9 +6,9 @@
  * number if it was killed).  Every option and the output path are checked before the command
  * starts (a profile that cannot be written is an error now, not after the run); a relative
  * -o is made absolute, so a program that changes directory still writes where asked.
- * While the child runs, SIGINT/SIGQUIT coming from the terminal reach the child directly and
- * are ignored here; SIGINT/SIGTERM/SIGHUP sent to sampo alone are passed on to the child,
- * whose preload library writes the profile and then dies of the signal.
+ * While the child runs, signals coming from the terminal reach the child directly and are
+ * ignored here; SIGINT/SIGTERM/SIGHUP sent to sampo alone are passed on to the child, whose
+ * preload library writes the profile and then dies of the signal.
  * The preload library is found via SAMPO_PRELOAD, next to the sampo executable, in ../lib,
  * or at the build-tree path compiled in (SAMPO_PRELOAD_BUILD_PATH).
  */
@@ -92,15 +92,17 @@ static int record_setenv(const char *preload, const char *hz, const char *mode, 
 
 static volatile sig_atomic_t record_child;
 
-/* Passes a signal sent to sampo on to the child (a terminal's Ctrl-C reaches both; the
- * child's flush handler takes the first and ignores the copy). */
-static void record_forward(int sig) {
-    if (record_child > 0) kill((pid_t)record_child, sig);
+/* Passes a signal sent to sampo alone (kill, timeout) on to the child.  A terminal's Ctrl-C
+ * (si_code SI_KERNEL) already reached the child through the process group: not sent twice. */
+static void record_forward(int sig, siginfo_t *si, void *uc) {
+    (void)uc;
+    if (record_child > 0 && (!si || si->si_code != SI_KERNEL)) kill((pid_t)record_child, sig);
 }
 
 /* Runs argv with the environment already set; returns the child's exit status. */
 static int record_run(char **argv) {
-    struct sigaction ign = {.sa_handler = SIG_IGN}, fwd = {.sa_handler = record_forward}, old[4];
+    struct sigaction ign = {.sa_handler = SIG_IGN}, old[4];
+    struct sigaction fwd = {.sa_sigaction = record_forward, .sa_flags = SA_SIGINFO | SA_RESTART};
     static const int sigs[4] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP};
     pid_t pid = fork();
     if (pid < 0) {
@@ -173,13 +175,14 @@ static int record_check(const char *trigger, const char *tune, const char *out) 
 static void record_summary(const char *out, int quiet) {
     struct stat st;
     if (quiet || strstr(out, "%p")) return;
-    if (stat(out, &st) == 0)
+    if (stat(out, &st) == 0 && S_ISREG(st.st_mode))
         fprintf(stderr, "[ sampo record: wrote %s (%lld bytes) ]\n", out, (long long)st.st_size);
-    else
+    else if (stat(out, &st) != 0)
         fprintf(stderr,
-                "sampo record: warning: no profile at %s (the program may have crashed, "
-                "called _exit, or changed directory)\n",
+                "sampo record: warning: no profile at %s (the program may have crashed or "
+                "called _exit)\n",
                 out);
+    /* a FIFO or device was written in place; the engine reported any write error itself */
 }
 
 int cmd_record(int argc, char **argv) {
@@ -199,8 +202,8 @@ int cmd_record(int argc, char **argv) {
     while ((c = getopt_long(argc, argv, "+F:m:o:vqh", opts, NULL)) != -1) {
         switch (c) {
         case 'F':
-            if (sampo_parse_u64(optarg, &v) || v > 1000000) {
-                fprintf(stderr, "sampo record: expected -F HZ in 0..1000000, got '%s'\n", optarg);
+            if (sampo_parse_u64(optarg, &v) || v > 100000) { /* the engine's limit (SAMPO_HZ) */
+                fprintf(stderr, "sampo record: expected -F HZ in 0..100000, got '%s'\n", optarg);
                 return 2;
             }
             hz = optarg;

@@ -10,7 +10,7 @@
  *   closefrom    closefrom(3), then burn
  *   closerange   close_range(3, ~0U, 0), then burn
  *   sigprof      own SIGPROF handler + setitimer(ITIMER_PROF) at 100 Hz while burning
- *   rtsig        own handler on SIGRTMAX (the profiler's default), 50 self-sent signals
+ *   rtsig        own handler on SIGRTMAX (the profiler's default), 50 sigqueue + 50 raise
  *   signals      SIGUSR1 handler, 100 raise()s, SIGALRM interrupting a pause()
  *   exec         burn 200 ms, then execl itself with "exec2" (no fork), which burns 200 ms
  *   chdir        chdir into ./sub, burn, write a file there
@@ -92,18 +92,19 @@ static int do_close(const char *how) {
     return 0;
 }
 
-static volatile sig_atomic_t prof_calls;
+static volatile sig_atomic_t prof_calls, prof_foreign;
 
-static void on_sigprof(int sig) {
-    (void)sig;
+static void on_sigprof(int sig, siginfo_t *si, void *uc) {
+    (void)sig, (void)uc;
     prof_calls++;
+    if (si->si_code != SI_KERNEL) prof_foreign++; /* ITIMER_PROF's signals come from the kernel */
 }
 
 static int do_sigprof(void) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigprof;
-    sa.sa_flags = SA_RESTART;
+    sa.sa_sigaction = on_sigprof;
+    sa.sa_flags = SA_RESTART | SA_SIGINFO;
     sigaction(SIGPROF, &sa, NULL);
     struct itimerval it = {{0, 10000}, {0, 10000}};
     setitimer(ITIMER_PROF, &it, NULL);
@@ -112,19 +113,23 @@ static int do_sigprof(void) {
     struct itimerval off = {{0, 0}, {0, 0}};
     setitimer(ITIMER_PROF, &off, NULL);
     double expect = (cpu_process_ms() - t0) / 10.0;
-    /* ITIMER_PROF counts the process's CPU time at 100 Hz: about one call per 10 ms of CPU,
-     * whatever the profiler does (it must neither add calls nor steal them) */
-    int ok = prof_calls >= expect * 0.5 && prof_calls <= expect * 1.5 + 3;
-    printf("SIGPROF handler calls %s\n", ok ? "match the CPU time" : "DO NOT match the CPU time");
-    if (!ok) fprintf(stderr, "calls %d, expected about %.0f\n", (int)prof_calls, expect);
+    /* ITIMER_PROF: at most one call per 10 ms of the process's CPU time (fewer on a loaded
+     * machine: CPU timers expire at ticks that find the process running), every one of them
+     * from the kernel's timer: the profiler must neither add calls nor steal the timer */
+    int ok = prof_calls >= 1 && prof_calls <= expect * 1.5 + 3 && !prof_foreign;
+    printf("SIGPROF handler calls %s\n",
+           ok ? "all from its own timer" : "NOT all from its own timer");
+    if (!ok)
+        fprintf(stderr, "calls %d (%d not from the timer), at most about %.0f\n", (int)prof_calls,
+                (int)prof_foreign, expect);
     return ok ? 0 : 1;
 }
 
 static volatile sig_atomic_t rt_calls;
 
 static void on_rt(int sig, siginfo_t *si, void *uc) {
-    (void)sig, (void)uc;
-    if (si->si_code == SI_QUEUE && si->si_value.sival_int == 7) rt_calls++;
+    (void)sig, (void)si, (void)uc;
+    rt_calls++; /* every call: a profiler signal passed on here would show in the count */
 }
 
 static int do_rtsig(void) {
@@ -137,6 +142,7 @@ static int do_rtsig(void) {
         union sigval v = {.sival_int = 7};
         sigqueue(getpid(), SIGRTMAX, v);
         burn(2);
+        raise(SIGRTMAX);
     }
     printf("own real-time signal handler calls: %d\n", (int)rt_calls);
     return 0;

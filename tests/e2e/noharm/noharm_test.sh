@@ -51,11 +51,21 @@ same() {
 
 # meta FILE KEY: a metadata value of a profile (empty if unreadable)
 meta() { "$SAMPO" report --limit 0 "$1" 2>/dev/null | sed -n "s/^# $2  *//p" | head -1; }
+# samples_at_least PROFILE N: N is for a perf trigger at 1 kHz; where perf events are refused
+# (perf_event_paranoid, containers) the engine falls back to the tick-driven CPU timer, which
+# cannot go faster than the tick (250 Hz): a quarter of N then.
 samples_at_least() {
-    local n; n=$(meta "$1" samples)
-    [ -n "$n" ] && [ "$n" -ge "$2" ] || { echo "  $1: samples '${n}', want >= $2"; return 1; }
+    local n want=$2 trig; n=$(meta "$1" samples); trig=$(meta "$1" trigger)
+    [ -n "$trig" ] && [ "${trig#perf}" = "$trig" ] && want=$((want / 4))
+    [ -n "$n" ] && [ "$n" -ge "$want" ] || { echo "  $1: samples '${n}', want >= $want"; return 1; }
 }
-in_profile() { "$SAMPO" report --limit 0 "$1" 2>/dev/null | grep -q "$2" || { echo "  $2 not in $1"; return 1; }; }
+is_perf() { local trig; trig=$(meta "$1" trigger); [ "${trig#perf}" != "$trig" ]; }
+# (the report goes to a file first: grep -q would stop reading early, and under pipefail the
+# report's SIGPIPE would fail the check)
+in_profile() {
+    "$SAMPO" report --limit 0 "$1" >"$1.report" 2>&1
+    grep -q "$2" "$1.report" || { echo "  $2 not in $1"; return 1; }
+}
 
 # three CASE ARGS...: plain vs record vs preload
 three() {
@@ -79,21 +89,20 @@ closeloop | closefrom | closerange)
     for w in record preload; do
         check "$CASE: $w keeps sampling" samples_at_least $w/prof 200
         lost=$(meta $w/prof trigger_lost)
-        trig=$(meta $w/prof trigger)
-        if [ "${trig#perf}" != "$trig" ]; then
+        if is_perf $w/prof; then
             check "$CASE: $w counts the lost trigger" test "${lost:-0}" -ge 1
         fi
     done
     ;;
 sigprof)
     three sigprof
-    check "sigprof: program's handler saw its own rate" has plain.out "match the CPU time"
+    check "sigprof: program's handler saw only its own timer" has plain.out "all from its own timer"
     check "sigprof: record profile has samples" samples_at_least record/prof 200
     check "sigprof: preload profile has samples" samples_at_least preload/prof 200
     ;;
 rtsig)
     three rtsig
-    check "rtsig: program got its 50 signals" has plain.out "handler calls: 50"
+    check "rtsig: program got its 100 signals" has plain.out "handler calls: 100"
     for w in record preload; do
         check "rtsig: $w warns about the shared signal" has $w.err "warning: the program installs a handler for signal"
         check "rtsig: $w profile has samples" samples_at_least $w/prof 20
@@ -120,9 +129,14 @@ chdir)
 threads)
     three threads
     # 1000 threads x 0.5 ms = 0.5 s of CPU at 1 kHz: ~500 samples, nearly all in the threads
+    # (a tick-driven timer sees a thread only when a tick finds it running: not checked then)
     for w in record preload; do
-        check "threads: $w samples short threads in proportion" samples_at_least $w/prof 150
-        check "threads: $w samples are in short_thread" in_profile $w/prof short_thread
+        if is_perf $w/prof; then
+            check "threads: $w samples short threads in proportion" samples_at_least $w/prof 150
+            check "threads: $w samples are in short_thread" in_profile $w/prof short_thread
+        else
+            echo "skip threads: $w: no perf events here (trigger $(meta $w/prof trigger))"
+        fi
     done
     ;;
 sigint)
@@ -149,6 +163,12 @@ sigterm)
             [ "${t:-0}" -ge 30 ] && break
         done
         kill -TERM $pid
+        # a profiler that swallows SIGTERM must not hang the suite: 30 s, then KILL
+        for _ in $(seq 300); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+        if kill -0 $pid 2>/dev/null; then
+            echo "  $w: still running 30 s after SIGTERM"
+            kill -KILL $pid $c 2>/dev/null
+        fi
         wait $pid
         echo $? >$w.status
     done
@@ -185,7 +205,7 @@ output)
     ;;
 badopts)
     # every option and the output path are checked before the program starts
-    for args in "-o /missing/dir/x.prof" "--trigger bogus" "--tune 5"; do
+    for args in "-o /missing/dir/x.prof" "--trigger bogus" "--tune 5" "-F 200000"; do
         rm -f before-abort.txt
         # shellcheck disable=SC2086
         "$SAMPO" record -q $args -- "$PROG" abort >/dev/null 2>err.txt
