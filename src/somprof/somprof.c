@@ -933,6 +933,7 @@ static int spr_attach_mode(VmProf *p, int thread_no) {
         return 0;
     }
     if (spc_init(&p->tree)) return -1;
+    p->tree.max_nodes = S.max_contexts;
     if (S.o.mode == SOMPROF_COOP) {
         p->frame_ctx = calloc(vm->max_frames, sizeof *p->frame_ctx);
         if (!p->frame_ctx || pthread_getcpuclockid(pthread_self(), &p->cpu_clock)) return -1;
