@@ -165,17 +165,45 @@ void sp_compare_fini(SpCompare *r) {
     r->ndiffs = 0;
 }
 
-/* Path hash of every node of p's tree (parents come first, so one pass suffices). */
+/* Path hash of every node of p's tree (parents come first, so one pass suffices), with
+ * recursion folded as the som profiler's trees fold it (docs/design/vm-profiling.md): a node
+ * whose (caller, callee) names repeat an edge above it on its path takes that ancestor's
+ * path.  A folded tree (exact, coop) and an unfolded one (async samples) of the same run
+ * then have the same paths; without recursion nothing changes. */
 static uint64_t *path_hashes(const SpProfile *p) {
-    uint64_t *h = malloc((p->cc.nnodes ? p->cc.nnodes : 1) * sizeof *h);
+    uint32_t n = p->cc.nnodes;
+    uint64_t *h = malloc((n ? n : 1) * sizeof *h);
+    uint64_t *lh = malloc((n ? n : 1) * sizeof *lh);
+    uint32_t *canon = malloc((n ? n : 1) * sizeof *canon);
     char name[512];
-    if (!h) return NULL;
-    for (uint32_t i = 0; i < p->cc.nnodes; i++) {
-        const SpCcNode *n = &p->cc.nodes[i];
-        uint64_t parent = n->parent == SP_NONE ? 14695981039346656037ull : h[n->parent];
-        h[i] = cmp_hash(sp_frame_label(p, n->frame, name, sizeof name), parent);
+    if (!h || !lh || !canon) goto fail;
+    for (uint32_t i = 0; i < n; i++) {
+        const SpCcNode *x = &p->cc.nodes[i];
+        lh[i] = cmp_hash(sp_frame_label(p, x->frame, name, sizeof name), 0);
+        canon[i] = i;
+        if (x->parent == SP_NONE) {
+            h[i] = cmp_hash(name, 14695981039346656037ull);
+            continue;
+        }
+        uint32_t up = canon[x->parent]; /* the caller, folded */
+        for (uint32_t a = up; a != SP_NONE;
+             a = p->cc.nodes[a].parent == SP_NONE ? SP_NONE : canon[p->cc.nodes[a].parent]) {
+            uint32_t ap = p->cc.nodes[a].parent == SP_NONE ? SP_NONE : canon[p->cc.nodes[a].parent];
+            if (lh[a] == lh[i] && ap != SP_NONE && lh[ap] == lh[up]) {
+                canon[i] = a;
+                break;
+            }
+        }
+        h[i] = canon[i] != i ? h[canon[i]] : cmp_hash(name, h[up]);
     }
+    free(lh);
+    free(canon);
     return h;
+fail:
+    free(h);
+    free(lh);
+    free(canon);
+    return NULL;
 }
 
 /* Per-node weight: self count, or (time-weighted) self time = inclusive time minus the

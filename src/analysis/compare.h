@@ -6,7 +6,10 @@
  * Methods are matched by display name (so "Class>>selector" or a C function name matches
  * across runs and address spaces); tree nodes by their full root..node name path.
  * Overlap = sum over all context paths of min(wA(path), wB(path)) where w is a node's self
- * weight divided by the profile's total self weight (1.0 = identical, 0 = disjoint).
+ * weight divided by the profile's total self weight (1.0 = identical, 0 = disjoint).  Paths
+ * are compared with recursion folded (a repeated caller->callee edge on a path re-enters the
+ * ancestor it names), as the som profiler's exact and coop trees are built, so that they
+ * match the async samples' unfolded paths.
  * Not thread-safe per profile (computes missing CC-Maps); not async-signal-safe.
  */
 #ifndef SAMPO_ANALYSIS_COMPARE_H

@@ -882,17 +882,26 @@ static size_t rd_stream(FILE *f, SpBuf *b, uint64_t want) {
 }
 
 /* The sections of a binary profile whose 20-byte header is in b; size: the file's size
- * (0 = unknown, not a regular file). Stops at the first length that cannot be right. */
-static void rd_stream_sections(FILE *f, SpBuf *b, uint64_t size) {
+ * (0 = unknown, not a regular file).  A length beyond the file is reported here, as the
+ * decoder would (it never sees the bytes); -1 then, with the message in err. */
+static int rd_stream_sections(FILE *f, SpBuf *b, uint64_t size, char *err, size_t errlen) {
     uint32_t nsec = le32(b->data + 16);
     for (uint32_t i = 0; i < nsec && !b->oom; i++) {
         size_t at = b->len;
-        if (rd_stream(f, b, 16) < 16) return;
+        if (rd_stream(f, b, 16) < 16) return 0;
         uint64_t plen = (uint64_t)le32(b->data + at + 8) | (uint64_t)le32(b->data + at + 12) << 32;
-        if (size && (b->len > size || plen > size - b->len)) return; /* the decoder names it */
-        if (rd_stream(f, b, plen) < plen) return;
+        if (size && (b->len > size || plen > size - b->len)) {
+            snprintf(err, errlen,
+                     "offset 0x%zx: expected section length within file, got %llu bytes, %llu "
+                     "left",
+                     at, (unsigned long long)plen,
+                     (unsigned long long)(size > b->len ? size - b->len : 0));
+            return -1;
+        }
+        if (rd_stream(f, b, plen) < plen) return 0;
     }
     rd_stream(f, b, 1); /* a trailing byte, if any, for the decoder's "trailing bytes" */
+    return 0;
 }
 
 /* Reads the bytes of the profile at path into b (see above). */
@@ -912,7 +921,12 @@ static int rd_profile_bytes(const char *path, SpBuf *b, char *err, size_t errlen
     if (S_ISREG(st.st_mode)) size = (uint64_t)st.st_size;
     size_t first = rd_stream(f, b, 20);
     if (first == 20 && memcmp(b->data, SP_FORMAT_MAGIC, 8) == 0) {
-        rd_stream_sections(f, b, size);
+        char why[SP_ERR_MAX];
+        if (rd_stream_sections(f, b, size, why, sizeof why)) {
+            fclose(f);
+            snprintf(err, errlen, "%s: %s", path, why);
+            return -1;
+        }
     } else if (first == 20) {
         rd_stream(f, b, 65536 - 20); /* room for the whitespace before a JSON '{' */
         if (sp_ccjson_sniff((const char *)b->data, b->len))

@@ -204,8 +204,7 @@ int spo_write_dump(SpProfile *p, const char *path, char *err, size_t errlen) {
     if (!f || fwrite(b.data, 1, b.len, f) != b.len) rc = -1, e = errno;
     if (f && fclose(f) && !rc) rc = -1, e = errno;
     if (rc)
-        snprintf(err, errlen, "%s: cannot write the CC-Map dump: %s", path,
-                 strerror(e ? e : EIO));
+        snprintf(err, errlen, "%s: cannot write the CC-Map dump: %s", path, strerror(e ? e : EIO));
     sp_buf_fini(&b);
     return rc;
 }

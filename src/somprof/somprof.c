@@ -125,7 +125,7 @@ static struct {
                          frame takes the fix-up path at finish (the race's worst case) */
     SomVM *all[SOMPROF_MAX_VMS]; /* every attached VM (somprof_request_stop) */
     int nall;
-    atomic_int stop_sig; /* a stop was requested because of this signal (0: none) */
+    atomic_int stop_sig;   /* a stop was requested because of this signal (0: none) */
     uint32_t max_contexts; /* coop/exact trees: node bound (SOMPROF_MAX_CONTEXTS for tests) */
     uint64_t ctx_folded, ctx_merged; /* summed over the detached VMs' trees */
     struct SprKnown *known; /* async: every method named by a detached VM (pointer, name) */
@@ -822,8 +822,10 @@ static int spr_check_out(const char *opt, const char *path, const char *suffix, 
     } else {
         snprintf(dir, sizeof dir, "%s", full);
         char *slash = strrchr(dir, '/');
-        if (slash == dir) slash[1] = 0;
-        else *slash = 0;
+        if (slash == dir)
+            slash[1] = 0;
+        else
+            *slash = 0;
         if (stat(dir, &st))
             e = errno;
         else if (!S_ISDIR(st.st_mode))
@@ -931,6 +933,7 @@ static int spr_attach_mode(VmProf *p, int thread_no) {
         return 0;
     }
     if (spc_init(&p->tree)) return -1;
+    p->tree.max_nodes = S.max_contexts;
     if (S.o.mode == SOMPROF_COOP) {
         p->frame_ctx = calloc(vm->max_frames, sizeof *p->frame_ctx);
         if (!p->frame_ctx || pthread_getcpuclockid(pthread_self(), &p->cpu_clock)) return -1;

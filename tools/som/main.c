@@ -286,8 +286,8 @@ static int run_threads(Config *c);
 #define STOP_GRACE_MS 10000
 
 static sigset_t stop_set;
-static atomic_int stop_sig;       /* the signal taken (0: none) */
-static atomic_int session_done;   /* main finished the session */
+static atomic_int stop_sig;     /* the signal taken (0: none) */
+static atomic_int session_done; /* main finished the session */
 
 static _Noreturn void reraise(int sig) {
     signal(sig, SIG_DFL);

@@ -32,9 +32,9 @@ static void check(int cond, const char *what) {
     }
 }
 
-static void lex_all(const char *src) {
+static void lex_all(const char *src, size_t len) {
     Lexer lx;
-    lex_init(&lx, src);
+    lex_init_n(&lx, src, len);
     for (;;) {
         Token t = lex_next(&lx);
         check(t.line >= 1 && t.col >= 1, "token position");
@@ -73,8 +73,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size > 65536) return 0;
     char *src = malloc(size + 1);
     memcpy(src, data, size);
-    src[size] = 0; /* the front end reads NUL-terminated text; an inner NUL ends it */
-    lex_all(src);
+    src[size] = 0; /* NUL-terminated, with its length: an inner NUL is an error */
+    lex_all(src, size);
     if (!fuzz_vm) {
         char e[512];
         fuzz_vm = som_vm_new(NULL, NULL, e, sizeof e);
@@ -83,7 +83,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     Arena arena = {0};
     ClassDef def;
     char err[1024] = "";
-    if (parse_class(&arena, "fuzz.som", src, &def, err, sizeof err)) {
+    if (parse_class_n(&arena, "fuzz.som", src, size, &def, err, sizeof err)) {
         fuzz_vm->heap.inhibit++; /* the compiler holds new objects in C locals */
         compile_side(fuzz_vm, &def.inst_fields, &def.inst_methods, false);
         compile_side(fuzz_vm, &def.class_fields, &def.class_methods, true);

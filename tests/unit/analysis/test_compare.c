@@ -125,6 +125,31 @@ static void test_overlap_time_weighted(void **state) {
     sp_profile_free(b);
 }
 
+/* Recursion is folded before paths are matched: a sampled profile with the full recursion
+ * (R;F;F;F;F;G) and one from a folded tree (R;F;F;G) agree completely, while an edge that
+ * does not repeat (R;F;G vs R;F;F;G) still differs. */
+static void test_overlap_folds_recursion(void **state) {
+    (void)state;
+    static const char *const deep[] = {"R", "F", "F", "F", "F", "G"};
+    static const char *const folded[] = {"R", "F", "F", "G"};
+    static const char *const flat[] = {"R", "F", "G"};
+    SpProfile *a = sp_profile_new(SP_FLAVOUR_SAMPLED), *b = sp_profile_new(SP_FLAVOUR_SAMPLED);
+    SpProfile *c = sp_profile_new(SP_FLAVOUR_SAMPLED);
+    add_path(a, deep, 6, 2);
+    add_path(a, deep, 3, 2); /* R;F;F */
+    add_path(b, folded, 4, 1);
+    add_path(b, folded, 3, 1);
+    add_path(c, flat, 3, 1);
+    double ov;
+    assert_int_equal(sp_overlap(a, b, &ov), 0);
+    assert_float_equal(ov, 1.0, 1e-12);
+    assert_int_equal(sp_overlap(b, c, &ov), 0);
+    assert_float_equal(ov, 0.0, 1e-12);
+    sp_profile_free(a);
+    sp_profile_free(b);
+    sp_profile_free(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pearson),
@@ -132,6 +157,7 @@ int main(void) {
         cmocka_unit_test(test_overlap_context_sensitive),
         cmocka_unit_test(test_overlap_exact_tree),
         cmocka_unit_test(test_overlap_time_weighted),
+        cmocka_unit_test(test_overlap_folds_recursion),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
