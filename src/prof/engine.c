@@ -86,7 +86,8 @@ const char *sampo_last_error(void) {
 }
 
 /* Records the detail of a failure for sampo_last_error() and returns rc. */
-static int eng_fail(int rc, const char *fmt, const char *a, const char *b) {
+__attribute__((noinline)) static int eng_fail(int rc, const char *fmt, const char *a,
+                                              const char *b) {
     snprintf(prof_g.err, sizeof prof_g.err, fmt, a, b);
     return rc;
 }

@@ -259,6 +259,8 @@ sighandler_t signal(int sig, sighandler_t h) {
  * to the new image in SAMPO_EXEC_SEQ), and the new image writes OUT as usual.  If exec
  * fails, profiling restarts and the rest of the run goes to OUT at exit. */
 
+static char pl_seq_var[48]; /* "SAMPO_EXEC_SEQ=N" for the new image */
+
 static int pl_exec_seq(void) {
     const char *e = getenv("SAMPO_EXEC_SEQ");
     return (e ? atoi(e) : 0) + 1;
@@ -267,11 +269,11 @@ static int pl_exec_seq(void) {
 /* Writes the pre-exec profile; returns 1 if the engine was stopped (restart on failure). */
 static int pl_before_exec(void) {
     if (!atomic_load(&pl_active) || getpid() != pl_pid) return 0;
-    char path[4200], seq[16];
+    char path[4200];
     int n = pl_exec_seq();
     snprintf(path, sizeof path, "%s.pre-exec-%d", prof_engine_out_path(), n);
-    snprintf(seq, sizeof seq, "%d", n);
-    setenv("SAMPO_EXEC_SEQ", seq, 1);
+    /* not setenv: the caller's envp may be environ itself, which setenv can move */
+    snprintf(pl_seq_var, sizeof pl_seq_var, "SAMPO_EXEC_SEQ=%d", n);
     pl_finish(path);
     return 1;
 }
@@ -279,26 +281,24 @@ static int pl_before_exec(void) {
 static void pl_after_failed_exec(int stopped) {
     if (!stopped) return;
     int e = errno;
+    putenv(pl_seq_var); /* a later exec counts on from here (pl_seq_var is static) */
     pl_self = 1;
     if (sampo_start(&pl_cfg) == 0) atomic_store(&pl_active, 1);
     pl_self = 0;
     errno = e;
 }
 
-/* envp with SAMPO_EXEC_SEQ set from our environment (the caller frees the array). */
+/* envp plus SAMPO_EXEC_SEQ (the caller frees the array; NULL: use envp as it is). */
 static char **pl_envp(char *const envp[]) {
-    const char *seq = getenv("SAMPO_EXEC_SEQ");
     size_t n = 0;
     while (envp && envp[n])
         n++;
     char **out = malloc((n + 2) * sizeof *out);
-    static char var[48];
-    if (!out || !seq) return free(out), NULL;
-    snprintf(var, sizeof var, "SAMPO_EXEC_SEQ=%s", seq);
+    if (!out) return NULL;
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (strncmp(envp[i], "SAMPO_EXEC_SEQ=", 15)) out[k++] = envp[i];
-    out[k++] = var;
+    out[k++] = pl_seq_var;
     out[k] = NULL;
     return out;
 }

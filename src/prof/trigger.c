@@ -85,14 +85,25 @@ static uint64_t trig_phase(int tid, uint64_t iv) {
 /* 1 if t->perf_fd is still the event the engine opened: the program may have closed it (a
  * close-all loop, closefrom) and opened something else under the same number.  fstat and
  * ioctl are async-signal-safe. [signal-safe] */
-int prof_trigger_perf_ok(const ProfThread *t) {
+static int trig_fd_ok(const ProfThread *t, int fd) {
     struct stat st;
     uint64_t id = 0;
-    int fd = t->perf_fd;
     if (fd < 0 || fstat(fd, &st) || (uint64_t)st.st_dev != t->perf_dev ||
         (uint64_t)st.st_ino != t->perf_ino)
         return 0;
     return ioctl(fd, PERF_EVENT_IOC_ID, &id) == 0 && id == t->perf_id;
+}
+
+int prof_trigger_perf_ok(const ProfThread *t) {
+    return trig_fd_ok(t, t->perf_fd);
+}
+
+/* Takes t's perf fd (once: the handler and a disarm may race) and closes it if still ours. */
+static void trig_perf_close(ProfThread *t, int disable) {
+    int fd = __atomic_exchange_n(&t->perf_fd, -1, __ATOMIC_ACQ_REL);
+    if (!trig_fd_ok(t, fd)) return; /* never act on an fd the program now owns */
+    if (disable) ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+    close(fd);
 }
 
 /*
@@ -102,9 +113,9 @@ int prof_trigger_perf_ok(const ProfThread *t) {
  * than the handler, would fill the user's queue (RLIMIT_SIGPENDING, shared with every process
  * of the user) and the kernel would then fall back to SIGIO.
  */
-static int trig_perf_open(ProfThread *t, int hw, uint64_t period) {
+static int trig_perf_open(ProfThread *t, int hw, uint64_t period, uint64_t first) {
     struct perf_event_attr a;
-    trig_perf_attr(&a, hw, trig_phase(t->tid, period));
+    trig_perf_attr(&a, hw, first ? first : trig_phase(t->tid, period));
     int fd = (int)syscall(SYS_perf_event_open, &a, t->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
     if (fd < 0) return -errno;
     int high = fcntl(fd, F_DUPFD_CLOEXEC, trig_fd_floor());
@@ -140,13 +151,25 @@ static int trig_timer_open(ProfThread *t, uint64_t iv) {
     ev.sigev_signo = PROF_SIG;
     ev.sigev_value.sival_int = PROF_TIMER_COOKIE;
     ev.sigev_notify_thread_id = t->tid;
-    if (timer_create(trig_thread_clock(t->tid), &ev, &t->timer)) return -errno;
+    /* The tick-driven timer sees a thread only when a tick finds it running, so a thread
+     * shorter than a tick is rarely sampled whatever its phase.  Where a perf event can be
+     * had, a one-shot cpu-clock event draws the random first phase precisely (the handler
+     * closes it at its sample) and the timer takes over one interval later. */
     uint64_t first = trig_phase(t->tid, iv); /* random phase, see trig_phase */
+    int oneshot =
+        prof_g.cfg.mode == SAMPO_MODE_CPU && t->perf_fd < 0 && trig_perf_open(t, 0, iv, first) == 0;
+    if (oneshot) first += iv;
+    if (timer_create(trig_thread_clock(t->tid), &ev, &t->timer)) {
+        int e = errno;
+        if (oneshot) trig_perf_close(t, 1);
+        return -e;
+    }
     struct itimerspec its = {{(time_t)(iv / 1000000000), (long)(iv % 1000000000)},
                              {(time_t)(first / 1000000000), (long)(first % 1000000000)}};
     if (timer_settime(t->timer, 0, &its, NULL)) {
         int e = errno;
         timer_delete(t->timer);
+        if (oneshot) trig_perf_close(t, 1);
         return -e;
     }
     t->has_timer = 1;
@@ -157,9 +180,9 @@ static int trig_arm_as(ProfThread *t, SampoTrigger tr) {
     uint64_t iv = atomic_load(&prof_g.interval_ns);
     switch (tr) {
     case SAMPO_TRIGGER_PERF_HW:
-        return trig_perf_open(t, 1, iv); /* 1 cycle ~ 1 ns at 1 GHz */
+        return trig_perf_open(t, 1, iv, 0); /* 1 cycle ~ 1 ns at 1 GHz */
     case SAMPO_TRIGGER_PERF_SW:
-        return trig_perf_open(t, 0, iv);
+        return trig_perf_open(t, 0, iv, 0);
     case SAMPO_TRIGGER_TIMER:
         return trig_timer_open(t, iv);
     case SAMPO_TRIGGER_THREAD:
@@ -175,13 +198,7 @@ int prof_trigger_arm(ProfThread *t) {
 }
 
 void prof_trigger_disarm(ProfThread *t) {
-    if (t->perf_fd >= 0) {
-        if (prof_trigger_perf_ok(t)) { /* never act on an fd the program now owns */
-            ioctl(t->perf_fd, PERF_EVENT_IOC_DISABLE, 0);
-            close(t->perf_fd);
-        }
-        t->perf_fd = -1;
-    }
+    if (t->perf_fd >= 0) trig_perf_close(t, 1);
     if (t->has_timer) {
         timer_delete(t->timer);
         t->has_timer = 0;
@@ -323,10 +340,15 @@ void prof_trigger_after_sample(ProfThread *t) {
     int perf = t->perf_fd >= 0 && prof_trigger_perf_ok(t);
     if (t->phase) { /* the random first period is over: back to the interval */
         t->phase = 0;
+        if (t->has_timer) { /* the one-shot event of the timer trigger: done */
+            trig_perf_close(t, 0);
+            return;
+        }
         if (perf) ioctl(t->perf_fd, PERF_EVENT_IOC_PERIOD, &iv);
     }
     trig_after_sample_period(t, c, iv, perf);
-    if (perf) ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1); /* the next overflow (see above) */
+    if (perf && !t->has_timer) /* the next overflow (see trig_perf_open) */
+        ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
 }
 
 /* Jitter and bursts: a new period now and then. [signal-safe] */
@@ -337,7 +359,7 @@ static void trig_after_sample_period(ProfThread *t, const SampoConfig *c, uint64
      * the phase random at an eighth of the cost. */
     /* The tick-driven timer only fires at ticks: a jittered re-arm could not move the sample
      * off the tick, it would only drop the tick it missed (-6% of the rate at 250 Hz) */
-    int rearm = c->jitter > 0 && t->perf_fd >= 0 && ++t->jitter_n % PROF_JITTER_EVERY == 0;
+    int rearm = c->jitter > 0 && perf && !t->has_timer && ++t->jitter_n % PROF_JITTER_EVERY == 0;
     if (c->burst) {
         if (t->in_pause) t->in_pause = 0, rearm = 1;
         if (++t->burst_n >= c->burst) {
@@ -349,7 +371,7 @@ static void trig_after_sample_period(ProfThread *t, const SampoConfig *c, uint64
     }
     if (!rearm) return;
     if (!next) next = trig_jittered(t, iv);
-    if (t->perf_fd >= 0) {
+    if (t->perf_fd >= 0 && !t->has_timer) {
         if (!perf) return; /* closed by the program: the manager re-arms */
         ioctl(t->perf_fd, PERF_EVENT_IOC_PERIOD, &next);
     } else if (t->has_timer) {

@@ -138,6 +138,13 @@ threads)
             echo "skip threads: $w: no perf events here (trigger $(meta $w/prof trigger))"
         fi
     done
+    # at the default rate the tick-driven CPU timer samples; a one-shot perf event draws each
+    # thread's first phase, so short threads still get their share (0.5 s / 4 ms = 125)
+    if is_perf preload/prof; then
+        mkdir -p dflt
+        (cd dflt && LD_PRELOAD=$PRELOAD SAMPO_OUT=prof "$PROG" threads >/dev/null 2>&1)
+        check "threads: default rate samples short threads" samples_at_least dflt/prof 160
+    fi
     ;;
 sigint)
     three sigint
