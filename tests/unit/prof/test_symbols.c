@@ -61,7 +61,9 @@ static char tmpdir[64];
 
 static void mkdirs(const char *path) {
     char buf[4096];
-    snprintf(buf, sizeof buf, "%s", path);
+    size_t n = strlen(path);
+    assert_true(n < sizeof buf);
+    memcpy(buf, path, n + 1);
     for (char *p = buf + 1; *p; p++)
         if (*p == '/') {
             *p = 0;
