@@ -337,7 +337,8 @@ static int out_resolve(const char *path, char *out, size_t len) {
         int w = link[0] == '/' || !slash
                     ? snprintf(joined, sizeof joined, "%s", link)
                     : snprintf(joined, sizeof joined, "%.*s/%s", (int)(slash - out), out, link);
-        if (w < 0 || (size_t)w >= sizeof joined || (size_t)w >= len) return errno = ENAMETOOLONG, -1;
+        if (w < 0 || (size_t)w >= sizeof joined || (size_t)w >= len)
+            return errno = ENAMETOOLONG, -1;
         memcpy(out, joined, (size_t)w + 1);
     }
     return errno = ELOOP, -1;
