@@ -36,6 +36,14 @@ int sampo_write_out(const char *path, const SpBuf *buf) {
     return 0;
 }
 
+const char *sampo_file_arg(int argc, char **argv, int optind, const char *usage) {
+    if (optind >= argc) return SAMPO_DEFAULT_FILE;
+    if (optind == argc - 1) return argv[optind];
+    fprintf(stderr, "%s: expected one FILE, got %d operands\n", argv[0], argc - optind);
+    fputs(usage, stderr);
+    return NULL;
+}
+
 int sampo_parse_u64(const char *s, uint64_t *v) {
     char *end;
     if (!s || !*s || *s == '-') return -1;
