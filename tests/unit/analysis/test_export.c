@@ -256,6 +256,10 @@ static void test_golden_timeline(void **state) {
     sp_buf_fini(&b);
     sp_profile_free(p);
     SpProfile *e = sp_profile_new(SP_FLAVOUR_EXACT);
+    /* som --prof=exact stores one sample per context, weight = invocations, time 0 */
+    uint32_t fr = sp_frame_addv(e, SP_FRAME_NATIVE, "fib", NULL, 0, 0, NULL, 0);
+    uint32_t th = sp_thread_add(e, 1, "main");
+    assert_int_equal(sp_sample_add(e, th, 0, &fr, 1, 0, 22158, SP_VM_INTERPRETING), 0);
     sp_buf_init(&b);
     assert_int_equal(sp_timeline_svg(e, &o, &b, err, sizeof err), -2);
     assert_string_equal(err, "an exact profile counts invocations per calling context and has "
