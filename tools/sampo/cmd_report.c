@@ -133,12 +133,8 @@ int cmd_report(int argc, char **argv) {
             return 2;
         }
     }
-    if (optind < argc - 1) {
-        fprintf(stderr, "sampo report: expected at most one FILE, got %d\n", argc - optind);
-        fputs(report_usage, stderr);
-        return 2;
-    }
-    const char *path = optind < argc ? argv[optind] : SAMPO_DEFAULT_FILE;
+    const char *path = sampo_file_arg(argc, argv, optind, report_usage);
+    if (!path) return 2;
     SpProfile *p = sampo_load_thread(path, thread);
     if (!p) return 1;
     char err[512];

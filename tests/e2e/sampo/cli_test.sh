@@ -37,10 +37,10 @@ check "hist reads sampo.prof" status 0 $SAMPO hist -o h.svg
 check "export reads sampo.prof" status 0 $SAMPO export --collapsed
 check "export output" has out.txt "main;"
 check "timeline reads sampo.prof" status 0 $SAMPO timeline -o t.svg
-(cd empty && status 1 $SAMPO report) && mv empty/err.txt err.txt
-check "no sampo.prof: says which file" has err.txt "sampo.prof"
+check "no sampo.prof: exit 2" bash -c "cd empty && $SAMPO report 2>../err.txt; [ \$? -eq 2 ]"
+check "no sampo.prof: says so" has err.txt "sampo report: no FILE given and no sampo.prof in the current directory"
 check "two files refused" status 2 $SAMPO report split.prof shifted.prof
-check "two files: message" has err.txt "sampo report: expected at most one FILE"
+check "two files: message" has err.txt "sampo report: expected one FILE, got 2 operands"
 check "flame two files refused" status 2 $SAMPO flame split.prof shifted.prof
 check "flame two files: message" has err.txt "sampo flame: expected one FILE, got 2 operands"
 
