@@ -26,7 +26,9 @@ static void sampo_usage(FILE *f) {
     fprintf(f, "usage: sampo <command> [options] [args]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof sampo_cmds / sizeof *sampo_cmds; i++)
         fprintf(f, "  %-8s %s\n", sampo_cmds[i].name, sampo_cmds[i].summary);
-    fprintf(f, "\n'sampo <command> --help' describes one command; man sampo-<command> has more.\n");
+    fprintf(f, "\nreport, export, flame, hist and timeline read FILE, default " SAMPO_DEFAULT_FILE
+               " (what record\nwrites by default).\n"
+               "'sampo <command> --help' describes one command; man sampo-<command> has more.\n");
 }
 
 int main(int argc, char **argv) {

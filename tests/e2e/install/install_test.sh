@@ -54,6 +54,13 @@ C
 export PKG_CONFIG_PATH=$libdir/pkgconfig
 flags=$(pkg-config --cflags --libs sampo) || fail "pkg-config sampo"
 cc -o use use.c $flags || fail "cc use.c $flags"
+# ... and statically: libsampo.a + libsampo_analysis.a + the private libraries from sampo.pc
+sflags=$(pkg-config --static --libs sampo | sed 's/-lsampo /-l:libsampo.a /; s/-lsampo_analysis /-l:libsampo_analysis.a /') ||
+    fail "pkg-config --static sampo"
+cc -o use_static use.c $(pkg-config --cflags sampo) $sflags || fail "cc use.c $sflags"
+out=$(./use_static) || fail "the statically linked program failed"
+[ "$out" = idle ] || fail "the statically linked program printed '$out'"
+ldd ./use_static | grep -q libsampo && fail "use_static still needs libsampo.so"
 out=$(LD_LIBRARY_PATH=$libdir ./use) || fail "the pkg-config-built program failed"
 [ "$out" = idle ] || fail "the pkg-config-built program printed '$out'"
 # the shared library exports the API only
