@@ -24,6 +24,8 @@ void sp_flame_opts_default(SpFlameOpts *o) {
     o->width = 1200;
     o->title = "Flame Graph";
     o->min_width_px = 0.1;
+    o->reverse = 0;
+    o->colors = SP_FLAME_COLORS_NAME;
 }
 
 /* A context-tree node after merging siblings with the same frame (different call sites). */
@@ -41,7 +43,8 @@ typedef struct {
     uint64_t *incl; /* inclusive weight per node */
     uint32_t *kids, *start;
     char (*labels)[256];
-    double scale; /* px per weight unit */
+    uint8_t *state; /* --colors state: the dominant VM state per frame id */
+    double scale;   /* px per weight unit */
     unsigned height;
     uint64_t total;
 } Flame;
@@ -62,15 +65,98 @@ static void flame_color(const char *name, unsigned *r, unsigned *g, unsigned *b)
     *b = 40 + ((h >> 16) % 40);
 }
 
+static uint32_t flame_hash(const char *s) {
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+/* Colour of one node per --colors; *what names the module or state for the tooltip. */
+static void flame_node_color(const Flame *f, uint32_t node, unsigned *r, unsigned *g, unsigned *b,
+                             const char **what) {
+    static const unsigned state_rgb[SP_VM_STATE_COUNT][3] = {
+        {230, 150, 80},  /* none (native program) */
+        {120, 180, 90},  /* interpreting */
+        {90, 160, 220},  /* primitive */
+        {230, 120, 70},  /* native */
+        {220, 80, 80},   /* gc */
+        {180, 120, 210}, /* compiling */
+        {170, 170, 170}, /* idle */
+    };
+    uint32_t frame = f->nodes[node].frame;
+    *what = NULL;
+    if (f->o->colors == SP_FLAME_COLORS_STATE && f->state) {
+        unsigned s = f->state[frame] < SP_VM_STATE_COUNT ? f->state[frame] : 0;
+        *r = state_rgb[s][0], *g = state_rgb[s][1], *b = state_rgb[s][2];
+        *what = sp_vm_state_name(s);
+        return;
+    }
+    if (f->o->colors == SP_FLAME_COLORS_MODULE) {
+        const char *mod = sp_str(f->p, f->p->frames[frame].module), *base = strrchr(mod, '/');
+        base = base ? base + 1 : mod;
+        uint32_t h = flame_hash(base);
+        /* a pastel per module: one channel high, the others from the hash */
+        unsigned c[3] = {110 + (h >> 8) % 100, 110 + (h >> 16) % 100, 110 + (h >> 24) % 100};
+        c[h % 3] = 225;
+        *r = c[0], *g = c[1], *b = c[2];
+        *what = *base ? base : "unknown module";
+        return;
+    }
+    flame_color(f->labels[node], r, g, b);
+}
+
+/* --colors state: per frame the VM state of most of its self samples, or of most samples it
+ * is on the stack of when it has no self samples. */
+static int flame_states(Flame *f) {
+    const SpProfile *p = f->p;
+    uint64_t *leaf = calloc((size_t)p->nframes * SP_VM_STATE_COUNT + 1, sizeof *leaf);
+    uint64_t *any = calloc((size_t)p->nframes * SP_VM_STATE_COUNT + 1, sizeof *any);
+    f->state = calloc(p->nframes + 1, 1);
+    if (!leaf || !any || !f->state) {
+        free(leaf);
+        free(any);
+        return -1;
+    }
+    for (uint32_t i = 0; i < p->nsamples; i++) {
+        const SpSample *s = &p->samples[i];
+        const uint32_t *st = sp_sample_stack(p, s);
+        unsigned state = s->state < SP_VM_STATE_COUNT ? s->state : 0;
+        if (s->depth) leaf[(size_t)st[0] * SP_VM_STATE_COUNT + state] += s->weight;
+        for (uint32_t d = 0; d < s->depth; d++)
+            any[(size_t)st[d] * SP_VM_STATE_COUNT + state] += s->weight;
+    }
+    for (uint32_t fr = 0; fr < p->nframes; fr++) {
+        const uint64_t *v = leaf + (size_t)fr * SP_VM_STATE_COUNT;
+        uint64_t sum = 0;
+        for (unsigned s = 0; s < SP_VM_STATE_COUNT; s++)
+            sum += v[s];
+        if (!sum) v = any + (size_t)fr * SP_VM_STATE_COUNT;
+        unsigned best = 0;
+        for (unsigned s = 1; s < SP_VM_STATE_COUNT; s++)
+            if (v[s] > v[best]) best = s;
+        f->state[fr] = (uint8_t)best;
+    }
+    free(leaf);
+    free(any);
+    return 0;
+}
+
 static void flame_rect(Flame *f, uint32_t node, double x, unsigned depth) {
     double w = (double)f->incl[node] * f->scale;
     if (w < f->o->min_width_px || depth >= FLAME_MAX_DEPTH) return;
-    double y = f->height - FLAME_BOTTOM - (depth + 1) * FLAME_ROW;
-    const char *label = f->labels[node];
+    double y = f->o->reverse ? FLAME_TOP + depth * FLAME_ROW
+                             : f->height - FLAME_BOTTOM - (depth + 1) * FLAME_ROW;
+    const char *label = f->labels[node], *what;
     unsigned r, g, b;
-    flame_color(label, &r, &g, &b);
+    flame_node_color(f, node, &r, &g, &b, &what);
     sp_buf_printf(f->out, "<g><title>");
     sp_xml_text(f->out, label);
+    if (what) {
+        sp_buf_printf(f->out, " [");
+        sp_xml_text(f->out, what);
+        sp_buf_printf(f->out, "]");
+    }
     sp_buf_printf(f->out,
                   " (%llu, %.2f%%)</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
                   "height=\"%d\" fill=\"rgb(%u,%u,%u)\" rx=\"2\"/>",
@@ -193,6 +279,7 @@ int sp_flame_svg(SpProfile *p, const SpFlameOpts *o, SpBuf *out) {
     unsigned maxdepth = 0;
     int rc = -1;
     if (!f.incl || !f.kids || !f.start || !f.labels || flame_prepare(&f, &maxdepth)) goto out;
+    if (o->colors == SP_FLAME_COLORS_STATE && flame_states(&f)) goto out;
     for (uint32_t k = f.start[n]; k < f.start[n + 1]; k++)
         f.total += f.incl[f.kids[k]];
     f.height = FLAME_TOP + FLAME_BOTTOM + (maxdepth + 1) * FLAME_ROW;
@@ -211,5 +298,6 @@ out:
     free(f.start);
     free(f.labels);
     free(f.nodes);
+    free(f.state);
     return rc;
 }

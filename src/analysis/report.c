@@ -4,6 +4,7 @@
  */
 #include "report.h"
 
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,8 @@ void sp_report_opts_default(SpReportOpts *o) {
     o->tree_min = 1.0;
     o->tree_depth = 0;
     o->sections = 0;
+    o->sort_total = 0;
+    o->min_pct = 0;
 }
 
 static double pct(uint64_t v, uint64_t total) {
@@ -90,6 +93,15 @@ static int cmp_method_self(const void *a, const void *b) {
                   sp_frame_label(g_prof, y->frame, n2, sizeof n2));
 }
 
+static int cmp_method_total(const void *a, const void *b) {
+    const SpCcMethod *x = &g_methods[*(const uint32_t *)a], *y = &g_methods[*(const uint32_t *)b];
+    if (x->total != y->total) return x->total < y->total ? 1 : -1;
+    if (x->self != y->self) return x->self < y->self ? 1 : -1;
+    char n1[256], n2[256];
+    return strcmp(sp_frame_label(g_prof, x->frame, n1, sizeof n1),
+                  sp_frame_label(g_prof, y->frame, n2, sizeof n2));
+}
+
 static void report_flat(const SpProfile *p, const SpReportOpts *o, SpBuf *out, uint64_t total) {
     uint32_t n = p->cc.nmethods, *ord = malloc((n ? n : 1) * sizeof *ord);
     char name[512];
@@ -100,14 +112,18 @@ static void report_flat(const SpProfile *p, const SpReportOpts *o, SpBuf *out, u
     for (uint32_t i = 0; i < n; i++)
         ord[i] = i;
     g_methods = p->cc.methods, g_prof = p;
-    qsort(ord, n, sizeof *ord, cmp_method_self);
+    qsort(ord, n, sizeof *ord, o->sort_total ? cmp_method_total : cmp_method_self);
     const char *unit = p->flavour == SP_FLAVOUR_EXACT ? "calls" : "samples";
-    sp_buf_printf(out, "## flat profile (%llu %s)\n", (unsigned long long)total, unit);
+    sp_buf_printf(out, "## flat profile (%llu %s, by %s)\n", (unsigned long long)total, unit,
+                  o->sort_total ? "total" : "self");
     sp_buf_printf(out, "%7s %7s %7s %10s %10s  %s\n", "self%", "cum%", "total%", "self", "total",
                   "name");
     double cum = 0;
+    uint32_t shown = 0;
     for (uint32_t k = 0; k < n && (!o->limit || k < o->limit); k++) {
         const SpCcMethod *m = &p->cc.methods[ord[k]];
+        if (pct(o->sort_total ? m->total : m->self, total) < o->min_pct) break;
+        shown++;
         cum += pct(m->self, total);
         const char *mod = sp_str(p, p->frames[m->frame].module), *base = strrchr(mod, '/');
         base = base ? base + 1 : mod;
@@ -116,7 +132,7 @@ static void report_flat(const SpProfile *p, const SpReportOpts *o, SpBuf *out, u
                       (unsigned long long)m->total, sp_frame_label(p, m->frame, name, sizeof name),
                       *base ? " (" : "", base, *base ? ")" : "");
     }
-    if (o->limit && n > o->limit) sp_buf_printf(out, "... %u more\n", n - o->limit);
+    if (shown < n) sp_buf_printf(out, "... %u more\n", n - shown);
     sp_buf_u8(out, '\n');
     free(ord);
 }
@@ -153,69 +169,121 @@ static void report_time_view(const SpProfile *p, const SpReportOpts *o, SpBuf *o
     free(ord);
 }
 
-static const SpCcNode *g_nodes;
+/* The call tree as shown: recursion folded.  A node whose frame already appears on its
+ * calling path (direct or indirect recursion) re-enters the node shown for that ancestor (its
+ * self weight is added there, its inclusive weight is already counted, and the node is marked
+ * recursive) instead of opening a deeper level; its children continue under that node. */
+typedef struct {
+    uint32_t parent, frame, callsite, first_kid, next;
+    uint64_t self, total;
+    int recursive;
+} FoldNode;
 
-static int cmp_node_total(const void *a, const void *b) {
-    const SpCcNode *x = &g_nodes[*(const uint32_t *)a], *y = &g_nodes[*(const uint32_t *)b];
+static const FoldNode *g_fold;
+
+static int cmp_fold_total(const void *a, const void *b) {
+    const FoldNode *x = &g_fold[*(const uint32_t *)a], *y = &g_fold[*(const uint32_t *)b];
     if (x->total != y->total) return x->total < y->total ? 1 : -1;
     return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
-static void tree_node(const SpProfile *p, const SpReportOpts *o, SpBuf *out, uint64_t total,
-                      uint32_t node, uint32_t depth, uint32_t *kids, uint32_t *kid_start);
-
-static void tree_children(const SpProfile *p, const SpReportOpts *o, SpBuf *out, uint64_t total,
-                          uint32_t parent, uint32_t depth, uint32_t *kids, uint32_t *kid_start) {
-    uint32_t slot = parent == SP_NONE ? p->cc.nnodes : parent;
-    for (uint32_t k = kid_start[slot]; k < kid_start[slot + 1]; k++)
-        tree_node(p, o, out, total, kids[k], depth, kids, kid_start);
-}
-
-static void tree_node(const SpProfile *p, const SpReportOpts *o, SpBuf *out, uint64_t total,
-                      uint32_t node, uint32_t depth, uint32_t *kids, uint32_t *kid_start) {
-    const SpCcNode *n = &p->cc.nodes[node];
+static void fold_print(const SpProfile *p, const SpReportOpts *o, SpBuf *out, uint64_t total,
+                       const FoldNode *f, uint32_t first, uint32_t depth) {
+    uint32_t nk = 0, *ord;
     char name[512];
-    if (pct(n->total, total) < o->tree_min || (o->tree_depth && depth >= o->tree_depth) ||
-        depth > 200)
+    for (uint32_t k = first; k != SP_NONE; k = f[k].next)
+        nk++;
+    if (!nk || (o->tree_depth && depth >= o->tree_depth) || depth > 200) return;
+    if (!(ord = malloc(nk * sizeof *ord))) {
+        out->oom = 1;
         return;
-    sp_buf_printf(out, "%6.2f%% %6.2f%% %*s%s", pct(n->total, total), pct(n->self, total),
-                  (int)(2 * depth), "", sp_frame_label(p, n->frame, name, sizeof name));
-    if (n->callsite) sp_buf_printf(out, " @%u", n->callsite);
-    sp_buf_u8(out, '\n');
-    tree_children(p, o, out, total, node, depth + 1, kids, kid_start);
+    }
+    nk = 0;
+    for (uint32_t k = first; k != SP_NONE; k = f[k].next)
+        ord[nk++] = k;
+    g_fold = f;
+    qsort(ord, nk, sizeof *ord, cmp_fold_total);
+    for (uint32_t i = 0; i < nk; i++) {
+        const FoldNode *n = &f[ord[i]];
+        if (pct(n->total, total) < o->tree_min) continue;
+        sp_buf_printf(out, "%6.2f%% %6.2f%% %*s%s", pct(n->total, total), pct(n->self, total),
+                      (int)(2 * depth), "", sp_frame_label(p, n->frame, name, sizeof name));
+        if (n->callsite) sp_buf_printf(out, " @%u", n->callsite);
+        if (n->recursive) sp_buf_printf(out, " (recursive, folded)");
+        sp_buf_u8(out, '\n');
+        fold_print(p, o, out, total, f, n->first_kid, depth + 1);
+    }
+    free(ord);
 }
 
 static void report_tree(const SpProfile *p, const SpReportOpts *o, SpBuf *out, uint64_t total) {
-    uint32_t n = p->cc.nnodes;
+    uint32_t n = p->cc.nnodes, nf = 0, roots = SP_NONE;
     uint32_t *kids = malloc((n + 1) * sizeof *kids), *start = calloc(n + 2, sizeof *start);
-    if (!kids || !start) {
+    uint32_t *fill = calloc(n + 1, sizeof *fill), *map = malloc((n + 1) * sizeof *map);
+    uint32_t *queue = malloc((n + 1) * sizeof *queue);
+    FoldNode *f = malloc((n + 1) * sizeof *f);
+    if (!kids || !start || !fill || !map || !queue || !f) {
         out->oom = 1;
         goto out;
     }
-    /* Bucket children by parent (root level in slot n), then sort each bucket by total. */
+    /* Children by parent (root level in slot n), visited breadth-first: parents first. */
     for (uint32_t i = 0; i < n; i++)
         start[(p->cc.nodes[i].parent == SP_NONE ? n : p->cc.nodes[i].parent) + 1]++;
     for (uint32_t i = 0; i <= n; i++)
         start[i + 1] += start[i];
-    uint32_t *fill = calloc(n + 1, sizeof *fill);
-    if (!fill) {
-        out->oom = 1;
-        goto out;
-    }
     for (uint32_t i = 0; i < n; i++) {
         uint32_t s = p->cc.nodes[i].parent == SP_NONE ? n : p->cc.nodes[i].parent;
         kids[start[s] + fill[s]++] = i;
     }
-    free(fill);
-    g_nodes = p->cc.nodes;
-    for (uint32_t s = 0; s <= n; s++)
-        qsort(kids + start[s], start[s + 1] - start[s], sizeof *kids, cmp_node_total);
-    sp_buf_printf(out, "## call tree (total%% self%%, nodes >= %.1f%%)\n", o->tree_min);
-    tree_children(p, o, out, total, SP_NONE, 0, kids, start);
+    uint32_t qn = 0;
+    for (uint32_t k = start[n]; k < start[n + 1]; k++)
+        queue[qn++] = kids[k];
+    for (uint32_t qi = 0; qi < qn; qi++) {
+        uint32_t i = queue[qi];
+        const SpCcNode *c = &p->cc.nodes[i];
+        uint32_t fp = c->parent == SP_NONE ? SP_NONE : map[c->parent], j = SP_NONE;
+        for (uint32_t a = c->parent; a != SP_NONE; a = p->cc.nodes[a].parent)
+            if (p->cc.nodes[a].frame == c->frame) { /* recursion on the real path */
+                j = map[a];
+                break;
+            }
+        if (j != SP_NONE) { /* recursion: re-enter the ancestor */
+            f[j].self += c->self;
+            f[j].recursive = 1;
+        } else {
+            uint32_t *head = fp == SP_NONE ? &roots : &f[fp].first_kid;
+            for (uint32_t k = *head; k != SP_NONE; k = f[k].next)
+                if (f[k].frame == c->frame && f[k].callsite == c->callsite) {
+                    j = k;
+                    break;
+                }
+            if (j == SP_NONE) {
+                j = nf++;
+                f[j] = (FoldNode){.parent = fp,
+                                  .frame = c->frame,
+                                  .callsite = c->callsite,
+                                  .first_kid = SP_NONE,
+                                  .next = *head};
+                *head = j;
+            }
+            f[j].self += c->self;
+            f[j].total += c->total;
+        }
+        map[i] = j;
+        for (uint32_t k = start[i]; k < start[i + 1]; k++)
+            queue[qn++] = kids[k];
+    }
+    sp_buf_printf(out, "## call tree (total%% self%%, nodes >= %.1f%%, recursion folded)\n",
+                  o->tree_min);
+    fold_print(p, o, out, total, f, roots, 0);
     sp_buf_u8(out, '\n');
 out:
     free(kids);
     free(start);
+    free(fill);
+    free(map);
+    free(queue);
+    free(f);
 }
 
 static const SpCcEdge *g_edges;
@@ -240,6 +308,7 @@ static void report_edges(const SpProfile *p, const SpReportOpts *o, SpBuf *out, 
     sp_buf_printf(out, "## top call edges (caller -> callee, in any context)\n");
     for (uint32_t k = 0; k < n && (!o->limit || k < o->limit); k++) {
         const SpCcEdge *e = &p->cc.edges[ord[k]];
+        if (pct(e->count, total) < o->min_pct) break;
         sp_buf_printf(out, "%6.2f%% %10llu  %s -> %s", pct(e->count, total),
                       (unsigned long long)e->count, sp_frame_label(p, e->caller, a, sizeof a),
                       sp_frame_label(p, e->callee, b, sizeof b));
@@ -374,4 +443,69 @@ int sp_report(SpProfile *p, const SpReportOpts *o, SpBuf *out) {
     if (sec & SP_REPORT_STATES) report_states(p, out, total);
     if (sec & SP_REPORT_EVENTS) report_events(p, out);
     return out->oom ? -1 : 0;
+}
+
+/* Frame label matches: 1 yes, 0 no; cached per frame in m (2 = not yet known). */
+static int filter_match(const SpProfile *p, const regex_t *re, uint32_t frame, uint8_t *m) {
+    if (m[frame] == 2) {
+        char name[512];
+        m[frame] = regexec(re, sp_frame_label(p, frame, name, sizeof name), 0, NULL, 0) == 0;
+    }
+    return m[frame];
+}
+
+static int filter_any(const SpProfile *p, const SpSample *s, const regex_t *re, uint8_t *m) {
+    const uint32_t *st = sp_sample_stack(p, s);
+    for (uint32_t d = 0; d < s->depth; d++)
+        if (filter_match(p, re, st[d], m)) return 1;
+    return 0;
+}
+
+int sp_profile_filter_frames(SpProfile *p, const char *focus, const char *ignore, char *err,
+                             size_t errlen) {
+    regex_t fre, ire;
+    int have_f = 0, have_i = 0, rc = -1, e;
+    uint8_t *fm = NULL, *im = NULL;
+    if (!focus && !ignore) return 0;
+    if (!p->nsamples) {
+        snprintf(err, errlen,
+                 "--focus/--ignore select samples, and this profile has none (an exact "
+                 "profile has only its calling context tree)");
+        return -2;
+    }
+    if (focus && (e = regcomp(&fre, focus, REG_EXTENDED | REG_NOSUB))) {
+        char why[128];
+        regerror(e, &fre, why, sizeof why);
+        snprintf(err, errlen, "--focus '%s': %s", focus, why);
+        return -2;
+    }
+    have_f = focus != NULL;
+    if (ignore && (e = regcomp(&ire, ignore, REG_EXTENDED | REG_NOSUB))) {
+        char why[128];
+        regerror(e, &ire, why, sizeof why);
+        snprintf(err, errlen, "--ignore '%s': %s", ignore, why);
+        rc = -2;
+        goto out;
+    }
+    have_i = ignore != NULL;
+    fm = malloc(p->nframes + 1), im = malloc(p->nframes + 1);
+    if (!fm || !im) goto out;
+    memset(fm, 2, p->nframes + 1);
+    memset(im, 2, p->nframes + 1);
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < p->nsamples; i++) {
+        const SpSample *s = &p->samples[i];
+        if (have_f && !filter_any(p, s, &fre, fm)) continue;
+        if (have_i && filter_any(p, s, &ire, im)) continue;
+        p->samples[k++] = *s; /* stacks stay where they are */
+    }
+    p->nsamples = k;
+    sp_ccmap_clear(p);
+    rc = 0;
+out:
+    if (have_f) regfree(&fre);
+    if (have_i) regfree(&ire);
+    free(fm);
+    free(im);
+    return rc;
 }

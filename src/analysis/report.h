@@ -16,6 +16,8 @@ typedef struct {
     double tree_min;     /* hide call-tree nodes below this % of total */
     unsigned tree_depth; /* maximum call-tree depth shown (0 = unlimited) */
     int sections;        /* bitmask of SP_REPORT_* (0 = all) */
+    int sort_total;      /* flat profile sorted by inclusive (cum) weight instead of self */
+    double min_pct;      /* hide flat rows and edges whose sort weight is below this % */
 } SpReportOpts;
 
 enum {
@@ -30,5 +32,13 @@ enum {
 
 void sp_report_opts_default(SpReportOpts *o);
 int sp_report(SpProfile *p, const SpReportOpts *o, SpBuf *out);
+
+/* Keeps the samples that have a frame whose label matches the POSIX extended regular
+ * expression focus (if not NULL) and none that matches ignore (if not NULL), as pprof's
+ * --focus and --ignore do.  Needs samples: a profile that has only a CC-Map (exact mode) is
+ * refused.  Returns 0, -1 out of memory, -2 with a message in err (bad expression, no
+ * samples). */
+int sp_profile_filter_frames(SpProfile *p, const char *focus, const char *ignore, char *err,
+                             size_t errlen);
 
 #endif

@@ -216,6 +216,12 @@ static void tl_frame(Tl *t) {
 int sp_timeline_svg(const SpProfile *p, const SpTimelineOpts *o, SpBuf *out, char *err,
                     size_t errlen) {
     Tl t = {.p = p, .out = out, .nb = o->buckets ? o->buckets : 100};
+    if (p->flavour == SP_FLAVOUR_EXACT) { /* its samples are contexts with counts, not times */
+        snprintf(err, errlen,
+                 "an exact profile counts invocations per calling context and has no samples "
+                 "over time, so there is no timeline to draw (use sampo report or sampo flame)");
+        return -2;
+    }
     if (!p->nsamples && !p->nevents) {
         snprintf(err, errlen, "the profile has no samples and no events to plot");
         return -2;

@@ -14,8 +14,11 @@ static const char compare_usage[] =
     "usage: sampo compare [--limit N] [--time] A B\n"
     "  Pearson correlation of per-method self and total counters (methods matched by name),\n"
     "  overlap of the calling context trees (sum over contexts of min of normalized weights),\n"
-    "  and the N biggest differences in self share (default 10).\n"
-    "  --time   compare profiles that carry times (exact mode) by time, not invocations\n";
+    "  and the N biggest differences in self share (only real ones: a change that rounds to\n"
+    "  0.00 percentage points is not listed).\n"
+    "  -l, --limit N   differences listed (default 10, 0 = all)\n"
+    "  --time          compare profiles that carry times (exact mode) by time, not invocations\n"
+    "  -h, --help      this text\n";
 
 int cmd_compare(int argc, char **argv) {
     static const struct option opts[] = {{"limit", required_argument, 0, 'l'},
@@ -61,10 +64,24 @@ int cmd_compare(int argc, char **argv) {
     printf("correlation(self):  %.4f\n", r.corr_self);
     printf("correlation(total): %.4f\n", r.corr_total);
     printf("overlap:            %.2f%%\n", 100.0 * r.overlap);
-    printf("\nbiggest differences in self share:\n%8s %8s %8s  %s\n", "A%", "B%", "B-A", "name");
-    for (size_t i = 0; i < r.ndiffs && i < limit; i++)
-        printf("%7.2f%% %7.2f%% %+7.2f  %s\n", r.diffs[i].pct_a, r.diffs[i].pct_b,
-               r.diffs[i].pct_b - r.diffs[i].pct_a, r.diffs[i].name);
+    size_t shown = 0, real = 0;
+    for (size_t i = 0; i < r.ndiffs; i++) /* what prints as +0.00 / -0.00 is no difference */
+        real += fabs(r.diffs[i].pct_b - r.diffs[i].pct_a) >= 0.005;
+    if (!real) {
+        printf("\nno differences in self share (every method within 0.005 percentage points)\n");
+    } else {
+        printf(
+            "\nbiggest differences in self share (%zu of %zu methods differ):\n%8s %8s %8s  %s\n",
+            real, r.nmethods, "A%", "B%", "B-A", "name");
+        for (size_t i = 0; i < r.ndiffs && (!limit || shown < limit); i++) {
+            double d = r.diffs[i].pct_b - r.diffs[i].pct_a;
+            if (fabs(d) < 0.005) continue;
+            printf("%7.2f%% %7.2f%% %+7.2f  %s\n", r.diffs[i].pct_a, r.diffs[i].pct_b, d,
+                   r.diffs[i].name);
+            shown++;
+        }
+        if (shown < real) printf("... %zu more\n", real - shown);
+    }
     sp_compare_fini(&r);
     rc = 0;
 out:

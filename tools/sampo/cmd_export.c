@@ -10,12 +10,14 @@
 #include "pprof.h"
 
 static const char export_usage[] =
-    "usage: sampo export --pprof|--collapsed|--speedscope [--thread TID] FILE [-o OUT]\n"
-    "  --pprof        gzipped profile.proto (go tool pprof, pprof web UI)\n"
-    "  --collapsed    one 'root;...;leaf count' line per calling context (flamegraph.pl)\n"
-    "  --speedscope   speedscope JSON (one sampled profile per thread)\n"
-    "  --thread TID   only the samples of one thread (OS thread id)\n"
-    "  -o OUT         output file (default: standard output)\n";
+    "usage: sampo export --pprof|--collapsed|--speedscope [--thread TID] [FILE] [-o OUT]\n"
+    "  Converts a profile for other tools.  FILE defaults to " SAMPO_DEFAULT_FILE ".\n"
+    "  --pprof           gzipped profile.proto (go tool pprof, pprof web UI)\n"
+    "  --collapsed       one 'root;...;leaf count' line per calling context (flamegraph.pl)\n"
+    "  --speedscope      speedscope JSON (one sampled profile per thread)\n"
+    "  --thread TID      only the samples of one thread (OS thread id)\n"
+    "  -o, --output OUT  output file (default: standard output)\n"
+    "  -h, --help        this text\n";
 
 int cmd_export(int argc, char **argv) {
     static const struct option opts[] = {{"pprof", no_argument, 0, 'p'},
@@ -54,11 +56,15 @@ int cmd_export(int argc, char **argv) {
             return 2;
         }
     }
-    if (!fmt || optind != argc - 1) {
+    if (!fmt) {
+        fprintf(stderr,
+                "sampo export: choose an output format: --pprof, --collapsed or --speedscope\n");
         fputs(export_usage, stderr);
         return 2;
     }
-    SpProfile *p = sampo_load_thread(argv[optind], thread);
+    const char *path = sampo_file_arg(argc, argv, optind, export_usage);
+    if (!path) return 2;
+    SpProfile *p = sampo_load_thread(path, thread);
     if (!p) return 1;
     SpBuf out;
     sp_buf_init(&out);

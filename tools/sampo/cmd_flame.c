@@ -1,27 +1,46 @@
 /*
- * cmd_flame.c - `sampo flame FILE [-o out.svg]`: flame graph SVG (src/analysis/flame.h).
+ * cmd_flame.c - `sampo flame [FILE] [-o out.svg]`: flame graph SVG (src/analysis/flame.h).
  */
 #include "cmds.h"
 
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "flame.h"
 
 static const char flame_usage[] =
-    "usage: sampo flame [--title TEXT] [--width PX] [--thread TID] FILE [-o OUT.svg]\n"
-    "  Flame graph of the calling contexts (root at the bottom, width = inclusive weight).\n"
-    "  -o OUT    output file (default: standard output)\n";
+    "usage: sampo flame [options] [FILE] [-o OUT.svg]\n"
+    "  Flame graph of the calling contexts (root at the bottom, width = inclusive weight,\n"
+    "  siblings sorted by name).  FILE defaults to " SAMPO_DEFAULT_FILE ".\n"
+    "  -o, --output OUT     output file (default: standard output)\n"
+    "  -t, --title TEXT     heading (default \"Flame Graph\")\n"
+    "  -w, --width PX       image width, 100..100000 (default 1200)\n"
+    "  --min-width PX       omit frames narrower than PX pixels (default 0.1)\n"
+    "  --reverse            icicle graph: roots at the top, callees below\n"
+    "  --colors SCHEME      name (default: warm colours by frame name), module (one hue per\n"
+    "                       object file or VM image) or state (by VM state: interpreting,\n"
+    "                       primitive, native, gc, ...)\n"
+    "  --thread TID         only the samples of one thread (OS thread id)\n"
+    "  -h, --help           this text\n";
 
 int cmd_flame(int argc, char **argv) {
-    static const struct option opts[] = {
-        {"output", required_argument, 0, 'o'}, {"title", required_argument, 0, 't'},
-        {"width", required_argument, 0, 'w'},  {"thread", required_argument, 0, 'T'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    enum { O_MINW = 256, O_REVERSE, O_COLORS };
+    static const struct option opts[] = {{"output", required_argument, 0, 'o'},
+                                         {"title", required_argument, 0, 't'},
+                                         {"width", required_argument, 0, 'w'},
+                                         {"min-width", required_argument, 0, O_MINW},
+                                         {"reverse", no_argument, 0, O_REVERSE},
+                                         {"colors", required_argument, 0, O_COLORS},
+                                         {"thread", required_argument, 0, 'T'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     SpFlameOpts o;
     const char *outpath = NULL;
     uint64_t v;
     const char *thread = NULL;
+    char *end;
     int c;
     sp_flame_opts_default(&o);
     optind = 1;
@@ -40,6 +59,30 @@ int cmd_flame(int argc, char **argv) {
             }
             o.width = (unsigned)v;
             break;
+        case O_MINW:
+            o.min_width_px = strtod(optarg, &end);
+            if (end == optarg || *end || !(o.min_width_px >= 0 && o.min_width_px <= 100000)) {
+                fprintf(stderr, "sampo flame: expected --min-width PX in 0..100000, got '%s'\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case O_REVERSE:
+            o.reverse = 1;
+            break;
+        case O_COLORS:
+            if (!strcmp(optarg, "name"))
+                o.colors = SP_FLAME_COLORS_NAME;
+            else if (!strcmp(optarg, "module"))
+                o.colors = SP_FLAME_COLORS_MODULE;
+            else if (!strcmp(optarg, "state"))
+                o.colors = SP_FLAME_COLORS_STATE;
+            else {
+                fprintf(stderr, "sampo flame: expected --colors name, module or state, got '%s'\n",
+                        optarg);
+                return 2;
+            }
+            break;
         case 'T':
             thread = optarg;
             break;
@@ -51,11 +94,9 @@ int cmd_flame(int argc, char **argv) {
             return 2;
         }
     }
-    if (optind != argc - 1) {
-        fputs(flame_usage, stderr);
-        return 2;
-    }
-    SpProfile *p = sampo_load_thread(argv[optind], thread);
+    const char *path = sampo_file_arg(argc, argv, optind, flame_usage);
+    if (!path) return 2;
+    SpProfile *p = sampo_load_thread(path, thread);
     if (!p) return 1;
     SpBuf out;
     sp_buf_init(&out);

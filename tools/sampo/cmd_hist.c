@@ -11,13 +11,16 @@
 #include "hist.h"
 
 static const char hist_usage[] =
-    "usage: sampo hist [--range ADDR-ADDR | --symbol NAME] [--bins N] [--thread TID] FILE\n"
+    "usage: sampo hist [--range ADDR-ADDR | --symbol NAME] [--bins N] [--thread TID] [FILE]\n"
     "                  [-o OUT.svg]\n"
     "  Histogram of sampled PCs over the address space with the cumulative share line.\n"
-    "  --range A-B     zoom to addresses [A, B) (hex with 0x, or decimal)\n"
-    "  --symbol NAME   zoom to one symbol\n"
-    "  --bins N        number of bins (default 200)\n"
-    "  -o OUT          output file (default: standard output)\n";
+    "  FILE defaults to " SAMPO_DEFAULT_FILE ".\n"
+    "  -r, --range A-B     zoom to addresses [A, B) (hex with 0x, or decimal)\n"
+    "  -s, --symbol NAME   zoom to one symbol\n"
+    "  -b, --bins N        number of bins, 1..100000 (default 200)\n"
+    "  --thread TID        only the samples of one thread (OS thread id)\n"
+    "  -o, --output OUT    output file (default: standard output)\n"
+    "  -h, --help          this text\n";
 
 static int hist_parse_range(const char *s, SpHistOpts *o) {
     char lo[64];
@@ -78,18 +81,16 @@ int cmd_hist(int argc, char **argv) {
             return 2;
         }
     }
-    if (optind != argc - 1) {
-        fputs(hist_usage, stderr);
-        return 2;
-    }
-    SpProfile *p = sampo_load_thread(argv[optind], thread);
+    const char *path = sampo_file_arg(argc, argv, optind, hist_usage);
+    if (!path) return 2;
+    SpProfile *p = sampo_load_thread(path, thread);
     if (!p) return 1;
     SpBuf out;
     char err[512];
     sp_buf_init(&out);
     int rc = sp_hist_svg(p, &o, &out, err, sizeof err);
     if (rc == -2)
-        fprintf(stderr, "sampo hist: %s: %s\n", argv[optind], err);
+        fprintf(stderr, "sampo hist: %s: %s\n", path, err);
     else if (rc)
         fprintf(stderr, "sampo hist: out of memory\n");
     else

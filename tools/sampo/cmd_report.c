@@ -1,33 +1,84 @@
 /*
- * cmd_report.c - `sampo report FILE`: the text report (src/analysis/report.h).
+ * cmd_report.c - `sampo report [FILE]`: the text report (src/analysis/report.h).
  */
 #include "cmds.h"
 
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "report.h"
 
 static const char report_usage[] =
-    "usage: sampo report [--limit N] [--tree-min PCT] [--tree-depth N] [--thread TID] FILE\n"
-    "  Flat profile (self%, cumulative%, total%, counts), call tree, top call edges,\n"
-    "  per-thread view, VM-state split, trigger, rate changes and dropped samples.\n"
-    "  --limit N        rows in the flat profile and edge list (default 25, 0 = all)\n"
+    "usage: sampo report [options] [FILE]\n"
+    "  Run summary, flat profile (self%, cumulative%, total%, counts), call tree (recursion\n"
+    "  folded), top call edges, per-thread view, VM-state split, trigger, rate changes and\n"
+    "  dropped samples.  FILE defaults to " SAMPO_DEFAULT_FILE " (what sampo record writes).\n"
+    "sections (default: all; any of these prints only the ones given):\n"
+    "  --summary        the run summary (metadata)\n"
+    "  --flat           the flat profile (and the time-weighted view of exact profiles)\n"
+    "  --tree           the call tree\n"
+    "  --edges          the top call edges\n"
+    "  --threads        the per-thread view\n"
+    "  --states         the VM-state split\n"
+    "  --events         the events (rate changes, pauses, dropped samples)\n"
+    "selection:\n"
+    "  --sort self|cum  flat profile by self (default) or cumulative (inclusive) weight\n"
+    "  --top N          rows in the flat profile and edge list (default 25, 0 = all)\n"
+    "  --limit N        the same as --top N\n"
+    "  --min PCT        hide flat rows and edges below PCT percent of the total\n"
+    "  --focus RE       keep only samples with a frame matching RE (POSIX extended regex)\n"
+    "  --ignore RE      drop samples with a frame matching RE\n"
     "  --tree-min PCT   hide call-tree nodes below PCT percent (default 1)\n"
     "  --tree-depth N   limit the call-tree depth (default unlimited)\n"
-    "  --thread TID     only the samples of one thread (OS thread id)\n";
+    "  --thread TID     only the samples of one thread (OS thread id)\n"
+    "  -h, --help       this text\n";
+
+/* Parses a percentage 0..100 into *v; returns 0 on success. */
+static int report_parse_pct(const char *s, double *v) {
+    char *end;
+    double x = strtod(s, &end);
+    if (end == s || *end || !(x >= 0 && x <= 100)) return -1;
+    *v = x;
+    return 0;
+}
 
 int cmd_report(int argc, char **argv) {
+    enum {
+        O_SUMMARY = 256,
+        O_FLAT,
+        O_TREE,
+        O_EDGES,
+        O_THREADS,
+        O_STATES,
+        O_EVENTS,
+        O_SORT,
+        O_MIN,
+        O_FOCUS,
+        O_IGNORE
+    };
     static const struct option opts[] = {{"limit", required_argument, 0, 'l'},
+                                         {"top", required_argument, 0, 'l'},
                                          {"tree-min", required_argument, 0, 'm'},
                                          {"tree-depth", required_argument, 0, 'd'},
                                          {"thread", required_argument, 0, 'T'},
+                                         {"summary", no_argument, 0, O_SUMMARY},
+                                         {"flat", no_argument, 0, O_FLAT},
+                                         {"tree", no_argument, 0, O_TREE},
+                                         {"edges", no_argument, 0, O_EDGES},
+                                         {"threads", no_argument, 0, O_THREADS},
+                                         {"states", no_argument, 0, O_STATES},
+                                         {"events", no_argument, 0, O_EVENTS},
+                                         {"sort", required_argument, 0, O_SORT},
+                                         {"min", required_argument, 0, O_MIN},
+                                         {"focus", required_argument, 0, O_FOCUS},
+                                         {"ignore", required_argument, 0, O_IGNORE},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     SpReportOpts o;
     uint64_t v;
-    const char *thread = NULL;
+    const char *thread = NULL, *focus = NULL, *ignore = NULL;
     int c;
     sp_report_opts_default(&o);
     optind = 1;
@@ -42,10 +93,37 @@ int cmd_report(int argc, char **argv) {
             *(c == 'l' ? &o.limit : &o.tree_depth) = (unsigned)v;
             break;
         case 'm':
-            o.tree_min = atof(optarg);
+        case O_MIN:
+            if (report_parse_pct(optarg, c == 'm' ? &o.tree_min : &o.min_pct)) {
+                fprintf(stderr, "sampo report: expected a percentage in 0..100, got '%s'\n",
+                        optarg);
+                return 2;
+            }
             break;
         case 'T':
             thread = optarg;
+            break;
+        case O_SUMMARY:
+        case O_FLAT:
+        case O_TREE:
+        case O_EDGES:
+        case O_THREADS:
+        case O_STATES:
+        case O_EVENTS:
+            o.sections |= 1 << (c - O_SUMMARY); /* SP_REPORT_SUMMARY .. SP_REPORT_EVENTS */
+            break;
+        case O_SORT:
+            if (strcmp(optarg, "self") && strcmp(optarg, "cum")) {
+                fprintf(stderr, "sampo report: expected --sort self or cum, got '%s'\n", optarg);
+                return 2;
+            }
+            o.sort_total = !strcmp(optarg, "cum");
+            break;
+        case O_FOCUS:
+            focus = optarg;
+            break;
+        case O_IGNORE:
+            ignore = optarg;
             break;
         case 'h':
             fputs(report_usage, stdout);
@@ -55,12 +133,20 @@ int cmd_report(int argc, char **argv) {
             return 2;
         }
     }
-    if (optind != argc - 1) {
-        fputs(report_usage, stderr);
-        return 2;
-    }
-    SpProfile *p = sampo_load_thread(argv[optind], thread);
+    const char *path = sampo_file_arg(argc, argv, optind, report_usage);
+    if (!path) return 2;
+    SpProfile *p = sampo_load_thread(path, thread);
     if (!p) return 1;
+    char err[512];
+    int frc = sp_profile_filter_frames(p, focus, ignore, err, sizeof err);
+    if (frc) {
+        if (frc == -2)
+            fprintf(stderr, "sampo report: %s: %s\n", path, err);
+        else
+            fprintf(stderr, "sampo report: out of memory\n");
+        sp_profile_free(p);
+        return frc == -2 ? 2 : 1;
+    }
     SpBuf out;
     sp_buf_init(&out);
     int rc = sp_report(p, &o, &out) == 0 && sampo_write_out(NULL, &out) == 0 ? 0 : 1;

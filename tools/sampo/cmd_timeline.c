@@ -10,11 +10,14 @@
 #include "timeline.h"
 
 static const char timeline_usage[] =
-    "usage: sampo timeline [--buckets N] FILE [-o OUT.svg]\n"
+    "usage: sampo timeline [--buckets N] [FILE] [-o OUT.svg]\n"
     "  Samples per time bucket stacked by thread, the sampling interval over time (log scale,\n"
-    "  following the self-tuner's rate changes) and pause/resume/dropped marks.\n"
-    "  --buckets N   number of time buckets (default 100)\n"
-    "  -o OUT        output file (default: standard output)\n";
+    "  following the self-tuner's rate changes) and pause/resume/dropped marks.  Sampled\n"
+    "  profiles only (an exact profile has no samples over time).  FILE defaults to\n"
+    "  " SAMPO_DEFAULT_FILE ".\n"
+    "  -b, --buckets N    number of time buckets, 1..100000 (default 100)\n"
+    "  -o, --output OUT   output file (default: standard output)\n"
+    "  -h, --help         this text\n";
 
 int cmd_timeline(int argc, char **argv) {
     static const struct option opts[] = {{"output", required_argument, 0, 'o'},
@@ -48,18 +51,16 @@ int cmd_timeline(int argc, char **argv) {
             return 2;
         }
     }
-    if (optind != argc - 1) {
-        fputs(timeline_usage, stderr);
-        return 2;
-    }
-    SpProfile *p = sampo_load(argv[optind]);
+    const char *path = sampo_file_arg(argc, argv, optind, timeline_usage);
+    if (!path) return 2;
+    SpProfile *p = sampo_load(path);
     if (!p) return 1;
     SpBuf out;
     char err[256];
     sp_buf_init(&out);
     int rc = sp_timeline_svg(p, &o, &out, err, sizeof err);
     if (rc == -2)
-        fprintf(stderr, "sampo timeline: %s: %s\n", argv[optind], err);
+        fprintf(stderr, "sampo timeline: %s: %s\n", path, err);
     else if (rc)
         fprintf(stderr, "sampo timeline: out of memory\n");
     else

@@ -26,7 +26,9 @@ static void sampo_usage(FILE *f) {
     fprintf(f, "usage: sampo <command> [options] [args]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof sampo_cmds / sizeof *sampo_cmds; i++)
         fprintf(f, "  %-8s %s\n", sampo_cmds[i].name, sampo_cmds[i].summary);
-    fprintf(f, "\n'sampo <command> --help' describes one command; man sampo-<command> has more.\n");
+    fprintf(f, "\nreport, export, flame, hist and timeline read FILE, default " SAMPO_DEFAULT_FILE
+               " (what record\nwrites by default).\n"
+               "'sampo <command> --help' describes one command; man sampo-<command> has more.\n");
 }
 
 int main(int argc, char **argv) {
@@ -43,7 +45,14 @@ int main(int argc, char **argv) {
         return 0;
     }
     for (size_t i = 0; i < sizeof sampo_cmds / sizeof *sampo_cmds; i++)
-        if (!strcmp(argv[1], sampo_cmds[i].name)) return sampo_cmds[i].fn(argc - 1, argv + 1);
+        if (!strcmp(argv[1], sampo_cmds[i].name)) {
+            /* argv[0] of the subcommand is "sampo NAME": getopt's own messages
+             * ("sampo report: unrecognized option ...") then name the whole command */
+            char whole[32];
+            snprintf(whole, sizeof whole, "sampo %s", sampo_cmds[i].name);
+            argv[1] = whole;
+            return sampo_cmds[i].fn(argc - 1, argv + 1);
+        }
     fprintf(stderr, "sampo: unknown command '%s'\n", argv[1]);
     sampo_usage(stderr);
     return 2;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 SpProfile *sampo_load(const char *path) {
     SpProfile *p = NULL;
@@ -34,6 +35,22 @@ int sampo_write_out(const char *path, const SpBuf *buf) {
         return -1;
     }
     return 0;
+}
+
+const char *sampo_file_arg(int argc, char **argv, int optind, const char *usage) {
+    if (optind >= argc) {
+        if (access(SAMPO_DEFAULT_FILE, F_OK) == 0) return SAMPO_DEFAULT_FILE;
+        fprintf(stderr,
+                "%s: no FILE given and no " SAMPO_DEFAULT_FILE " in the current directory (the "
+                "file sampo record writes by default)\n",
+                argv[0]);
+        fputs(usage, stderr);
+        return NULL;
+    }
+    if (optind == argc - 1) return argv[optind];
+    fprintf(stderr, "%s: expected one FILE, got %d operands\n", argv[0], argc - optind);
+    fputs(usage, stderr);
+    return NULL;
 }
 
 int sampo_parse_u64(const char *s, uint64_t *v) {

@@ -256,16 +256,192 @@ static void test_golden_timeline(void **state) {
     sp_buf_fini(&b);
     sp_profile_free(p);
     SpProfile *e = sp_profile_new(SP_FLAVOUR_EXACT);
+    /* som --prof=exact stores one sample per context, weight = invocations, time 0 */
+    uint32_t fr = sp_frame_addv(e, SP_FRAME_NATIVE, "fib", NULL, 0, 0, NULL, 0);
+    uint32_t th = sp_thread_add(e, 1, "main");
+    assert_int_equal(sp_sample_add(e, th, 0, &fr, 1, 0, 22158, SP_VM_INTERPRETING), 0);
     sp_buf_init(&b);
     assert_int_equal(sp_timeline_svg(e, &o, &b, err, sizeof err), -2);
-    assert_string_equal(err, "the profile has no samples and no events to plot");
+    assert_string_equal(err, "an exact profile counts invocations per calling context and has "
+                             "no samples over time, so there is no timeline to draw (use sampo "
+                             "report or sampo flame)");
     sp_buf_fini(&b);
     sp_profile_free(e);
+    SpProfile *s = sp_profile_new(SP_FLAVOUR_SAMPLED);
+    sp_buf_init(&b);
+    assert_int_equal(sp_timeline_svg(s, &o, &b, err, sizeof err), -2);
+    assert_string_equal(err, "the profile has no samples and no events to plot");
+    sp_buf_fini(&b);
+    sp_profile_free(s);
+}
+
+/* main -> fib -> fib -> ... (depth 40) -> leaf, plus main -> a -> b -> a -> b (indirect). */
+static SpProfile *recursive_profile(void) {
+    SpProfile *p = sp_profile_new(SP_FLAVOUR_SAMPLED);
+    uint32_t m = sp_frame_addv(p, SP_FRAME_NATIVE, "main", "/bin/app", 0, 0, NULL, 0);
+    uint32_t f = sp_frame_addv(p, SP_FRAME_NATIVE, "fib", "/bin/app", 0, 0, NULL, 0);
+    uint32_t l = sp_frame_addv(p, SP_FRAME_NATIVE, "leaf", "/lib/libm.so", 0, 0, NULL, 0);
+    uint32_t a = sp_frame_addv(p, SP_FRAME_NATIVE, "ping", "/bin/app", 0, 0, NULL, 0);
+    uint32_t b = sp_frame_addv(p, SP_FRAME_NATIVE, "pong", "/bin/app", 0, 0, NULL, 0);
+    uint32_t t = sp_thread_add(p, 1, "main"), st[64];
+    for (uint32_t d = 1; d <= 40; d++) { /* leaf, fib x d, main */
+        uint32_t n = 0;
+        st[n++] = l;
+        for (uint32_t k = 0; k < d; k++)
+            st[n++] = f;
+        st[n++] = m;
+        assert_int_equal(sp_sample_add(p, t, d, st, n, 0, 1, SP_VM_INTERPRETING), 0);
+        assert_int_equal(sp_sample_add(p, t, d, st + 1, n - 1, 0, 1, SP_VM_GC), 0);
+    }
+    uint32_t s2[] = {b, a, b, a, m};
+    for (int i = 0; i < 20; i++)
+        assert_int_equal(sp_sample_add(p, t, 100, s2, 5, 0, 1, SP_VM_PRIMITIVE), 0);
+    return p;
+}
+
+static char *report_text(SpProfile *p, const SpReportOpts *o) {
+    SpBuf b;
+    sp_buf_init(&b);
+    assert_int_equal(sp_report(p, o, &b), 0);
+    sp_buf_u8(&b, 0);
+    return (char *)b.data; /* the caller frees */
+}
+
+static int count_lines_with(const char *text, const char *needle) {
+    int n = 0;
+    for (const char *s = text; (s = strstr(s, needle)); s++)
+        n++;
+    return n;
+}
+
+static void test_report_recursion_folded(void **state) {
+    (void)state;
+    SpProfile *p = recursive_profile();
+    SpReportOpts o;
+    sp_report_opts_default(&o);
+    o.sections = SP_REPORT_TREE;
+    o.tree_min = 0;
+    char *t = report_text(p, &o);
+    /* one fib line (marked), not 40 nested ones; ping and pong once each */
+    assert_int_equal(count_lines_with(t, " fib"), 1);
+    assert_non_null(strstr(t, "  fib (recursive, folded)\n"));
+    assert_int_equal(count_lines_with(t, " ping"), 1);
+    assert_int_equal(count_lines_with(t, " pong (recursive, folded)"), 1);
+    /* fib keeps its weight: 80 of 100 samples inclusive, 40 self (the GC samples) */
+    assert_non_null(strstr(t, " 80.00%  40.00%   fib (recursive, folded)\n"));
+    assert_non_null(strstr(t, " 40.00%  40.00%     leaf\n"));
+    assert_null(strstr(t, "## flat"));
+    assert_null(strstr(t, "## top call edges"));
+    free(t);
+    sp_profile_free(p);
+}
+
+static void test_report_sort_min_sections(void **state) {
+    (void)state;
+    SpProfile *p = recursive_profile();
+    SpReportOpts o;
+    sp_report_opts_default(&o);
+    o.sections = SP_REPORT_FLAT;
+    char *t = report_text(p, &o);
+    /* by self: fib 40, leaf 40, pong 20 (main 0 self) */
+    assert_non_null(strstr(t, "by self"));
+    assert_true(strstr(t, "  pong") < strstr(t, "  main"));
+    free(t);
+    o.sort_total = 1;
+    t = report_text(p, &o);
+    assert_non_null(strstr(t, "by total"));
+    assert_true(strstr(t, "  main") < strstr(t, "  fib"));
+    assert_true(strstr(t, "  fib") < strstr(t, "  pong"));
+    assert_null(strstr(t, "## call tree"));
+    free(t);
+    o.sort_total = 0;
+    o.min_pct = 30; /* fib and leaf (40%) stay, pong (20%) and main (0%) go */
+    t = report_text(p, &o);
+    assert_non_null(strstr(t, "  fib"));
+    assert_null(strstr(t, "  pong"));
+    assert_non_null(strstr(t, "... 3 more"));
+    free(t);
+    sp_profile_free(p);
+}
+
+static void test_report_focus_ignore(void **state) {
+    (void)state;
+    char err[256];
+    SpProfile *p = recursive_profile();
+    assert_int_equal(sp_profile_filter_frames(p, "^p[io]ng$", NULL, err, sizeof err), 0);
+    assert_int_equal(p->nsamples, 20);
+    sp_profile_free(p);
+    p = recursive_profile();
+    assert_int_equal(sp_profile_filter_frames(p, "fib", "^leaf$", err, sizeof err), 0);
+    assert_int_equal(p->nsamples, 40); /* the GC samples: fib without leaf */
+    SpReportOpts o;
+    sp_report_opts_default(&o);
+    o.sections = SP_REPORT_FLAT;
+    char *t = report_text(p, &o);
+    assert_non_null(strstr(t, "## flat profile (40 samples"));
+    assert_null(strstr(t, "leaf"));
+    free(t);
+    assert_int_equal(sp_profile_filter_frames(p, "(", NULL, err, sizeof err), -2);
+    assert_non_null(strstr(err, "--focus '('"));
+    sp_profile_free(p);
+    SpProfile *e = sp_profile_new(SP_FLAVOUR_EXACT);
+    assert_int_equal(sp_profile_filter_frames(e, "x", NULL, err, sizeof err), -2);
+    assert_non_null(strstr(err, "has none"));
+    sp_profile_free(e);
+}
+
+static void test_flame_options(void **state) {
+    (void)state;
+    SpProfile *p = recursive_profile();
+    SpFlameOpts o;
+    SpBuf b;
+    sp_flame_opts_default(&o);
+    o.colors = SP_FLAME_COLORS_STATE;
+    o.title = "T<1>";
+    sp_buf_init(&b);
+    assert_int_equal(sp_flame_svg(p, &o, &b), 0);
+    sp_buf_u8(&b, 0);
+    const char *s = (const char *)b.data;
+    assert_non_null(strstr(s, ">T&lt;1&gt;</text>"));
+    assert_non_null(strstr(s, "leaf [interpreting]"));
+    assert_non_null(strstr(s, "pong [primitive]"));
+    /* fib's self samples are the GC ones */
+    assert_non_null(strstr(s, "fib [gc]"));
+    /* normal: main (root) is the lowest row; reverse: the highest (smallest y) */
+    const char *r = strstr(strstr(s, "<title>main"), "y=\"");
+    double y_normal = atof(r + 3);
+    sp_buf_fini(&b);
+    o.reverse = 1;
+    o.colors = SP_FLAME_COLORS_MODULE;
+    sp_buf_init(&b);
+    assert_int_equal(sp_flame_svg(p, &o, &b), 0);
+    sp_buf_u8(&b, 0);
+    s = (const char *)b.data;
+    r = strstr(strstr(s, "<title>main"), "y=\"");
+    double y_rev = atof(r + 3);
+    assert_true(y_rev < y_normal);
+    assert_non_null(strstr(s, "leaf [libm.so]"));
+    assert_non_null(strstr(s, "main [app]"));
+    int all = count_lines_with(s, "<rect x=");
+    sp_buf_fini(&b);
+    o.min_width_px = 500; /* only frames wider than 500 px of 1200: main, fib, leaf */
+    sp_buf_init(&b);
+    assert_int_equal(sp_flame_svg(p, &o, &b), 0);
+    sp_buf_u8(&b, 0);
+    int wide = count_lines_with((const char *)b.data, "<rect x=");
+    assert_true(wide < all);
+    assert_null(strstr((const char *)b.data, "<title>pong"));
+    sp_buf_fini(&b);
+    sp_profile_free(p);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_collapsed),
+        cmocka_unit_test(test_report_recursion_folded),
+        cmocka_unit_test(test_report_sort_min_sections),
+        cmocka_unit_test(test_report_focus_ignore),
+        cmocka_unit_test(test_flame_options),
         cmocka_unit_test(test_collapsed_unnamed_and_semicolon),
         cmocka_unit_test(test_collapsed_merges_callsites),
         cmocka_unit_test(test_speedscope),

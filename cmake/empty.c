@@ -1,0 +1,2 @@
+/* empty.c - libsampo.so is made of the objects of the static libraries (cmake/install.cmake). */
+typedef int sampo_empty_translation_unit;
