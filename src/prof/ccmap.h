@@ -110,7 +110,7 @@ struct SampoCCMap {
 
 /* Default bound on a map's contexts; SAMPO_MAX_CONTEXTS=N sets it for a run (read once, by
  * prof_ccmap_set_default_max, when the profiler starts). */
-#define PROF_CCMAP_MAX_CTX_DEFAULT (1u << 20)
+#define PROF_CCMAP_MAX_CTX_DEFAULT (1u << 18)
 
 typedef struct SampoCCMap ProfCCMap;
 

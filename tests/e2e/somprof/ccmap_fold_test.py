@@ -82,7 +82,7 @@ def test_async_deep_recursion_is_folded():
     assert int(meta(rep, "partial")) > 0, rep[:3000]
     assert int(meta(rep, "contexts_folded")) > 1000, rep[:3000]
     assert meta(rep, "contexts_merged") == "0"
-    assert meta(rep, "contexts_max") == "1048576"
+    assert meta(rep, "contexts_max") == "262144"
     # down: under run:, its recursive call site under it, spin below: no level per depth
     downs = [d for d, name in tree(rep) if name.startswith("Deep>>down:")]
     assert 1 <= len(downs) <= 2 and max(downs) - min(downs) <= 1, tree(rep)
@@ -102,7 +102,7 @@ def test_bound_merges_into_caller():
     p = run([SOM, "--prof=async", "--prof-out", out, path, "10"],
             env={"SAMPO_MAX_CONTEXTS": "lots"})
     assert p.returncode == 0, p.stderr
-    assert meta(run([SAMPO, "report", out]).stdout, "contexts_max") == "1048576"
+    assert meta(run([SAMPO, "report", out]).stdout, "contexts_max") == "262144"
 
 
 def test_no_recursion_folds_nothing():
