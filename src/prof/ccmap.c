@@ -164,9 +164,15 @@ static uint32_t cc_ctx(ProfCCMap *m, uint32_t sr, uint32_t method, uint32_t call
 
 /* ---- lifetime -------------------------------------------------------------------------- */
 
+static uint32_t cc_default_max = PROF_CCMAP_MAX_CTX_DEFAULT;
+
+void prof_ccmap_set_default_max(uint32_t max_ctx) {
+    cc_default_max = max_ctx ? max_ctx : PROF_CCMAP_MAX_CTX_DEFAULT;
+}
+
 ProfCCMap *prof_ccmap_new(void) {
     ProfCCMap *m = calloc(1, sizeof *m);
-    if (m) m->first_root = CC_NONE;
+    if (m) m->first_root = CC_NONE, m->max_ctx = cc_default_max;
     return m;
 }
 
@@ -177,6 +183,7 @@ void prof_ccmap_clear(ProfCCMap *m) {
     m->tab_n = 0;
     m->names_len = 0;
     m->total = 0;
+    m->folded = m->merged = 0;
 }
 
 void prof_ccmap_free(ProfCCMap *m) {
@@ -221,19 +228,16 @@ ProfCCMap *prof_ccmap_clone(const ProfCCMap *m) {
 
 /* ---- update ------------------------------------------------------------------------------ */
 
-/* Credits one sample (weight w) to context x and the general nodes it stands for. */
-static void cc_credit(ProfCCMap *m, uint32_t xi, uint64_t w) {
-    CcCtx *x = &m->x[xi];
-    x->total += w;
-    CcMethod *me = &m->m[x->method];
+/* Credits one sample (weight w) to a frame of method mi entered through general Callee
+ * callee (CC_NONE: the outermost frame): once per sample and node (stamps). */
+static void cc_credit(ProfCCMap *m, uint32_t mi, uint32_t callee, uint64_t w) {
+    CcMethod *me = &m->m[mi];
     if (me->stamp != m->stamp) me->stamp = m->stamp, me->total += w;
-    if (x->parent_sr == CC_NONE) return;
-    CcSiteRef *sr = &m->r[x->parent_sr];
-    sr->count += w;
-    CcSite *s = &m->s[sr->site];
-    if (s->stamp != m->stamp) s->stamp = m->stamp, s->count += w;
-    CcCallee *c = &m->c[x->callee];
+    if (callee == CC_NONE) return;
+    CcCallee *c = &m->c[callee];
     if (c->stamp != m->stamp) c->stamp = m->stamp, c->count += w;
+    CcSite *s = &m->s[c->site];
+    if (s->stamp != m->stamp) s->stamp = m->stamp, s->count += w;
 }
 
 /* Key of the descent cache: (pos, callee id) mixed into one word; entries are checked on use
@@ -242,30 +246,59 @@ static uint64_t cc_desc_key(uint64_t pos, uint64_t id) {
     return cc_hash(K_DESC, pos, id);
 }
 
-static int cc_desc_is(const ProfCCMap *m, uint32_t c, uint32_t ctx, uint64_t pos, uint64_t id) {
+/* Whether context c was entered by the call from method caller at pos to method id. */
+static int cc_desc_is(const ProfCCMap *m, uint32_t c, uint32_t caller, uint64_t pos, uint64_t id) {
     const CcCtx *x = &m->x[c];
-    if (x->parent_sr == CC_NONE || m->m[x->method].id != id) return 0;
-    const CcSiteRef *sr = &m->r[x->parent_sr];
-    return sr->ctx == ctx && m->s[sr->site].pos == pos;
+    if (x->callee == CC_NONE || m->m[x->method].id != id) return 0;
+    const CcSite *s = &m->s[m->c[x->callee].site];
+    return s->method == caller && s->pos == pos;
 }
 
-/* Descends one call: from context ctx (method of the caller) through position pos into
- * callee method id.  Returns the callee's context or CC_NONE on ENOMEM.  A known descent
- * takes one lookup (K_DESC, a cache over the five below): partial samples of code that
- * creates new activations all the time (a parser) descend 10-20 frames per sample. */
-static uint32_t cc_descend(ProfCCMap *m, uint32_t ctx, uint64_t pos, uint64_t id) {
+/* The nearest context on ctx's path (ctx included) entered through Callee e, or CC_NONE.
+ * Short: no path holds a Callee twice, so the tree is as deep as the distinct call edges. */
+static uint32_t cc_fold_target(const ProfCCMap *m, uint32_t ctx, uint32_t e) {
+    for (uint32_t a = ctx; a != CC_NONE; a = prof_ccmap_ctx_parent(m, a))
+        if (m->x[a].callee == e) return a;
+    return CC_NONE;
+}
+
+/* Descends one call: from context ctx, where method caller runs (ctx's own method unless the
+ * caller was merged into ctx), through position pos into callee method id.  Returns the context the
+ * frame gets - ctx's child, or the ancestor the same call opened (recursion: folded), or ctx itself
+ * when the map holds max_ctx contexts (merged) - and its general Callee in *callee; CC_NONE on
+ * ENOMEM.  A known descent takes one lookup (K_DESC, a cache over the lookups below): partial
+ * samples of code that creates new activations all the time (a parser) descend 10-20 frames per
+ * sample. */
+static uint32_t cc_descend(ProfCCMap *m, uint32_t ctx, uint32_t caller, uint64_t pos, uint64_t id,
+                           uint32_t *callee) {
     uint64_t key = cc_desc_key(pos, id);
     uint32_t hit = cc_lookup(m, K_DESC, ctx, key);
-    if (hit != CC_NONE && cc_desc_is(m, hit, ctx, pos, id)) return hit;
+    if (hit != CC_NONE && cc_desc_is(m, hit, caller, pos, id)) {
+        *callee = m->x[hit].callee;
+        if (m->r[m->x[hit].parent_sr].ctx != ctx) m->folded++;
+        return hit;
+    }
     uint32_t mi = cc_method(m, id);
     if (mi == CC_NONE) return CC_NONE;
-    uint32_t site = cc_site(m, m->x[ctx].method, pos);
+    uint32_t site = cc_site(m, caller, pos);
     if (site == CC_NONE) return CC_NONE;
-    uint32_t sr = cc_siteref(m, ctx, site);
-    if (sr == CC_NONE) return CC_NONE;
-    uint32_t callee = cc_callee(m, site, mi);
-    if (callee == CC_NONE) return CC_NONE;
-    uint32_t c = cc_ctx(m, sr, mi, callee);
+    uint32_t e = cc_callee(m, site, mi);
+    if (e == CC_NONE) return CC_NONE;
+    *callee = e;
+    uint32_t sr = cc_lookup(m, K_SITEREF, ctx, site);
+    uint32_t c = sr == CC_NONE ? CC_NONE : cc_lookup(m, K_CTX, sr, mi);
+    if (c == CC_NONE) {
+        c = cc_fold_target(m, ctx, e);
+        if (c != CC_NONE) m->folded++;
+    }
+    if (c == CC_NONE && (m->nx >= m->max_ctx || caller != m->x[ctx].method)) {
+        m->merged++;
+        return ctx;
+    }
+    if (c == CC_NONE) {
+        sr = cc_siteref(m, ctx, site);
+        c = sr == CC_NONE ? CC_NONE : cc_ctx(m, sr, mi, e);
+    }
     if (c != CC_NONE && hit == CC_NONE && cc_insert(m, K_DESC, ctx, key, c)) return CC_NONE;
     return c;
 }
@@ -273,34 +306,39 @@ static uint32_t cc_descend(ProfCCMap *m, uint32_t ctx, uint64_t pos, uint64_t id
 int prof_ccmap_add(ProfCCMap *m, const uint64_t *methods, const uint64_t *pos, uint32_t n,
                    uint64_t weight, uint32_t start_ctx, uint32_t *ctx_out) {
     if (!m || !methods || n == 0) return SAMPO_EINVAL;
-    uint32_t ctx;
+    uint32_t ctx, mi;
     if (start_ctx == CC_NONE) {
-        uint32_t mi = cc_method(m, methods[n - 1]);
+        mi = cc_method(m, methods[n - 1]);
         if (mi == CC_NONE) return SAMPO_ENOMEM;
-        ctx = cc_ctx(m, CC_NONE, mi, CC_NONE);
+        ctx = cc_ctx(m, CC_NONE, mi, CC_NONE); /* roots are not bounded: one per method */
         if (ctx == CC_NONE) return SAMPO_ENOMEM;
     } else {
         if (start_ctx >= m->nx || m->m[m->x[start_ctx].method].id != methods[n - 1])
             return SAMPO_EINVAL;
         ctx = start_ctx;
+        mi = m->x[ctx].method;
     }
     m->stamp++;
     m->total += weight;
-    /* The visited frame's ancestors are on this sample's stack too. */
-    for (uint32_t a = ctx; a != CC_NONE;) {
-        cc_credit(m, a, weight);
-        uint32_t sr = m->x[a].parent_sr;
-        a = sr == CC_NONE ? CC_NONE : m->r[sr].ctx;
-    }
+    /* The visited frame and its callers: the general nodes of its context path. */
+    for (uint32_t a = ctx; a != CC_NONE; a = prof_ccmap_ctx_parent(m, a))
+        cc_credit(m, m->x[a].method, m->x[a].callee, weight);
     if (ctx_out) ctx_out[n - 1] = ctx;
     for (uint32_t i = n - 1; i-- > 0;) {
-        ctx = cc_descend(m, ctx, pos ? pos[i + 1] : 0, methods[i]);
+        uint32_t e;
+        ctx = cc_descend(m, ctx, mi, pos ? pos[i + 1] : 0, methods[i], &e);
         if (ctx == CC_NONE) return SAMPO_ENOMEM;
-        cc_credit(m, ctx, weight);
+        mi = m->c[e].method;
+        cc_credit(m, mi, e, weight);
         if (ctx_out) ctx_out[i] = ctx;
     }
     m->x[ctx].self += weight;
-    m->m[m->x[ctx].method].self += weight;
+    m->m[mi].self += weight;
+    /* Contexts: the leaf's path (the sample's stack, less what recursion folded). */
+    for (uint32_t a = ctx; a != CC_NONE; a = prof_ccmap_ctx_parent(m, a)) {
+        m->x[a].total += weight;
+        if (m->x[a].parent_sr != CC_NONE) m->r[m->x[a].parent_sr].count += weight;
+    }
     return SAMPO_OK;
 }
 
@@ -498,7 +536,9 @@ static int cc_copy_ctx(ProfCCMap *to, const ProfCCMap *from, uint32_t *map, uint
         nx = mi == CC_NONE ? CC_NONE : cc_ctx(to, CC_NONE, mi, CC_NONE);
     } else {
         const CcSiteRef *sr = &from->r[x->parent_sr];
-        nx = cc_descend(to, map[sr->ctx], from->s[sr->site].pos, id);
+        uint32_t e;
+        uint32_t caller = to->x[map[sr->ctx]].method;
+        nx = cc_descend(to, map[sr->ctx], caller, from->s[sr->site].pos, id, &e);
         if (nx != CC_NONE) {
             uint32_t nsr = to->x[nx].parent_sr;
             to->r[nsr].count = sr->count;
@@ -538,6 +578,7 @@ size_t sampo_ccmap_prune(SampoCCMap *m, double min_fraction) {
     if (!m || m->nx == 0) return 0;
     uint64_t thr = (uint64_t)(min_fraction * (double)m->total);
     ProfCCMap *to = prof_ccmap_new();
+    if (to) to->max_ctx = m->max_ctx;
     uint32_t *map = malloc((size_t)m->nx * sizeof *map);
     size_t removed = 0;
     if (!to || !map) goto out_fail;
@@ -553,6 +594,8 @@ size_t sampo_ccmap_prune(SampoCCMap *m, double min_fraction) {
     cc_copy_general(to, m);
     to->total = m->total;
     to->stamp = m->stamp;
+    to->folded = m->folded;
+    to->merged = m->merged;
     ProfCCMap tmp = *m;
     *m = *to;
     *to = tmp;

@@ -14,6 +14,17 @@
  * is always created after its parent, so parent index < child index; counts only grow except
  * through prune/reset; "total" counts a sample once per node even under recursion (stamps).
  *
+ * Recursion is folded as in the som profiler's trees (src/somprof/cct.h): a call from a
+ * context of method C at position p to method M re-enters the nearest context on the path
+ * (the calling context included) that the same call (the same general Callee C@p->M) opened,
+ * instead of opening a new level; no context has an ancestor with the same Callee.  The
+ * number of contexts is bounded (max_ctx, PROF_CCMAP_MAX_CTX_DEFAULT): a frame that would
+ * need a context beyond it stays in its caller's context.  Both are counted (folded,
+ * merged).  The general nodes (methods, sites, callees) are credited from the sample's
+ * frames, not from contexts, so folding and merging change the context tree only.  A
+ * context's total is the samples whose leaf context lies in its subtree (its path is the
+ * sample's stack when nothing was folded).
+ *
  * Not thread-safe, not signal-safe (allocates): used by the manager thread and by owners of
  * snapshots / standalone maps.
  */
@@ -93,10 +104,18 @@ struct SampoCCMap {
     char *names;
     uint32_t names_len, names_cap;
     uint64_t total, stamp;
+    uint32_t max_ctx;        /* bound on nx (PROF_CCMAP_MAX_CTX_DEFAULT unless set) */
+    uint64_t folded, merged; /* sample frames folded into an ancestor / merged at the bound */
 };
+
+/* Default bound on a map's contexts; SAMPO_MAX_CONTEXTS=N sets it for a run (read once, by
+ * prof_ccmap_set_default_max, when the profiler starts). */
+#define PROF_CCMAP_MAX_CTX_DEFAULT (1u << 18)
 
 typedef struct SampoCCMap ProfCCMap;
 
+/* Bound given to maps created from now on (0: PROF_CCMAP_MAX_CTX_DEFAULT). */
+void prof_ccmap_set_default_max(uint32_t max_ctx);
 ProfCCMap *prof_ccmap_new(void);
 void prof_ccmap_free(ProfCCMap *m);
 void prof_ccmap_clear(ProfCCMap *m);

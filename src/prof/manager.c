@@ -416,8 +416,24 @@ void prof_manager_stop(void) {
 
 /* ---- data ---------------------------------------------------------------------------------- */
 
+/* SAMPO_MAX_CONTEXTS=N: the bound on each CC-Map's contexts (ccmap.h; small in tests). */
+static void mgr_max_contexts(void) {
+    const char *v = getenv("SAMPO_MAX_CONTEXTS");
+    char *end = NULL;
+    unsigned long n = v && *v ? strtoul(v, &end, 10) : 0;
+    if (v && *v && (*end || n == 0 || n > UINT32_MAX / 2)) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "SAMPO_MAX_CONTEXTS: expected a number in [1, %u], got '%.64s'",
+                 UINT32_MAX / 2, v);
+        prof_manager_event(SP_EVENT_NOTE, 0, 0, msg);
+        n = 0;
+    }
+    prof_ccmap_set_default_max((uint32_t)n);
+}
+
 int prof_manager_data_init(void) {
     prof_manager_data_fini();
+    mgr_max_contexts();
     prof_g.cc = prof_ccmap_new();
     prof_g.profile = sp_profile_new(SP_FLAVOUR_SAMPLED);
     if (!prof_g.symbols) prof_g.symbols = prof_symbols_new();

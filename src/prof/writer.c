@@ -61,6 +61,11 @@ static void wr_meta(SpProfile *p) {
     sp_meta_setu(p, "sigio_fallback", atomic_load(&g->sigio_fallback));
     sp_meta_setu(p, "rate_changes", st->rate_changes);
     sp_meta_setu(p, "threads", st->threads);
+    if (g->cc) { /* recursion folding and the bound (ccmap.h) */
+        sp_meta_setu(p, "contexts_folded", g->cc->folded);
+        sp_meta_setu(p, "contexts_merged", g->cc->merged);
+        sp_meta_setu(p, "contexts_max", g->cc->max_ctx);
+    }
     sp_meta_setu(p, "pid", (uint64_t)getpid());
     sp_meta_setu(p, "duration_ns", prof_now_ns() - g->t0_ns);
     wr_cmdline(p);

@@ -1,7 +1,8 @@
 /*
  * test_prof_ccmap.c - CC-Map updates and queries: the Rotor paper's Figure 2 shapes
  * (A->B->C->D vs E->B->C->F), partial samples continuing from a visited frame's context,
- * recursion, pruning and snapshots.
+ * recursion (folded into the context its recursive call opened), the bound on contexts,
+ * pruning and snapshots.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -169,6 +170,186 @@ static void test_recursion_counted_once(void **state) {
     prof_ccmap_free(m);
 }
 
+/* Edge count of caller@pos->callee (0 if absent). */
+static uint64_t edge(const ProfCCMap *m, uint64_t caller, uint64_t pos, uint64_t callee) {
+    SampoEdgeStat e[16];
+    size_t n = sampo_ccmap_hot_edges(m, e, 16);
+    for (size_t i = 0; i < n; i++)
+        if (e[i].caller == caller && e[i].pos == pos && e[i].callee == callee) return e[i].count;
+    return 0;
+}
+
+static uint64_t mtotal(const ProfCCMap *m, uint64_t id, uint64_t *self) {
+    SampoMethodStat s;
+    sampo_ccmap_method(m, id, &s);
+    if (self) *self = s.self;
+    return s.total;
+}
+
+/* A->B, then B->B from one site 9 times: three contexts (A, B under A, B under B), the
+ * deeper calls re-enter the last one. */
+static void test_fold_direct_recursion(void **state) {
+    (void)state;
+    ProfCCMap *m = prof_ccmap_new();
+    uint64_t meth[11] = {A}, pos[11] = {1};
+    for (int i = 1; i < 11; i++)
+        meth[i] = B, pos[i] = 2;
+    uint32_t ctx[11];
+    add(m, 11, meth, pos, CC_NONE, ctx);
+    add(m, 4, meth, pos, CC_NONE, NULL);
+    assert_int_equal(m->nx, 3);
+    assert_int_equal(m->folded, 8 + 1);
+    assert_int_equal(m->merged, 0);
+    /* ctx is leaf first: frames 0..8 (the B's below the second) share one context */
+    for (int i = 0; i < 9; i++)
+        assert_int_equal(ctx[i], ctx[8]);
+    SampoCtxInfo in;
+    sampo_ccmap_ctx_info(m, ctx[0], &in);
+    assert_int_equal(in.method, B);
+    assert_int_equal(in.depth, 2);
+    assert_int_equal(in.self, 2);
+    assert_int_equal(in.total, 2);
+    assert_int_equal(in.parent, ctx[9]);
+    /* general nodes as without folding: each sample once per node */
+    uint64_t self;
+    assert_int_equal(mtotal(m, B, &self), 2);
+    assert_int_equal(self, 2);
+    assert_int_equal(mtotal(m, A, NULL), 2);
+    assert_int_equal(edge(m, A, 1, B), 2);
+    assert_int_equal(edge(m, B, 2, B), 2);
+    /* another site of the recursion gets its own context, under the first recursive one */
+    add(m, 4, (uint64_t[]){A, B, B, B}, (uint64_t[]){1, 2, 3, 0}, CC_NONE, ctx);
+    assert_int_equal(m->nx, 4);
+    sampo_ccmap_ctx_info(m, ctx[0], &in);
+    assert_int_equal(in.depth, 3);
+    assert_int_equal(prof_ccmap_ctx_pos(m, ctx[0]), 3);
+    prof_ccmap_free(m);
+}
+
+/* A->B->C->B->C...: contexts A, B, C, B (under C); C called from the inner B re-enters the
+ * C context, and from there B is its existing child. */
+static void test_fold_mutual_recursion(void **state) {
+    (void)state;
+    ProfCCMap *m = prof_ccmap_new();
+    uint64_t meth[] = {A, B, C, B, C, B, C, B}, pos[] = {1, 2, 3, 2, 3, 2, 3, 0};
+    uint32_t ctx[8];
+    add(m, 8, meth, pos, CC_NONE, ctx);
+    assert_int_equal(m->nx, 4);
+    assert_int_equal(m->folded, 2); /* the C frames 4 and 6 (outermost first) */
+    /* leaf first: B frames 0, 2, 4 share the inner B context, C frames 1, 3, 5 the C one */
+    assert_int_equal(ctx[0], ctx[2]);
+    assert_int_equal(ctx[0], ctx[4]);
+    assert_int_equal(ctx[1], ctx[5]);
+    assert_true(ctx[6] != ctx[4]); /* the outer B (called by A) keeps its own context */
+    SampoCtxInfo in;
+    sampo_ccmap_ctx_info(m, ctx[0], &in);
+    assert_int_equal(in.method, B);
+    assert_int_equal(in.depth, 3);
+    assert_int_equal(in.self, 1);
+    uint64_t self;
+    assert_int_equal(mtotal(m, B, &self), 1);
+    assert_int_equal(self, 1);
+    assert_int_equal(mtotal(m, C, NULL), 1);
+    assert_int_equal(edge(m, A, 1, B), 1);
+    assert_int_equal(edge(m, B, 2, C), 1);
+    assert_int_equal(edge(m, C, 3, B), 1);
+    prof_ccmap_free(m);
+}
+
+/* A tree without recursion is the unfolded one: the same method under different callers, a
+ * call cycle over methods that is never on one stack, nothing folded. */
+static void test_no_recursion_unchanged(void **state) {
+    (void)state;
+    ProfCCMap *m = figure2(30, 31);
+    add(m, 3, (uint64_t[]){A, B, C}, (uint64_t[]){10, 20, 0}, CC_NONE, NULL);
+    add(m, 3, (uint64_t[]){A, C, B}, (uint64_t[]){12, 21, 0}, CC_NONE, NULL);
+    assert_int_equal(m->nx, 8 + 2); /* A B C D, E B C F, A->C->B */
+    assert_int_equal(m->folded, 0);
+    assert_int_equal(m->merged, 0);
+    uint32_t roots[4], kids[4];
+    assert_int_equal(sampo_ccmap_roots(m, roots, 4), 2);
+    SampoCtxInfo in;
+    for (size_t i = 0; i < 2; i++) {
+        sampo_ccmap_ctx_info(m, roots[i], &in);
+        assert_int_equal(in.total, in.method == A ? 3 : 1);
+    }
+    uint32_t a = roots[0];
+    sampo_ccmap_ctx_info(m, a, &in);
+    if (in.method != A) a = roots[1];
+    assert_int_equal(sampo_ccmap_ctx_children(m, a, kids, 4), 2); /* B and C */
+    assert_int_equal(mtotal(m, C, NULL), 4);
+    assert_int_equal(edge(m, B, 20, C), 3);
+    prof_ccmap_free(m);
+}
+
+/* At the bound a frame stays in its caller's context: counted, general nodes still exact. */
+static void test_bound_merges_into_caller(void **state) {
+    (void)state;
+    ProfCCMap *m = prof_ccmap_new();
+    m->max_ctx = 3;
+    uint32_t ctx[5];
+    add(m, 5, (uint64_t[]){A, B, C, D, E}, (uint64_t[]){1, 2, 3, 4, 0}, CC_NONE, ctx);
+    assert_int_equal(m->nx, 3);
+    assert_int_equal(m->merged, 2);
+    assert_int_equal(ctx[0], ctx[2]); /* E and D in C's context */
+    assert_int_equal(ctx[1], ctx[2]);
+    SampoCtxInfo in;
+    sampo_ccmap_ctx_info(m, ctx[0], &in);
+    assert_int_equal(in.method, C);
+    assert_int_equal(in.self, 1);
+    uint64_t self;
+    assert_int_equal(mtotal(m, E, &self), 1);
+    assert_int_equal(self, 1);
+    assert_int_equal(mtotal(m, C, &self), 1);
+    assert_int_equal(self, 0);
+    assert_int_equal(edge(m, C, 3, D), 1);
+    assert_int_equal(edge(m, D, 4, E), 1);
+    /* known contexts are still reached; only new ones are refused */
+    add(m, 2, (uint64_t[]){A, B}, (uint64_t[]){1, 0}, CC_NONE, ctx);
+    sampo_ccmap_ctx_info(m, ctx[0], &in);
+    assert_int_equal(in.method, B);
+    assert_int_equal(m->merged, 2);
+    /* the default bound, and the one set for new maps */
+    ProfCCMap *d = prof_ccmap_new();
+    assert_int_equal(d->max_ctx, PROF_CCMAP_MAX_CTX_DEFAULT);
+    prof_ccmap_set_default_max(7);
+    ProfCCMap *s = prof_ccmap_new();
+    assert_int_equal(s->max_ctx, 7);
+    prof_ccmap_set_default_max(0);
+    prof_ccmap_free(s);
+    prof_ccmap_free(d);
+    prof_ccmap_free(m);
+}
+
+/* A partial sample continuing from a folded context (deep direct recursion, the async
+ * profiler's case) gives the map the full sample gives. */
+static void test_partial_from_folded_context(void **state) {
+    (void)state;
+    ProfCCMap *full = prof_ccmap_new(), *part = prof_ccmap_new();
+    uint64_t meth[8] = {A}, pos[8] = {1};
+    for (int i = 1; i < 8; i++)
+        meth[i] = B, pos[i] = 2;
+    uint32_t ctx[8];
+    add(full, 6, meth, pos, CC_NONE, NULL);
+    add(full, 8, meth, pos, CC_NONE, NULL);
+    add(part, 6, meth, pos, CC_NONE, ctx);
+    add(part, 3, (uint64_t[]){B, B, B}, (uint64_t[]){2, 2, 0}, ctx[0], NULL);
+    assert_int_equal(full->nx, part->nx);
+    for (uint32_t i = 0; i < full->nx; i++) {
+        SampoCtxInfo x, y;
+        sampo_ccmap_ctx_info(full, i, &x);
+        sampo_ccmap_ctx_info(part, i, &y);
+        assert_int_equal(x.method, y.method);
+        assert_int_equal(x.self, y.self);
+        assert_int_equal(x.total, y.total);
+    }
+    assert_int_equal(mtotal(full, B, NULL), mtotal(part, B, NULL));
+    assert_int_equal(edge(full, B, 2, B), edge(part, B, 2, B));
+    assert_int_equal(edge(part, B, 2, B), 2);
+    prof_ccmap_free(full);
+    prof_ccmap_free(part);
+}
+
 static void test_prune_cold(void **state) {
     (void)state;
     ProfCCMap *m = prof_ccmap_new();
@@ -218,6 +399,11 @@ int main(void) {
         cmocka_unit_test(test_partial_equals_full),
         cmocka_unit_test(test_partial_bad_context),
         cmocka_unit_test(test_recursion_counted_once),
+        cmocka_unit_test(test_fold_direct_recursion),
+        cmocka_unit_test(test_fold_mutual_recursion),
+        cmocka_unit_test(test_no_recursion_unchanged),
+        cmocka_unit_test(test_bound_merges_into_caller),
+        cmocka_unit_test(test_partial_from_folded_context),
         cmocka_unit_test(test_prune_cold),
         cmocka_unit_test(test_clone_is_independent),
     };
