@@ -270,9 +270,15 @@ void prof_trigger_retime_all(void) {
  * lost event is counted (stats.trigger_lost, an event in the profile) and re-armed with a
  * fresh event above the fd floor, or with the thread's CPU timer, which no close() reaches. */
 void prof_trigger_check_lost(void) {
+    /* The trigger and the threads' events change under g.ctl (start, stop, rate switches):
+     * while a control call holds it, skip this wake-up (the next one is at most 20 ms away).
+     * Never wait for it: sampo_stop() holds g.ctl while it joins this thread. */
+    if (pthread_mutex_trylock(&prof_g.ctl)) return;
     if (!prof_g.started || prof_g.cfg.mode != SAMPO_MODE_CPU || atomic_load(&prof_g.paused) ||
-        (prof_g.trigger != SAMPO_TRIGGER_PERF_HW && prof_g.trigger != SAMPO_TRIGGER_PERF_SW))
+        (prof_g.trigger != SAMPO_TRIGGER_PERF_HW && prof_g.trigger != SAMPO_TRIGGER_PERF_SW)) {
+        pthread_mutex_unlock(&prof_g.ctl);
         return;
+    }
     uint32_t lost = 0, timers = 0;
     pthread_mutex_lock(&prof_g.reg);
     for (ProfThread *t = prof_g.threads; t; t = t->next_all) {
@@ -286,6 +292,7 @@ void prof_trigger_check_lost(void) {
             timers++;
     }
     pthread_mutex_unlock(&prof_g.reg);
+    pthread_mutex_unlock(&prof_g.ctl);
     if (!lost) return;
     atomic_fetch_add(&prof_g.trigger_lost, lost);
     char msg[160];
