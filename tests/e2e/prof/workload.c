@@ -69,7 +69,9 @@ __attribute__((noinline)) void f20(void) {
 static void run_split(double secs) {
     double end = cpu_s() + secs; /* CPU time: the machine may be shared */
     while (cpu_s() < end) {
-        for (int i = 0; i < 10; i++) { /* keep the clock syscall rare */
+        /* keep the clock syscall rare: on a loaded machine a thread is mostly preempted at
+         * a syscall's return, and a sample taken while it waits (thread trigger) lands there */
+        for (int i = 0; i < 100; i++) {
             next_round();
             f50();
             f30();
