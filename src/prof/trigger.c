@@ -269,7 +269,18 @@ void prof_trigger_retime_all(void) {
  * close_range) destroys the threads' perf events and sampling would stop in silence.  Each
  * lost event is counted (stats.trigger_lost, an event in the profile) and re-armed with a
  * fresh event above the fd floor, or with the thread's CPU timer, which no close() reaches. */
+static void trig_check_lost_ctl(void);
+
 void prof_trigger_check_lost(void) {
+    /* started, cfg and trigger are written under ctl (sampo_start, sampo_set_rate): read them
+     * under it.  A control call in progress (sampo_stop may be waiting for this thread) only
+     * defers the check to the next wake-up. */
+    if (pthread_mutex_trylock(&prof_g.ctl)) return;
+    trig_check_lost_ctl();
+    pthread_mutex_unlock(&prof_g.ctl);
+}
+
+static void trig_check_lost_ctl(void) {
     if (!prof_g.started || prof_g.cfg.mode != SAMPO_MODE_CPU || atomic_load(&prof_g.paused) ||
         (prof_g.trigger != SAMPO_TRIGGER_PERF_HW && prof_g.trigger != SAMPO_TRIGGER_PERF_SW))
         return;
