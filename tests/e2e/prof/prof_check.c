@@ -5,6 +5,9 @@
  *                   [--meta KEY=VALUE] [--max-meta KEY=N] [NAME=PCT ...]
  * NAME=PCT: the share of samples whose stack contains NAME (inclusive, so a helper below a
  * function still counts for it) must be PCT +- tol (default 5) points.
+ * --z Z: the tolerance of the NAME=PCT checks after it grows by Z standard deviations of a
+ * share PCT measured from this profile's number of samples (binomial), so --tol is the
+ * method's systematic error only and the check holds however many samples a run got.
  * --thread-split: the two busiest threads must split their samples 50/50 +- tol.
  * --depth-min N: some sample must have at least N frames.
  * Prints a small table either way; exit status 1 on a failed check.
@@ -12,6 +15,7 @@
 #include "profile.h"
 #include "profile_io.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,7 +60,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "prof_check: %s\n", err);
         return 1;
     }
-    double tol = 5;
+    double tol = 5, z = 0;
     uint64_t total = sp_total_weight(p), min_samples = 50;
     int fail = 0;
     printf("samples %llu, threads %u, trigger %s, mode %s\n", (unsigned long long)total,
@@ -66,6 +70,8 @@ int main(int argc, char **argv) {
         const char *a = argv[i];
         if (!strcmp(a, "--tol") && i + 1 < argc) {
             tol = atof(argv[++i]);
+        } else if (!strcmp(a, "--z") && i + 1 < argc) {
+            z = atof(argv[++i]);
         } else if (!strcmp(a, "--min-samples") && i + 1 < argc) {
             min_samples = strtoull(argv[++i], NULL, 10);
         } else if (!strcmp(a, "--thread-split")) {
@@ -125,9 +131,10 @@ int main(int argc, char **argv) {
             snprintf(name, sizeof name, "%s", a);
             char *eq = strchr(name, '=');
             *eq = 0;
-            double want = atof(eq + 1), got = share(p, name, total);
-            int bad = got < want - tol || got > want + tol;
-            printf("%-20s %6.1f%% (want %.1f +- %.1f)%s\n", name, got, want, tol,
+            double want = atof(eq + 1), got = share(p, name, total), q = want / 100;
+            double t = tol + (total ? z * 100 * sqrt(q * (1 - q) / (double)total) : 0);
+            int bad = got < want - t || got > want + t;
+            printf("%-20s %6.1f%% (want %.1f +- %.1f)%s\n", name, got, want, t,
                    bad ? "  FAIL" : "");
             fail |= bad;
         }
