@@ -8,7 +8,8 @@
  * --z Z: the tolerance of the NAME=PCT checks after it grows by Z standard deviations of a
  * share PCT measured from this profile's number of samples (binomial), so --tol is the
  * method's systematic error only and the check holds however many samples a run got.
- * --thread-split: the two busiest threads must split their samples 50/50 +- tol.
+ * --thread-split: the two busiest threads must split their samples 50/50 +- tol (grown by
+ * --z given before it, as for NAME=PCT).
  * --depth-min N: some sample must have at least N frames.
  * Prints a small table either way; exit status 1 on a failed check.
  */
@@ -34,7 +35,7 @@ static double share(const SpProfile *p, const char *name, uint64_t total) {
     return total ? 100.0 * (double)hit / (double)total : 0;
 }
 
-static int thread_split(const SpProfile *p, double tol) {
+static int thread_split(const SpProfile *p, double tol, double z) {
     uint64_t *per = calloc(p->nthreads + 1, sizeof *per);
     for (uint32_t i = 0; i < p->nsamples; i++)
         per[p->samples[i].thread] += p->samples[i].weight;
@@ -47,8 +48,9 @@ static int thread_split(const SpProfile *p, double tol) {
     }
     free(per);
     double pa = a + b ? 100.0 * (double)a / (double)(a + b) : 0;
-    printf("thread split: %.1f%% / %.1f%% (%llu, %llu samples)\n", pa, 100 - pa,
-           (unsigned long long)a, (unsigned long long)b);
+    if (a + b) tol += z * 100 * sqrt(0.25 / (double)(a + b));
+    printf("thread split: %.1f%% / %.1f%% (%llu, %llu samples; want 50 +- %.1f)\n", pa, 100 - pa,
+           (unsigned long long)a, (unsigned long long)b, tol);
     return pa - 50 <= tol ? 0 : 1;
 }
 
@@ -75,7 +77,7 @@ int main(int argc, char **argv) {
         } else if (!strcmp(a, "--min-samples") && i + 1 < argc) {
             min_samples = strtoull(argv[++i], NULL, 10);
         } else if (!strcmp(a, "--thread-split")) {
-            fail |= thread_split(p, tol);
+            fail |= thread_split(p, tol, z);
         } else if (!strcmp(a, "--flat")) {
             /* self share per leaf function name: "pct<TAB>name" lines */
             uint64_t *self = calloc(p->nframes + 1, sizeof *self);
