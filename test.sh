@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: the dev build (-Werror) with all suites, then the SOM and unit
 # suites under ASan+UBSan, the profiler suites under TSan, and time-boxed fuzzing.
-# Prints one "N passed, N failed" line per stage and a total; exit status 0 iff all pass.
+# Prints the progress of each stage (tests done / total), one "N passed, N failed" line with
+# the stage's time per stage, and a total; exit status 0 iff all pass.
 set -uo pipefail
 cd "$(dirname "$0")"
 bash scripts/deps.sh || { echo "dependency installation failed"; exit 1; }
@@ -10,16 +11,27 @@ total_pass=0; total_fail=0; failed_stages=""
 
 stage() { # stage NAME PRESET CTEST-ARGS...
     local name=$1 preset=$2; shift 2
+    local t0=$SECONDS
     echo "=== stage $name (preset $preset) ==="
     if ! cmake --preset "$preset" >"build-$name.log" 2>&1 ||
        ! cmake --build --preset "$preset" -j "$JOBS" >>"build-$name.log" 2>&1; then
         tail -n 60 "build-$name.log"
-        echo "stage $name: BUILD FAILED"
+        echo "stage $name: BUILD FAILED ($((SECONDS - t0)) s)"
         total_fail=$((total_fail + 1)); failed_stages="$failed_stages $name"; return
     fi
-    local out
-    out=$(ctest --test-dir "build/$preset" --output-on-failure -j "$JOBS" "$@" 2>&1)
-    echo "$out" | tail -n 40
+    echo "stage $name: built in $((SECONDS - t0)) s"
+    local out t1=$SECONDS log="build-$name-tests.log"
+    # progress as it comes: ctest's "N/M Test #k: name ... Passed" lines (tests done / total)
+    # with the stage's elapsed time; the whole output goes to build-NAME-tests.log
+    : >"$log"
+    ctest --test-dir "build/$preset" --output-on-failure -j "$JOBS" "$@" 2>&1 |
+        while IFS= read -r l; do
+            printf '%s\n' "$l" >>"$log"
+            [[ $l =~ ^\ *[0-9]+/[0-9]+\ Test\ +# ]] &&
+                printf '[%s %4d s] %s\n' "$name" $((SECONDS - t1)) "${l# }"
+        done
+    out=$(cat "$log")
+    echo "$out" | grep -vE '^ *[0-9]+/[0-9]+ Test +#|^ *Start +[0-9]+:' | tail -n 40
     local summary pass fail
     summary=$(echo "$out" | grep -E '[0-9]+% tests passed' | tail -n 1)
     if [ -z "$summary" ]; then
@@ -31,7 +43,7 @@ stage() { # stage NAME PRESET CTEST-ARGS...
     all=$(echo "$summary" | sed -E 's/.* out of ([0-9]+)$/\1/')
     fail=$(echo "$summary" | sed -E 's/.*passed, ([0-9]+) tests? failed.*/\1/')
     pass=$((all - fail))
-    echo "stage $name: $pass passed, $fail failed"
+    echo "stage $name: $pass passed, $fail failed (tests $((SECONDS - t1)) s, stage $((SECONDS - t0)) s)"
     total_pass=$((total_pass + pass)); total_fail=$((total_fail + fail))
     [ "$fail" -eq 0 ] || failed_stages="$failed_stages $name"
 }
@@ -43,5 +55,5 @@ if [ "${SAMPO_SKIP_FUZZ:-0}" != 1 ]; then
     stage fuzz fuzz -L 'fuzz'
 fi
 
-echo "=== total: $total_pass passed, $total_fail failed ==="
+echo "=== total: $total_pass passed, $total_fail failed, $SECONDS s ==="
 [ -z "$failed_stages" ] || { echo "failed stages:$failed_stages"; exit 1; }

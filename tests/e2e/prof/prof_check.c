@@ -5,13 +5,18 @@
  *                   [--meta KEY=VALUE] [--max-meta KEY=N] [NAME=PCT ...]
  * NAME=PCT: the share of samples whose stack contains NAME (inclusive, so a helper below a
  * function still counts for it) must be PCT +- tol (default 5) points.
- * --thread-split: the two busiest threads must split their samples 50/50 +- tol.
+ * --z Z: the tolerance of the NAME=PCT checks after it grows by Z standard deviations of a
+ * share PCT measured from this profile's number of samples (binomial), so --tol is the
+ * method's systematic error only and the check holds however many samples a run got.
+ * --thread-split: the two busiest threads must split their samples 50/50 +- tol (grown by
+ * --z given before it, as for NAME=PCT).
  * --depth-min N: some sample must have at least N frames.
  * Prints a small table either way; exit status 1 on a failed check.
  */
 #include "profile.h"
 #include "profile_io.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +35,7 @@ static double share(const SpProfile *p, const char *name, uint64_t total) {
     return total ? 100.0 * (double)hit / (double)total : 0;
 }
 
-static int thread_split(const SpProfile *p, double tol) {
+static int thread_split(const SpProfile *p, double tol, double z) {
     uint64_t *per = calloc(p->nthreads + 1, sizeof *per);
     for (uint32_t i = 0; i < p->nsamples; i++)
         per[p->samples[i].thread] += p->samples[i].weight;
@@ -43,8 +48,9 @@ static int thread_split(const SpProfile *p, double tol) {
     }
     free(per);
     double pa = a + b ? 100.0 * (double)a / (double)(a + b) : 0;
-    printf("thread split: %.1f%% / %.1f%% (%llu, %llu samples)\n", pa, 100 - pa,
-           (unsigned long long)a, (unsigned long long)b);
+    if (a + b) tol += z * 100 * sqrt(0.25 / (double)(a + b));
+    printf("thread split: %.1f%% / %.1f%% (%llu, %llu samples; want 50 +- %.1f)\n", pa, 100 - pa,
+           (unsigned long long)a, (unsigned long long)b, tol);
     return pa - 50 <= tol ? 0 : 1;
 }
 
@@ -56,7 +62,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "prof_check: %s\n", err);
         return 1;
     }
-    double tol = 5;
+    double tol = 5, z = 0;
     uint64_t total = sp_total_weight(p), min_samples = 50;
     int fail = 0;
     printf("samples %llu, threads %u, trigger %s, mode %s\n", (unsigned long long)total,
@@ -66,10 +72,12 @@ int main(int argc, char **argv) {
         const char *a = argv[i];
         if (!strcmp(a, "--tol") && i + 1 < argc) {
             tol = atof(argv[++i]);
+        } else if (!strcmp(a, "--z") && i + 1 < argc) {
+            z = atof(argv[++i]);
         } else if (!strcmp(a, "--min-samples") && i + 1 < argc) {
             min_samples = strtoull(argv[++i], NULL, 10);
         } else if (!strcmp(a, "--thread-split")) {
-            fail |= thread_split(p, tol);
+            fail |= thread_split(p, tol, z);
         } else if (!strcmp(a, "--flat")) {
             /* self share per leaf function name: "pct<TAB>name" lines */
             uint64_t *self = calloc(p->nframes + 1, sizeof *self);
@@ -125,9 +133,10 @@ int main(int argc, char **argv) {
             snprintf(name, sizeof name, "%s", a);
             char *eq = strchr(name, '=');
             *eq = 0;
-            double want = atof(eq + 1), got = share(p, name, total);
-            int bad = got < want - tol || got > want + tol;
-            printf("%-20s %6.1f%% (want %.1f +- %.1f)%s\n", name, got, want, tol,
+            double want = atof(eq + 1), got = share(p, name, total), q = want / 100;
+            double t = tol + (total ? z * 100 * sqrt(q * (1 - q) / (double)total) : 0);
+            int bad = got < want - t || got > want + t;
+            printf("%-20s %6.1f%% (want %.1f +- %.1f)%s\n", name, got, want, t,
                    bad ? "  FAIL" : "");
             fail |= bad;
         }

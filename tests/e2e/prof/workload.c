@@ -44,20 +44,35 @@ __attribute__((noinline)) static void work(uint64_t n) {
     sink = x;
 }
 
+/* Each round of f50/f30/f20 is scaled by a pseudo-random factor (4..11)/8, the same for
+ * the three, so the split stays 5:3:2 but the loop has no fixed period: samples taken at
+ * fixed steps of the thread's CPU time (a tick-driven timer, a thread preempted at the
+ * scheduler tick on a loaded machine) would otherwise strobe a periodic loop and land on
+ * the same few phases of it, giving a split that depends on the machine's load. */
+static uint64_t round_scale = 8, rng = 0x9e3779b97f4a7c15ull;
+
+static void next_round(void) {
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    round_scale = 4 + (rng >> 32) % 8;
+}
+
 __attribute__((noinline)) void f50(void) {
-    work(50000);
+    work(50000 * round_scale / 8);
 }
 __attribute__((noinline)) void f30(void) {
-    work(30000);
+    work(30000 * round_scale / 8);
 }
 __attribute__((noinline)) void f20(void) {
-    work(20000);
+    work(20000 * round_scale / 8);
 }
 
 static void run_split(double secs) {
     double end = cpu_s() + secs; /* CPU time: the machine may be shared */
     while (cpu_s() < end) {
-        for (int i = 0; i < 10; i++) { /* keep the clock syscall rare */
+        /* keep the clock syscall rare: on a loaded machine a thread is mostly preempted at
+         * a syscall's return, and a sample taken while it waits (thread trigger) lands there */
+        for (int i = 0; i < 100; i++) {
+            next_round();
             f50();
             f30();
             f20();

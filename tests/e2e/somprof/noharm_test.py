@@ -196,7 +196,20 @@ def signalled_run(mode, sig, out):
     path = src("Loop", LOOP)
     p = subprocess.Popen([SOM, "--prof=" + mode, "--prof-out", out, path],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
-    time.sleep(1.5)  # the program's stdout is a pipe, fully buffered: no "started" to wait for
+    # the program's stdout is a pipe, fully buffered: no "started" to wait for.  Wait for a
+    # second of its CPU time instead (boot and compile take a fraction of that, also under a
+    # sanitizer), however long a loaded machine makes that in wall time
+    tick = os.sysconf("SC_CLK_TCK")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and p.poll() is None:
+        try:
+            with open("/proc/%d/stat" % p.pid) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            if (int(fields[11]) + int(fields[12])) / tick >= 1.0:  # utime + stime
+                break
+        except (OSError, IndexError, ValueError):
+            pass
+        time.sleep(0.05)
     assert p.poll() is None, "the program ended before the signal"
     p.send_signal(sig)
     try:

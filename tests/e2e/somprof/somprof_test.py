@@ -2,10 +2,16 @@
 """End-to-end tests of `som --prof*` (async, coop, exact) on SOM programs of known shape.
 
 usage: somprof_test.py SOM SAMPO WORKDIR [test-name...]
-Each test prints PASS/FAIL; exit status 1 if any failed.  Sampled shares are checked with
-tolerances wide enough for ~300 samples; exact counts are checked against hand-computed
-numbers."""
+Each test prints PASS/FAIL; exit status 1 if any failed.  Each test stands alone (CMake
+registers one ctest entry per test, each with its own WORKDIR).  Sampled shares are checked
+with a margin derived from the number of samples (binomial: Z standard deviations) plus the
+method's known systematic error, and sampled runs go on with a larger workload until they hold
+enough samples, so the verdict does not depend on the machine's speed or load.  Exact counts
+are checked against hand-computed numbers.  SAMPO_SANITIZE (set by CMake) names the sanitizer
+the binaries were built with: accuracy checks whose truth is timing across cores are not made
+there (the functional parts still are)."""
 import json
+import math
 import os
 import subprocess
 import sys
@@ -14,6 +20,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SOM, SAMPO, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
 os.makedirs(WORK, exist_ok=True)
 PREFIX = "System>>boot;System>>initialize:"
+SANITIZE = os.environ.get("SAMPO_SANITIZE", "")
+Z = 4.5  # standard deviations: a correct sampler fails one check in ~150000
+
+
+def margin(p, n, systematic=0.0):
+    """Allowed deviation of a share p measured from n samples."""
+    return Z * math.sqrt(max(p * (1 - p), 0.01) / max(n, 1)) + systematic
 
 
 def run(args, check=True, timeout=120, env=None):
@@ -57,10 +70,20 @@ def prog(name):
 
 # ---- exact mode: hand-computed counts ------------------------------------------------------
 
-def test_exact_fig2():
+FIG2_EXACT_N = 600  # long enough that one preemption (wall-clock time view) cannot swing it
+
+
+def fig2_exact():
+    """The exact profile of Fig2 (written once per work directory)."""
     out = os.path.join(WORK, "fig2_exact.prof")
-    n = 600  # long enough that one preemption (wall-clock time view) cannot swing the share
-    som("--prof=exact", "--prof-out", out, prog("Fig2.som"), str(n))
+    if not os.path.exists(out):
+        som("--prof=exact", "--prof-out", out, prog("Fig2.som"), str(FIG2_EXACT_N))
+    return out
+
+
+def test_exact_fig2():
+    n = FIG2_EXACT_N
+    out = fig2_exact()
     st = collapsed(out)
     base = PREFIX + ";Fig2>>run:"
     want = {
@@ -88,7 +111,7 @@ def test_exact_lean():
     assert st.get(base + ";Fig2>>a:;Fig2>>b:;Fig2>>c:;Fig2>>d") == 150
     assert st.get(base + ";Fig2>>e:;Fig2>>b:;Fig2>>c:;Fig2>>f;Fig2>>work") == 50
     assert not any(s.endswith("System>>printString:") for s in st), "lean mode counted a primitive"
-    full = collapsed(os.path.join(WORK, "fig2_exact.prof"))
+    full = collapsed(fig2_exact())
     assert any(s.endswith("System>>printString:") for s in full), "full exact mode lacks primitives"
 
 
@@ -117,26 +140,39 @@ def test_exact_recursion_nlr():
 
 # ---- sampled modes -------------------------------------------------------------------------
 
-def check_fig2_sampled(mode, hz="2000", n="2000"):
+def sampled(args, size, out, min_samples, among=None, env=None):
+    """Runs som ARGS... --prof-out OUT PROG SIZE (args ends with the program), doubling SIZE
+    until the profile holds min_samples samples (of stacks containing a frame of `among`, if
+    given): a sample floor is met by running long enough, whatever the machine's speed."""
+    for _ in range(8):
+        som(*(args[:-1] + ["--prof-out", out, args[-1], str(size)]), env=env)
+        st = collapsed(out)
+        got = sum(n for s, n in st.items()
+                  if among is None or any(m in s.split(";") for m in among))
+        if got >= min_samples:
+            return st
+        size *= 2
+    raise AssertionError("%s: %d samples after 8 runs, want %d" % (out, got, min_samples))
+
+
+def check_fig2_sampled(mode, hz="2000", n=2000):
     out = os.path.join(WORK, "fig2_%s.prof" % mode)
-    som("--prof=%s" % mode, "--prof-hz", hz, "--prof-out", out, prog("Fig2.som"), n)
-    st = collapsed(out)
+    st = sampled(["--prof=%s" % mode, "--prof-hz", hz, prog("Fig2.som")], n, out, 800,
+                 among=["Fig2>>d", "Fig2>>f"])
     fig = {s: c for s, c in st.items() if "Fig2>>" in s}
-    assert sum(fig.values()) >= 100, "too few samples: %d" % sum(fig.values())
     for s in fig:
         assert s.startswith(PREFIX + ";Fig2>>run:"), "context not complete: " + s
         f = s.split(";")
         assert not ("Fig2>>d" in f and "Fig2>>e:" in f), "d under e: " + s
         assert not ("Fig2>>f" in f and "Fig2>>a:" in f), "f under a: " + s
     sd = share(fig, "Fig2>>d", ["Fig2>>d", "Fig2>>f"])
-    assert 0.65 < sd < 0.85, "%s: d share %.3f, want 0.75" % (mode, sd)
+    nd = sum(n for s, n in fig.items() if {"Fig2>>d", "Fig2>>f"} & set(s.split(";")))
+    tol = margin(0.75, nd, 0.03)
+    assert abs(sd - 0.75) < tol, "%s: d share %.3f of %d, want 0.75 +- %.3f" % (mode, sd, nd, tol)
     # every sampled context exists in the exact calling-context tree
-    ex = collapsed(os.path.join(WORK, "fig2_exact.prof")) if os.path.exists(
-        os.path.join(WORK, "fig2_exact.prof")) else None
-    if ex is not None:
-        exs = set(ex)
-        for s in fig:
-            assert s in exs, "sampled context not in the exact tree: " + s
+    exs = set(collapsed(fig2_exact()))
+    for s in fig:
+        assert s in exs, "sampled context not in the exact tree: " + s
     return out
 
 
@@ -154,11 +190,12 @@ def test_coop_fig2():
 def check_hot(mode):
     out = os.path.join(WORK, "hot_%s.prof" % mode)
     dump = os.path.join(WORK, "hot_%s.json" % mode)
-    som("--prof=%s" % mode, "--prof-hz", "2000", "--prof-out", out, "--prof-dump", dump,
-        prog("Hot.som"), "4000")  # ~180 samples: 3 sd inside the band
-    st = collapsed(out)
+    st = sampled(["--prof=%s" % mode, "--prof-hz", "2000", "--prof-dump", dump, prog("Hot.som")],
+                 4000, out, 1000, among=["Hot>>hot", "Hot>>cold"])
     sh = share(st, "Hot>>hot", ["Hot>>hot", "Hot>>cold"])
-    assert 0.65 < sh < 0.85, "%s: hot share %.3f, want 0.75" % (mode, sh)
+    n = sum(c for s, c in st.items() if {"Hot>>hot", "Hot>>cold"} & set(s.split(";")))
+    tol = margin(0.75, n, 0.03)
+    assert abs(sh - 0.75) < tol, "%s: hot share %.3f of %d, want 0.75 +- %.3f" % (mode, sh, n, tol)
     d = json.load(open(dump))
     names = [m["name"] for m in d["methods"]]
     assert "Hot>>unit" in names and "Hot>>hot" in names, names
@@ -224,6 +261,11 @@ def test_coop_small_activations():
     for i in range(3):
         sh = shares("coop", "marker", "marker%d" % i)
         tries.append(sh)
+        if SANITIZE:
+            # a sanitizer slows the VM thread and the marking thread by different factors:
+            # the cross-core timing this rule depends on is not the product's; only the
+            # rule's bookkeeping (checked above and below) is
+            break
         if all(abs(sh[m] - ref[m]) < 0.06 for m in names):
             break
     else:
@@ -277,7 +319,11 @@ def test_exact_time_same_run():
     assert meta.get("som_profiler_mode") == "exact-time-same-run", meta
     t = collapsed(out + ".time")
     a = share(t, "Fig2>>a:", ["Fig2>>a:", "Fig2>>e:"])
-    assert abs(a - 0.75) < 0.05, a
+    # exact times (no sampling error); a sanitizer adds a per-call cost of its own to the
+    # timed spans, which skews the 3:1 work split toward 2:1, but a lost or swapped context
+    # (0.5, 0.25) is still caught
+    tol = 0.15 if SANITIZE else 0.05
+    assert abs(a - 0.75) < tol, (a, tol)
     c = run([SAMPO, "compare", out, out + ".time"]).stdout
     val = {l.split(":")[0]: float(l.split()[1].rstrip("%")) for l in c.splitlines()
            if l.startswith(("correlation(self)", "overlap"))}
