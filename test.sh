@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test: the dev build (-Werror) with all suites, then the SOM and unit
+# Runs every test: the dev build (-Werror) with all suites, the release build with the unit
+# suites, then the SOM and unit
 # suites under ASan+UBSan, the profiler suites under TSan, and time-boxed fuzzing.
 # Prints the progress of each stage (tests done / total), one "N passed, N failed" line with
 # the stage's time per stage, and a total; exit status 0 iff all pass.
@@ -49,6 +50,7 @@ stage() { # stage NAME PRESET CTEST-ARGS...
 }
 
 stage dev dev
+stage release release -L unit   # the build demo.sh makes (-O2 -Werror warns differently)
 stage asan asan -L 'unit|som'
 stage tsan tsan -L 'tsan'
 if [ "${SAMPO_SKIP_FUZZ:-0}" != 1 ]; then
