@@ -41,6 +41,7 @@ static _Atomic int pl_active;
 static char pl_out[4096];
 static SampoConfig pl_cfg;   /* what pl_init started with (restarted after a failed exec) */
 static pid_t pl_pid;         /* a vfork child shares our memory but has another pid */
+static int pl_no_exit_hook;  /* SAMPO_HOOK_EXIT=0: _exit does not write the profile */
 static __thread int pl_self; /* our own sigaction calls pass through the interposers */
 
 /* Appends one line "PID KIND RC TEXT" to the status file `sampo record` named in
@@ -200,6 +201,8 @@ __attribute__((constructor)) static void pl_init(void) {
     }
     pl_cfg = c;
     pl_pid = getpid();
+    const char *hook = getenv("SAMPO_HOOK_EXIT");
+    pl_no_exit_hook = hook && !strcmp(hook, "0");
     atomic_store(&pl_active, 1);
     atexit(pl_atexit);
     pl_fatal_install();
@@ -210,11 +213,12 @@ __attribute__((constructor)) static void pl_init(void) {
  * profile is written here instead, once, and only by the process that owns it (not by a
  * forked child, whose engine is off, nor by a vfork child, which has another pid).  An
  * _exit called from a signal handler while the owner's own thread is inside the profiler
- * could deadlock on its locks; that case is not detected (documented in profiler.md). */
+ * (or malloc, or stdio) could deadlock; that is not detected (documented in profiler.md);
+ * SAMPO_HOOK_EXIT=0 turns the hook off. */
 
 static _Noreturn void pl_exit_now(int status) {
     PL_REAL(void, _exit, (int))
-    if (atomic_load(&pl_active) && getpid() == pl_pid) pl_finish(NULL);
+    if (!pl_no_exit_hook && atomic_load(&pl_active) && getpid() == pl_pid) pl_finish(NULL);
     if (real__exit) real__exit(status);
     syscall(SYS_exit_group, status);
     for (;;)

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char record_usage[] =
@@ -178,8 +179,8 @@ static int record_check(const char *trigger, const char *tune, const char *out) 
 /* Reads the status file the preload library appended to (one line "PID KIND RC TEXT" per
  * profile it wrote, KIND exit or exec), reports every failed write, and checks that the
  * command's own process wrote its profile at exit.  Returns 0 if all is well, 1 if not. */
-static int record_outcome(const char *status_file, pid_t child, int status, const char *out,
-                          int quiet) {
+static int record_outcome(const char *status_file, pid_t child, int status, time_t start,
+                          const char *out, int quiet) {
     FILE *f = fopen(status_file, "r");
     char line[4600], kind[16], text[4400];
     int pid, rc, bad = 0, root = 0;
@@ -193,6 +194,12 @@ static int record_outcome(const char *status_file, pid_t child, int status, cons
         if (pid == (int)child && !strcmp(kind, "exit")) root = 1;
     }
     if (f) fclose(f);
+    struct stat st;
+    /* a program that changed its user or root cannot reach the status file: a profile
+     * written during the run counts */
+    if (!root && !strstr(out, "%p") && stat(out, &st) == 0 && S_ISREG(st.st_mode) &&
+        st.st_mtime >= start)
+        root = 1;
     if (!root && (status == 126 || status == 127) && !bad)
         return 0; /* perhaps the command could not be run (said already): no profile expected */
     if (!root) {
@@ -203,7 +210,6 @@ static int record_outcome(const char *status_file, pid_t child, int status, cons
                 out);
         return 1;
     }
-    struct stat st;
     if (!bad && !quiet && !strstr(out, "%p") && stat(out, &st) == 0 && S_ISREG(st.st_mode))
         fprintf(stderr, "[ sampo record: wrote %s (%lld bytes) ]\n", out, (long long)st.st_size);
     return bad;
@@ -302,8 +308,9 @@ int cmd_record(int argc, char **argv) {
         return 127;
     }
     pid_t child;
+    time_t start = time(NULL);
     int status = record_run(argv + optind, &child);
-    int failed = child > 0 ? record_outcome(sfile, child, status, out, quiet) : 0;
+    int failed = child > 0 ? record_outcome(sfile, child, status, start, out, quiet) : 0;
     unlink(sfile);
     rmdir(sdir);
     /* the command's status, unless it succeeded and its profile was not written: then 1 */
