@@ -3,11 +3,13 @@
  *
  * Runs the command with LD_PRELOAD=libsampo_preload.so and the engine's SAMPO_* environment
  * (names defined in include/sampo.h), waits for it and returns its exit status (128 + signal
- * number if it was killed).  Every option and the output path are checked before the command
- * starts (a profile that cannot be written is an error now, not after the run); a relative
- * -o is made absolute, so a program that changes directory still writes where asked.
- * While the child runs, signals coming from the terminal reach the child directly and are
- * ignored here; SIGINT/SIGTERM/SIGHUP sent to sampo alone are passed on to the child, whose
+ * number if it was killed), or 1 if it exited 0 but a profile could not be written: the
+ * library reports each write (pid, path or error) to a status file in a private temporary
+ * directory named by SAMPO_STATUS_FILE, read after the child exits.  Every option and the output
+ * path are checked before the command starts (a profile that cannot be written is an error now, not
+ * after the run); a relative -o is made absolute, so a program that changes directory still writes
+ * where asked. While the child runs, signals coming from the terminal reach the child directly and
+ * are ignored here; SIGINT/SIGTERM/SIGHUP sent to sampo alone are passed on to the child, whose
  * preload library writes the profile and then dies of the signal.
  * The preload library is found via SAMPO_PRELOAD, next to the sampo executable, in ../lib,
  * or at the build-tree path compiled in (SAMPO_PRELOAD_BUILD_PATH).
@@ -26,6 +28,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char record_usage[] =
@@ -39,7 +42,8 @@ static const char record_usage[] =
     "  --tune 0|1|freeze self-tuning of the interval (default 1)\n"
     "  -v, --verbose     log the trigger choice and tuning changes to stderr\n"
     "  -q, --quiet       do not report where the profile was written\n"
-    "  The exit status is the command's.\n";
+    "  The exit status is the command's; 1 if the command exited 0 but its profile could\n"
+    "  not be written.\n";
 
 static int record_exists(const char *path) {
     struct stat st;
@@ -99,12 +103,14 @@ static void record_forward(int sig, siginfo_t *si, void *uc) {
     if (record_child > 0 && (!si || si->si_code != SI_KERNEL)) kill((pid_t)record_child, sig);
 }
 
-/* Runs argv with the environment already set; returns the child's exit status. */
-static int record_run(char **argv) {
+/* Runs argv with the environment already set; returns the child's exit status and stores
+ * its pid in *child (-1 if it could not be started). */
+static int record_run(char **argv, pid_t *child) {
     struct sigaction ign = {.sa_handler = SIG_IGN}, old[4];
     struct sigaction fwd = {.sa_sigaction = record_forward, .sa_flags = SA_SIGINFO | SA_RESTART};
     static const int sigs[4] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP};
     pid_t pid = fork();
+    *child = pid;
     if (pid < 0) {
         fprintf(stderr, "sampo record: fork: %s\n", strerror(errno));
         return 127;
@@ -170,19 +176,55 @@ static int record_check(const char *trigger, const char *tune, const char *out) 
     return 0;
 }
 
-/* Tells where the profile went (like perf's "[ perf record: ... ]"), or warns if the engine
- * wrote nothing.  Names with %p (one file per process) are not checked. */
-static void record_summary(const char *out, int quiet) {
+/* Reads the status file the preload library appended to (one line "PID KIND RC TEXT" per
+ * profile it wrote, KIND exit or exec), reports every failed write, and checks that the
+ * command's own process wrote its profile at exit.  Returns 0 if all is well, 1 if not. */
+static int record_outcome(const char *status_file, pid_t child, int status, time_t start,
+                          const char *out, int quiet) {
+    FILE *f = fopen(status_file, "r");
+    char line[4600], kind[16], text[4400];
+    int pid, rc, bad = 0, root = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        text[0] = 0;
+        if (sscanf(line, "%d %15s %d %4399[^\n]", &pid, kind, &rc, text) < 3) continue;
+        if (rc) {
+            fprintf(stderr, "sampo record: error: the profile was not written: %s\n", text);
+            bad = 1;
+        }
+        if (pid == (int)child && !strcmp(kind, "exit")) root = 1;
+    }
+    if (f) fclose(f);
     struct stat st;
-    if (quiet || strstr(out, "%p")) return;
-    if (stat(out, &st) == 0 && S_ISREG(st.st_mode))
-        fprintf(stderr, "[ sampo record: wrote %s (%lld bytes) ]\n", out, (long long)st.st_size);
-    else if (stat(out, &st) != 0)
+    /* a program that changed its user or root cannot reach the status file: a profile
+     * written during the run counts */
+    if (!root && !strstr(out, "%p") && stat(out, &st) == 0 && S_ISREG(st.st_mode) &&
+        st.st_mtime >= start)
+        root = 1;
+    if (!root && (status == 126 || status == 127) && !bad)
+        return 0; /* perhaps the command could not be run (said already): no profile expected */
+    if (!root) {
         fprintf(stderr,
-                "sampo record: warning: no profile at %s (the program may have crashed or "
-                "called _exit)\n",
+                "sampo record: error: no profile was written to %s: the program ended without "
+                "running the profiler's exit handler (killed by SIGKILL or a crash, or it made "
+                "the exit system call itself)\n",
                 out);
-    /* a FIFO or device was written in place; the engine reported any write error itself */
+        return 1;
+    }
+    if (!bad && !quiet && !strstr(out, "%p") && stat(out, &st) == 0 && S_ISREG(st.st_mode))
+        fprintf(stderr, "[ sampo record: wrote %s (%lld bytes) ]\n", out, (long long)st.st_size);
+    return bad;
+}
+
+/* Creates a private directory for the status file; writes the file's path into buf. */
+static int record_status_file(char *dir, size_t dlen, char *buf, size_t len) {
+    const char *tmp = getenv("TMPDIR");
+    int w = snprintf(dir, dlen, "%s/sampo-record-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (w < 0 || (size_t)w >= dlen || !mkdtemp(dir)) {
+        w = snprintf(dir, dlen, "/tmp/sampo-record-XXXXXX");
+        if (w < 0 || (size_t)w >= dlen || !mkdtemp(dir)) return -1;
+    }
+    w = snprintf(buf, len, "%s/status", dir);
+    return w < 0 || (size_t)w >= len ? -1 : 0;
 }
 
 int cmd_record(int argc, char **argv) {
@@ -259,7 +301,18 @@ int cmd_record(int argc, char **argv) {
         fprintf(stderr, "sampo record: setenv: %s\n", strerror(errno));
         return 127;
     }
-    int status = record_run(argv + optind);
-    record_summary(out, quiet);
-    return status;
+    char sdir[PATH_MAX], sfile[PATH_MAX];
+    if (record_status_file(sdir, sizeof sdir, sfile, sizeof sfile) ||
+        setenv("SAMPO_STATUS_FILE", sfile, 1)) {
+        fprintf(stderr, "sampo record: cannot create a temporary directory: %s\n", strerror(errno));
+        return 127;
+    }
+    pid_t child;
+    time_t start = time(NULL);
+    int status = record_run(argv + optind, &child);
+    int failed = child > 0 ? record_outcome(sfile, child, status, start, out, quiet) : 0;
+    unlink(sfile);
+    rmdir(sdir);
+    /* the command's status, unless it succeeded and its profile was not written: then 1 */
+    return failed > 0 && status == 0 ? 1 : status;
 }

@@ -18,6 +18,10 @@
  *   sigint       burn 300 ms, then kill(getpid(), SIGINT) with SIGINT at SIG_DFL
  *   spin         burn until killed (for a signal from outside)
  *   abort        write a file, then abort()
+ *   exit3        burn 300 ms in burn_before_exit, then _exit(3) (atexit handlers skipped)
+ *   sysexit      burn 50 ms, then the exit_group system call directly (no library code runs)
+ *   forkexit     a fork child and a vfork child end with _exit; then the parent checks that
+ *                no profile exists yet (its own is written at its exit) and burns 200 ms
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -30,6 +34,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -238,6 +243,40 @@ static int do_abort(void) {
     abort();
 }
 
+__attribute__((noinline)) static void burn_before_exit(void) {
+    burn(300);
+}
+
+static int do_exit3(void) {
+    burn_before_exit();
+    puts("leaving with _exit(3)");
+    _exit(3);
+}
+
+__attribute__((noinline)) static void burn_in_child(void) {
+    burn(100);
+}
+
+static int do_forkexit(void) {
+    burn(100);
+    pid_t c = fork();
+    if (c == 0) {
+        burn_in_child();
+        _exit(0);
+    }
+    int st;
+    waitpid(c, &st, 0);
+    c = vfork();
+    if (c == 0) _exit(0);
+    waitpid(c, &st, 0);
+    /* the profiler's output file (set by sampo record or by hand): nobody wrote it yet */
+    const char *out = getenv("SAMPO_OUT");
+    if (out && access(out, F_OK) == 0) puts("a child wrote the profile");
+    burn(200);
+    puts("children gone");
+    return 0;
+}
+
 int main(int argc, char **argv) {
     const char *m = argc > 1 ? argv[1] : "";
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -257,7 +296,13 @@ int main(int argc, char **argv) {
             burn(10);
     }
     if (!strcmp(m, "abort")) return do_abort();
+    if (!strcmp(m, "exit3")) return do_exit3();
+    if (!strcmp(m, "forkexit")) return do_forkexit();
+    if (!strcmp(m, "sysexit")) {
+        burn(50);
+        syscall(SYS_exit_group, 0);
+    }
     fprintf(stderr, "usage: noharm_prog fdreuse|closeloop|closefrom|closerange|sigprof|rtsig|"
-                    "signals|exec|chdir|threads|sigint|spin|abort\n");
+                    "signals|exec|chdir|threads|sigint|spin|abort|exit3|forkexit|sysexit\n");
     return 2;
 }

@@ -207,8 +207,52 @@ output)
     full=/dev/full
     [ "$(id -u)" = 0 ] && mknod full c 1 7 && full=$W/full
     "$SAMPO" record -q -F $HZ -o $full -- "$PROG" closefrom >/dev/null 2>full.err
+    st=$?
     check "output: the device is still a device" test -c $full
     check "output: ENOSPC is reported" has full.err "No space left on device"
+    check "output: sampo record says the profile was not written" has full.err "sampo record: error: the profile was not written: $full"
+    check "output: a write error makes record exit 1" test $st -eq 1
+    # the program's own failure status is kept
+    "$SAMPO" record -q -F $HZ -o $full -- sh -c 'exit 5' >/dev/null 2>full5.err
+    check "output: write error keeps the program's status 5" test $? -eq 5
+    check "output: ... and is reported" has full5.err "sampo record: error: the profile was not written"
+    # a program that ends by the exit system call itself: no profile, said clearly, status 1
+    "$SAMPO" record -q -F $HZ -o none.prof -- "$PROG" sysexit >/dev/null 2>none.err
+    check "output: no profile at all makes record exit 1" test $? -eq 1
+    check "output: no profile at all is said" has none.err "no profile was written to none.prof"
+    ;;
+exit3)
+    three exit3
+    check "exit3: exits 3" test "$(cat plain.status)" -eq 3
+    for w in record preload; do
+        check "exit3: $w profile written at _exit" samples_at_least $w/prof 50
+        check "exit3: $w profile has the burn" in_profile $w/prof burn_before_exit
+    done
+    ;;
+forkexit)
+    three forkexit
+    check "forkexit: the parent ran to its end" has plain.out "children gone"
+    for w in record preload; do
+        check "forkexit: $w profile is the parent's" in_profile $w/prof do_forkexit
+        check "forkexit: $w no per-process profile from the children" \
+            test -z "$(cd $w && ls prof.* 2>/dev/null | grep -v report)"
+    done
+    ;;
+dash)
+    # dash ends with _exit: `sh -c` under sampo record lost its profile before
+    if ! command -v dash >/dev/null; then echo "skip dash: no dash here"; echo "0 failure(s)"; exit 0; fi
+    loop='i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; echo $i'
+    mkdir -p plain && (cd plain && dash -c "$loop" >../plain.out 2>../plain.err); echo $? >plain.status
+    for w in record preload; do
+        mkdir -p $w
+        case $w in
+        record) (cd $w && "$SAMPO" record -q -F $HZ -o prof -- dash -c "$loop" >../$w.out 2>../$w.err); echo $? >$w.status ;;
+        preload) (cd $w && LD_PRELOAD=$PRELOAD SAMPO_HZ=$HZ SAMPO_OUT=prof dash -c "$loop" >../$w.out 2>../$w.err); echo $? >$w.status ;;
+        esac
+        check "dash: $w output as plain" cmp -s plain.out $w.out
+        check "dash: $w exit status 0" test "$(cat $w.status)" -eq 0
+        check "dash: $w profile written" samples_at_least $w/prof 20
+    done
     ;;
 badopts)
     # every option and the output path are checked before the program starts

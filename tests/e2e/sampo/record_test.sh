@@ -22,7 +22,8 @@ if [ "$MODE" = fake ]; then
     check "record says where it wrote" grep -qE '^\[ sampo record: wrote fake.prof \([0-9]+ bytes\) \]$' rec.txt
     $SAMPO record -q -o q.prof -- "$PROG" 10 2>rec.txt; check "record -q is quiet" test ! -s rec.txt
     $SAMPO record -o none.prof -- sh -c 'exit 0' 2>rec.txt
-    check "record warns when no profile" has rec.txt "sampo record: warning: no profile at none.prof"
+    check "record: no profile -> exit 1" test $? -eq 1
+    check "record says when no profile" has rec.txt "sampo record: error: no profile was written to none.prof"
     $SAMPO report fake.prof >r.txt; check "profile written to -o" test $? -eq 0
     check "SAMPO_HZ passed"      has r.txt "# SAMPO_HZ         123"
     check "SAMPO_MODE passed"    has r.txt "# SAMPO_MODE       wall"
