@@ -85,7 +85,8 @@ typedef enum SampoVmState {
     SAMPO_VM_NATIVE = 3,
     SAMPO_VM_GC = 4,
     SAMPO_VM_COMPILING = 5,
-    SAMPO_VM_IDLE = 6
+    SAMPO_VM_IDLE = 6,
+    SAMPO_VM_COMPILED = 7 /* running JIT-compiled code */
 } SampoVmState;
 
 typedef struct SampoConfig {

@@ -39,6 +39,12 @@ typedef struct SomFrame {
     Value self;        /* self (for blocks, the home method's self) */
     SomContext *ctx;   /* context register: own context or the closure's */
     const uint8_t *ip; /* resume point (interpreter-private) */
+    /* Compiled code (jitabi.h): the SomJitCode running this activation, NULL when it is
+     * interpreted; jit_pos indexes its position table (inlined activations), JIT_POS_NONE
+     * when only the frame's own method is running.  Written before publication. */
+    const struct SomJitCode *jit;
+    uint32_t jit_pos;
+    uint32_t pad_;
 } SomFrame;
 
 /* What the VM thread is doing; read by samplers. */
@@ -50,6 +56,7 @@ typedef enum VmState { /* numbered like SampoVmState in include/sampo.h */
                        VMS_GC,         /* collecting garbage */
                        VMS_COMPILE,    /* compiling (parser, bytecode generator, later the JIT) */
                        VMS_IDLE,       /* not running SOM code */
+                       VMS_COMPILED,   /* running compiled code (the JIT's tier) */
                        VMS_COUNT
 } VmState;
 

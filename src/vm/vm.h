@@ -143,7 +143,26 @@ struct SomVM {
      * answers 0 on success; NULL when no profiler is linked in. */
     int (*prof_control)(SomVM *vm, const char *op, int64_t arg);
     uint64_t compile_ns; /* time spent compiling */
+    /* --- the optimizing tier (src/jit; jitabi.h is the contract) --- */
+    /* A non-local return unwinding through compiled code and interpreter levels: the frame
+     * index of the home activation it returns from (-1: none) and the value it returns. */
+    int32_t nlr_target;
+    Value nlr_value;
+    void *jit; /* the JIT's per-VM state; NULL = no JIT (compiled code is never entered) */
+    /* Called on the VM's thread at a safe point where `m` is starting (why = SomJitWhy) or
+     * looping: when m->invocations reaches jit_threshold (then every jit_threshold more),
+     * at every activation when jit_eager is set (m has no code yet), at a loop back edge
+     * every jit_loop_threshold iterations (OSR candidates), and at the next activation or
+     * back edge after another thread set jit_tick (the controller's clock; cleared first).
+     * The hook may install code (m->jit) and may collect garbage. */
+    void (*jit_hook)(SomVM *vm, SomMethod *m, int why);
+    volatile int jit_tick;
+    bool jit_eager;
+    uint32_t jit_threshold;
+    uint32_t jit_loop_threshold;
 };
+
+typedef enum SomJitWhy { SOM_JIT_COUNT, SOM_JIT_EAGER, SOM_JIT_LOOP, SOM_JIT_TICK } SomJitWhy;
 
 /* ---- lifecycle ------------------------------------------------------- */
 

@@ -1,0 +1,68 @@
+/*
+ * compile.h - the stages of one compilation, as the controller (jit.c) drives them:
+ *
+ *   VM thread, at a safe point:  jit_build  (bytecode + feedback -> IR, inlining decided)
+ *   compiler thread:             jit_optimize, jit_codegen (IR -> LLVM IR -> machine code)
+ *   VM thread, at a safe point:  install (m->jit = code), done by jit.c
+ *
+ * jit_build reads the VM (methods, inline caches, type feedback, the profile through
+ * somprof's public API handed in as JitProfile callbacks); the later stages read only the
+ * JitFunc, so they may run on another thread while the program goes on.
+ */
+#ifndef SOM_JIT_COMPILE_H
+#define SOM_JIT_COMPILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ir.h"
+
+/* What the builder may ask of the profile (the CC-Map), through the controller; any
+ * callback may be NULL (no profile: decide from the inline caches alone). */
+typedef struct JitProfile {
+    void *arg;
+    /* Weight (samples) of the call edge caller@bci -> callee, over all contexts. */
+    uint64_t (*edge_weight)(void *arg, SomMethod *caller, uint32_t bci, SomMethod *callee);
+    /* Total samples of the root method being compiled (the scale for edge weights). */
+    uint64_t root_weight;
+} JitProfile;
+
+typedef struct JitBuildOpts {
+    uint32_t max_inline_depth;   /* default 6 */
+    uint32_t max_inline_size;    /* bytecode bytes of one inlined callee, default 120 */
+    uint32_t max_total_size;     /* bytecode bytes inlined in all, default 2000 */
+    uint32_t max_poly;           /* receiver classes of a guarded polymorphic site, default 4 */
+    bool inline_blocks;          /* inline block literals into inlined callees (default on) */
+    const JitProfile *profile;
+} JitBuildOpts;
+
+void jit_build_defaults(JitBuildOpts *o);
+/* Builds the IR of m (a method or a block body) with the feedback seen so far.  Answers NULL
+ * with a reason in err when m is not compiled (unsupported construct, too big...). */
+JitFunc *jit_build(SomVM *vm, SomMethod *m, const JitBuildOpts *o, char *err, size_t errlen);
+
+/* Simplifies f in place: constant folding, guard elimination, dead code, block
+ * scalar replacement (NEW_BLOCK.virt), and keeps f valid for jit_verify. */
+void jit_optimize(JitFunc *f);
+
+/* ---- the backend (llvm.c) ------------------------------------------------------------ */
+typedef struct JitEngine JitEngine; /* one LLVM ORC LLJIT per process, shared by the VMs */
+
+JitEngine *jit_engine_new(char *err, size_t errlen);
+void jit_engine_free(JitEngine *e);
+
+typedef struct JitCodegenOpts {
+    int opt_level;          /* 0..3, default 2 */
+    uint64_t stress_seed;   /* != 0: guards fail at random (--jit-deopt-stress) */
+    uint32_t stress_permille; /* failure probability per guard execution, default 20 */
+    bool dump_llvm;         /* print the optimized LLVM IR on stderr */
+} JitCodegenOpts;
+
+/* Lowers f to machine code.  Thread-safe (any thread; the engine serialises what must be).
+ * The answer owns copies of everything the code and walkers need (positions, deopt
+ * descriptors); f may be freed after.  NULL with a reason in err on failure. */
+SomJitCode *jit_codegen(JitEngine *e, const JitFunc *f, const JitCodegenOpts *o, char *err,
+                        size_t errlen);
+
+#endif

@@ -1,0 +1,46 @@
+/*
+ * jit.h - the optimizing tier of som, as the VM's embedder sees it (tools/som, somprof).
+ *
+ * jit_attach gives a VM the adaptive optimization system: the controller that picks hot
+ * methods from the profiler's samples (with invocation counters for short runs), builds
+ * their IR at a safe point, compiles them on a background thread and installs the code.
+ * See docs/design/jit.md.
+ */
+#ifndef SOM_JIT_H
+#define SOM_JIT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "jitabi.h"
+#include "vm.h"
+
+typedef enum JitMode { JIT_OFF = 0, JIT_ON, JIT_EAGER } JitMode;
+
+typedef struct JitOptions {
+    JitMode mode;
+    uint64_t deopt_stress_seed; /* != 0: --jit-deopt-stress[=SEED] */
+    bool stats;                 /* print statistics on stderr at detach (--jit-stats) */
+    bool dump;                  /* print each function's IR on stderr (--jit-dump) */
+    bool sync;                  /* compile on the VM's thread (tests; eager implies it) */
+} JitOptions;
+
+/* Parses "on", "off", "eager"; false if unknown. */
+bool jit_parse_mode(const char *s, JitMode *out);
+/* Attaches the JIT to vm (on vm's thread, after som_vm_new).  Answers 0, or -1 with a
+ * message in err (LLVM could not be initialised: the VM then runs interpreted). */
+int jit_attach(SomVM *vm, const JitOptions *o, char *err, size_t errlen);
+/* Stops compiling for vm (waits for its compilations), prints the statistics if asked. */
+void jit_detach(SomVM *vm);
+
+typedef struct JitStats {
+    uint64_t compiled, failed, invalidated, osr;
+    uint64_t code_bytes;
+    uint64_t compile_ns_total, compile_ns_median, compile_ns_p95;
+    uint64_t deopts[JDR_COUNT];
+} JitStats;
+void jit_stats(SomVM *vm, JitStats *out);
+void jit_print_stats(SomVM *vm, FILE *f);
+
+#endif
