@@ -157,6 +157,9 @@ struct SomVM {
      * The hook may install code (m->jit) and may collect garbage. */
     void (*jit_hook)(SomVM *vm, SomMethod *m, int why);
     volatile int jit_tick;
+    /* Called by jit_rt_deopt (VM thread) after it counted a deoptimization of `code` for
+     * `reason` (JitDeoptReason), before the interpreter resumes; the JIT may invalidate. */
+    void (*jit_deopt_hook)(SomVM *vm, const struct SomJitCode *code, uint32_t reason);
     bool jit_eager;
     uint32_t jit_threshold;
     uint32_t jit_loop_threshold;
