@@ -34,6 +34,10 @@ typedef struct JitBuildOpts {
     uint32_t max_total_size;     /* bytecode bytes inlined in all, default 2000 */
     uint32_t max_poly;           /* receiver classes of a guarded polymorphic site, default 4 */
     bool inline_blocks;          /* inline block literals into inlined callees (default on) */
+    bool unreached_traps;        /* a send or branch never executed so far becomes a DEOPT
+                                  * (uncommon trap) instead of code (default on; the controller
+                                  * turns it off for a method that keeps deoptimizing) */
+    uint32_t version;            /* the version being built (1, 2, ...) */
     const JitProfile *profile;
 } JitBuildOpts;
 

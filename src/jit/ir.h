@@ -21,7 +21,16 @@
  * Calls.  JI_SEND and the allocating instructions are GC points (jitabi.h: live JT_VALUE and
  * JT_PTR heap references must be in spill slots); JI_SEND may answer 0, on which the code
  * returns 0 at once.  Every GC point and guard carries `pos` (an index into fn->pos, the
- * logical position stored into fp->jit_pos/fp->bci before the call).
+ * logical position stored into fp->jit_pos/fp->bci before the call): the backend stores
+ * fp->bci = the bci of the chain's outermost entry (the root method's) and fp->jit_pos = pos,
+ * or JIT_POS_NONE when the chain is that single entry.
+ *
+ * fn->states[0] is always the entry state (the root method at bci 0 with its arguments,
+ * locals nil, empty stack): the backend deoptimizes there when the value stack has no room
+ * for the spill area.  Value-stack layout of the physical frame: bp[0..nargs] receiver and
+ * arguments, then the root's locals (their memory is not used by compiled code: locals are
+ * SSA values; a deopt writes them back), then the spill area, then outgoing send arguments
+ * at vm->sp.
  */
 #ifndef SOM_JIT_IR_H
 #define SOM_JIT_IR_H

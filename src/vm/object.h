@@ -109,6 +109,9 @@ struct SomContext {
 
 /* Kinds of arithmetic operands recorded per send site (bit = 1 << kind). */
 enum { TF_INT = 0, TF_BIGINT, TF_DOUBLE, TF_OTHER };
+/* argkinds bit set when two small integers overflowed the small range at the site (so a
+ * compiler knows a small-integer-only speculation would fail there). */
+#define TF_OVERFLOWED (1u << 16)
 
 /* One send instruction. The inline cache doubles as the receiver-class type
  * feedback a compiler or the profiler reads: `ic` holds up to SOM_IC_SIZE
