@@ -219,4 +219,19 @@ int jit_verify(const JitFunc *f, char *err, size_t errlen);
 /* Prints the function readably (for tests, --jit-dump and docs/design/jit.md). */
 void jit_print(const JitFunc *f, FILE *out);
 
+/* ---- additions by the IR builder (b-build); append-only ------------------------------- */
+/* Inserts a new instruction just before block's terminator (appends when it has none). */
+JitRef jit_emit_before_term(JitFunc *f, int32_t block, JitOp op);
+/* A new frame state of nscopes zeroed scopes (their arrays made by the caller with
+ * jit_alloc); answers its index. */
+int32_t jit_state_new(JitFunc *f, uint32_t nscopes);
+/* A new position (fn->pos entry); answers its index. */
+uint32_t jit_pos_new(JitFunc *f, SomMethod *m, uint32_t bci, uint32_t parent);
+/* "value", "int", "dbl", "bool", "ptr", "void". */
+const char *jit_type_name(int t);
+/* Instructions that may leave compiled code through a frame state (deopt >= 0 required). */
+bool jit_op_can_deopt(int op);
+/* GC points (SEND, NEW_BLOCK unless virt, NEW_CONTEXT, SAFEPOINT, NLR, BOX_DBL). */
+bool jit_op_is_gc_point(int op);
+
 #endif

@@ -1,0 +1,503 @@
+/*
+ * test_jitir.c - the JIT's IR builder and optimizer (src/jit/build.c, opt.c, ir.c).
+ *
+ * Programs run in the interpreter first so that inline caches and type feedback exist; then
+ * methods are built (jit_build), verified, optimized (jit_optimize) and verified again, and
+ * the printed IR is checked for the shapes the builder promises.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bytecode.h"
+#include "class.h"
+#include "compile.h"
+#include "vmtest.h"
+
+/* ---- helpers ---------------------------------------------------------------------------- */
+
+static SomVM *run_kept(const char *dir, int argc, char **argv) {
+    char e[512];
+    SomVM *vm = som_vm_new(NULL, dir, e, sizeof e);
+    if (!vm) fail_msg("%s", e);
+    size_t ol = 0, el = 0;
+    char *ob = NULL, *eb = NULL;
+    FILE *out = open_memstream(&ob, &ol), *err = open_memstream(&eb, &el);
+    vm->out = out;
+    vm->err = err;
+    int status = som_vm_run(vm, argc, argv);
+    fclose(out);
+    fclose(err);
+    if (status != 0) fail_msg("program failed with status %d: %s", status, eb);
+    free(ob);
+    free(eb);
+    vm->out = stdout;
+    vm->err = stderr;
+    return vm;
+}
+
+static SomClass *find_class(SomVM *vm, const char *name) {
+    Value c = 0;
+    assert_true(som_global_get(vm, som_symbol_cstr(vm, name), &c));
+    return (SomClass *)c;
+}
+
+static SomMethod *method(SomVM *vm, const char *cls, const char *sel) {
+    SomMethod *m = som_lookup(vm, find_class(vm, cls), som_symbol_cstr(vm, sel));
+    assert_non_null(m);
+    return m;
+}
+
+static char *print_ir(const JitFunc *f) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *o = open_memstream(&buf, &len);
+    jit_print(f, o);
+    fclose(o);
+    return buf;
+}
+
+/* Builds m, verifies, optimizes, verifies; answers the function (NULL if refused: reason). */
+static JitFunc *build_checked(SomVM *vm, SomMethod *m, const JitBuildOpts *o, char *reason,
+                              size_t rlen) {
+    JitFunc *f = jit_build(vm, m, o, reason, rlen);
+    if (!f) return NULL;
+    char err[256];
+    if (jit_verify(f, err, sizeof err)) {
+        char *ir = print_ir(f);
+        fprintf(stderr, "%s\n", ir);
+        free(ir);
+        fail_msg("%s: built IR does not verify: %s", f->name, err);
+    }
+    jit_optimize(f);
+    if (jit_verify(f, err, sizeof err)) {
+        char *ir = print_ir(f);
+        fprintf(stderr, "%s\n", ir);
+        free(ir);
+        fail_msg("%s: optimized IR does not verify: %s", f->name, err);
+    }
+    return f;
+}
+
+/* The printed IR of cls>>sel after optimization (malloc'ed); also keeps f if asked. */
+static char *ir_of(SomVM *vm, const char *cls, const char *sel, const JitBuildOpts *o,
+                   JitFunc **keep) {
+    char reason[200];
+    JitFunc *f = build_checked(vm, method(vm, cls, sel), o, reason, sizeof reason);
+    if (!f) fail_msg("%s>>%s refused: %s", cls, sel, reason);
+    char *ir = print_ir(f);
+    if (getenv("JITIR_PRINT")) {
+        char *d = vt_disasm(method(vm, cls, sel));
+        fprintf(stderr, "%s\n%s\n", d, ir);
+        free(d);
+    }
+    if (keep)
+        *keep = f;
+    else
+        jit_func_free(f);
+    return ir;
+}
+
+static int count(const char *hay, const char *needle) {
+    int n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+static bool expected_refusal(const char *reason) {
+    static const char *const ok[] = {"primitive", "sends restart", "send with too many arguments"};
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
+        if (!strcmp(reason, ok[i])) return true;
+    return false;
+}
+
+typedef struct Tally {
+    int built, refused, methods;
+    char reasons[16][80];
+    int rcount[16];
+    int nreasons;
+} Tally;
+
+static void tally_reason(Tally *t, const char *r) {
+    for (int i = 0; i < t->nreasons; i++)
+        if (!strcmp(t->reasons[i], r)) {
+            t->rcount[i]++;
+            return;
+        }
+    if (t->nreasons < 16) {
+        snprintf(t->reasons[t->nreasons], sizeof t->reasons[0], "%s", r);
+        t->rcount[t->nreasons++] = 1;
+    }
+}
+
+/* Builds every method of cls (instance and class side). */
+static void build_class(SomVM *vm, SomClass *cls, const JitBuildOpts *o, Tally *t, bool strict) {
+    SomClass *sides[2] = {cls, cls->h.cls};
+    for (int k = 0; k < 2; k++) {
+        SomArray *ms = sides[k]->methods;
+        for (uint64_t i = 0; ms && i < ms->len; i++) {
+            SomMethod *m = (SomMethod *)ms->items[i];
+            char reason[200] = "";
+            t->methods++;
+            JitFunc *f = build_checked(vm, m, o, reason, sizeof reason);
+            if (f) {
+                t->built++;
+                jit_func_free(f);
+            } else {
+                t->refused++;
+                tally_reason(t, reason);
+                if (strict && !expected_refusal(reason)) {
+                    char name[200];
+                    class_method_name(m, name, sizeof name);
+                    fail_msg("%s refused: %s", name, reason);
+                }
+            }
+        }
+    }
+}
+
+/* Every class the VM knows by a global name. */
+static void build_all_classes(SomVM *vm, const JitBuildOpts *o, Tally *t, bool strict) {
+    for (uint32_t i = 0; i <= vm->symbols.mask; i++) {
+        SomString *sym = vm->symbols.slots[i];
+        if (!sym || !sym->gval || !som_is_obj(sym->gval)) continue;
+        if (som_hdr(sym->gval)->kind != OBJ_CLASS) continue;
+        SomClass *c = (SomClass *)sym->gval;
+        if (c->is_meta || c->name != sym) continue;
+        build_class(vm, c, o, t, strict);
+    }
+}
+
+/* ---- the test program ----------------------------------------------------------------- */
+
+static const char jit_t[] =
+    "JitT = (\n"
+    "  | f |\n"
+    "  sum = ( | sum | sum := 0. 1 to: 100 do: [:i | sum := sum + i]. ^sum )\n"
+    "  helper: x = ( | y | y := x * 2. ^y + 1 )\n"
+    "  mono = ( | r | r := 0. 1 to: 10 do: [:i | r := r + (self helper: i)]. ^r )\n"
+    "  poly: o = ( ^o val )\n"
+    "  doit: a = ( | s | s := 0. a do: [:e | s := s + e]. ^s )\n"
+    "  find: a = ( a do: [:e | e > 5 ifTrue: [^e]]. ^nil )\n"
+    "  never: x = ( x > 0 ifTrue: [^self foo: x]. ^0 )\n"
+    "  add: a to: b = ( ^a + b )\n"
+    "  dsum = ( | s | s := 0.0. 1 to: 10 do: [:i | s := s + 1.5]. ^s )\n"
+    "  cond: a = ( ^(a > 3 and: [a < 10]) ifTrue: ['y'] ifFalse: ['n'] )\n"
+    "  wloop = ( | i a | i := 0. a := Array new: 5. [i < 5] whileTrue: [i := i + 1. a at: i "
+    "put: i * i]. ^a )\n"
+    "  fld = ( f := 3. ^f + 1 )\n"
+    "  run = (\n"
+    "    | arr |\n"
+    "    self sum. self mono. self dsum. self fld.\n"
+    "    1 to: 20 do: [:i | self poly: JitA new. self poly: JitB new].\n"
+    "    arr := Array new: 10. 1 to: 10 do: [:i | arr at: i put: i].\n"
+    "    1 to: 5 do: [:i | self doit: arr. self find: arr].\n"
+    "    1 to: 5 do: [:i | self never: 0 - i].\n"
+    "    1 to: 5 do: [:i | self add: i to: 1. self cond: i].\n"
+    "    self wloop ) )\n";
+
+static const char jit_a[] = "JitA = ( val = ( | x | x := 3. ^x * x ) )\n";
+static const char jit_b[] = "JitB = ( val = ( | x | x := 4. ^x + x ) )\n";
+
+static SomVM *test_vm(char **dir_out) {
+    char *dir = vt_tempdir();
+    vt_write_class(dir, "JitT", jit_t);
+    vt_write_class(dir, "JitA", jit_a);
+    vt_write_class(dir, "JitB", jit_b);
+    char *argv[] = {"JitT"};
+    SomVM *vm = run_kept(dir, 1, argv);
+    *dir_out = dir;
+    return vm;
+}
+
+static void done_vm(SomVM *vm, char *dir) {
+    som_vm_free(vm);
+    vt_rmdir(dir);
+    free(dir);
+}
+
+/* ---- tests ------------------------------------------------------------------------------ */
+
+static void test_every_method_builds(void **state) {
+    (void)state;
+    char *dir;
+    SomVM *vm = test_vm(&dir);
+    JitBuildOpts o;
+    jit_build_defaults(&o);
+    Tally t = {0};
+    build_all_classes(vm, &o, &t, true);
+    assert_true(t.built > 100);
+    o.unreached_traps = false;
+    Tally t2 = {0};
+    build_all_classes(vm, &o, &t2, true);
+    assert_int_equal(t.built, t2.built);
+    done_vm(vm, dir);
+}
+
+static void test_counted_loop_is_unboxed(void **state) {
+    (void)state;
+    char *dir;
+    SomVM *vm = test_vm(&dir);
+    char *ir = ir_of(vm, "JitT", "sum", NULL, NULL);
+    assert_int_equal(count(ir, "SEND"), 0);
+    assert_true(count(ir, "= IADD") >= 1);
+    assert_true(count(ir, ":int = PHI") >= 2); /* i and sum */
+    assert_int_equal(count(ir, ":value = PHI"), 0);
+    assert_true(count(ir, "SAFEPOINT") >= 1);
+    free(ir);
+    done_vm(vm, dir);
+}
+
+static void test_monomorphic_inlined(void **state) {
+    (void)state;
+    char *dir;
+    SomVM *vm = test_vm(&dir);
+    JitFunc *f;
+    char *ir = ir_of(vm, "JitT", "mono", NULL, &f);
+    /* self helper: - self's class is not known in the root, so one class guard */
+    assert_int_equal(count(ir, "HAS_CLASS"), 1);
+    assert_int_equal(count(ir, "SEND"), 0);
+    assert_true(count(ir, "SET_POS") >= 2);
+    assert_true(f->inlined >= 1);
+    /* the frame state of the IMUL in helper: has both activations */
+    SomMethod *mono = method(vm, "JitT", "mono"), *helper = method(vm, "JitT", "helper:");
+    bool found = false;
+    for (uint32_t i = 0; i < f->ninsts; i++) {
+        JitInst *in = &f->insts[i];
+        if (in->dead || in->op != JI_IMUL) continue;
+        found = true;
+        assert_true(in->deopt >= 0);
+        JitState *st = &f->states[in->deopt];
+        assert_int_equal(st->nscopes, 2);
+        assert_ptr_equal(st->scopes[0].method, mono);
+        assert_ptr_equal(st->scopes[1].method, helper);
+        assert_int_equal(st->scopes[0].resume_bci, st->scopes[0].bci + 3); /* after SEND */
+        assert_int_equal(mono->code[st->scopes[0].bci], BC_SEND);
+        assert_int_equal(st->scopes[1].bci, st->scopes[1].resume_bci);
+        assert_int_equal(helper->code[st->scopes[1].bci], BC_MUL);
+        assert_int_equal(st->scopes[0].nslots, 1u + mono->nargs + mono->nlocals);
+        assert_int_equal(st->scopes[1].nslots, 1u + helper->nargs + helper->nlocals);
+        assert_int_equal(st->scopes[1].nstack, 2);
+        /* the caller's stack does not hold the pending send's receiver and argument */
+        assert_int_equal(st->scopes[0].nstack, 2); /* to:do:'s receiver, r */
+        assert_true(f->pos[in->pos].parent != JIT_POS_NONE);
+        assert_ptr_equal(f->pos[in->pos].method, helper);
+        assert_ptr_equal(f->pos[f->pos[in->pos].parent].method, mono);
+    }
+    assert_true(found);
+    jit_func_free(f);
+    free(ir);
+    done_vm(vm, dir);
+}
+
+static void test_polymorphic_two_guards(void **state) {
+    (void)state;
+    char *dir;
+    SomVM *vm = test_vm(&dir);
+    char *ir = ir_of(vm, "JitT", "poly:", NULL, NULL);
+    assert_int_equal(count(ir, "HAS_CLASS"), 2);
+    assert_int_equal(count(ir, " JitA\n"), 1);
+    assert_int_equal(count(ir, " JitB\n"), 1);
+    assert_int_equal(count(ir, "SEND"), 0);
+    assert_int_equal(count(ir, "DEOPT"), 0);
+    assert_true(count(ir, "[deopt s") >= 1); /* the last class check deoptimizes */
+    free(ir);
+    done_vm(vm, dir);
+}
+
+static void test_do_block_inlined(void **state) {
+    (void)state;
+    char *dir;
+    SomVM *vm = test_vm(&dir);
+    char *ir = ir_of(vm, "JitT", "doit:", NULL, NULL);
+    assert_int_equal(count(ir, "SEND"), 0);
+    assert_int_equal(count(ir, "NEW_BLOCK") - count(ir, " virt"), 0);
+    assert_true(count(ir, "ARRAY_LOAD") >= 1);
+    assert_true(count(ir, "CTX_STORE") >= 1);
+    free(ir);
+    done_vm(vm, dir);
+}
+
+static void test_nlr_to_root_is_return(void **state) {
+    (void)state;
+    char *dir;
+    SomVM *vm = test_vm(&dir);
+    char *ir = ir_of(vm, "JitT", "find:", NULL, NULL);
+    assert_int_equal(count(ir, " NLR"), 0);
+    assert_int_equal(count(ir, "SEND"), 0);
+    assert_true(count(ir, "RETURN") >= 2);
+    free(ir);
+    done_vm(vm, dir);
+}
+
+static void test_unreached_send(void **state) {
+    (void)state;
+    char *dir;
+    SomVM *vm = test_vm(&dir);
+    JitBuildOpts o;
+    jit_build_defaults(&o);
+    char *ir = ir_of(vm, "JitT", "never:", &o, NULL);
+    assert_int_equal(count(ir, " #foo:"), 0);
+    assert_true(count(ir, "DEOPT [deopt") >= 1);
+    free(ir);
+    o.unreached_traps = false;
+    ir = ir_of(vm, "JitT", "never:", &o, NULL);
+    assert_int_equal(count(ir, " #foo:"), 1);
+    assert_int_equal(count(ir, "DEOPT"), 0);
+    free(ir);
+    done_vm(vm, dir);
+}
+
+static void test_overflowed_site_sends(void **state) {
+    (void)state;
+    char *dir;
+    SomVM *vm = test_vm(&dir);
+    char *ir = ir_of(vm, "JitT", "add:to:", NULL, NULL);
+    assert_int_equal(count(ir, " #+"), 0);
+    assert_int_equal(count(ir, "IADD"), 1);
+    free(ir);
+    SomMethod *m = method(vm, "JitT", "add:to:");
+    for (uint32_t i = 0; i < m->nsites; i++)
+        if (!strcmp(m->sites[i].selector->bytes, "+")) m->sites[i].argkinds |= TF_OVERFLOWED;
+    ir = ir_of(vm, "JitT", "add:to:", NULL, NULL);
+    assert_int_equal(count(ir, " #+"), 1);
+    assert_int_equal(count(ir, "IADD"), 0);
+    free(ir);
+    done_vm(vm, dir);
+}
+
+static void test_double_loop_unboxed(void **state) {
+    (void)state;
+    char *dir;
+    SomVM *vm = test_vm(&dir);
+    char *ir = ir_of(vm, "JitT", "dsum", NULL, NULL);
+    assert_int_equal(count(ir, "SEND"), 0);
+    assert_true(count(ir, "DADD") >= 1);
+    assert_true(count(ir, ":dbl = PHI") >= 1);
+    free(ir);
+    done_vm(vm, dir);
+}
+
+static void test_conditionals_and_fields(void **state) {
+    (void)state;
+    char *dir;
+    SomVM *vm = test_vm(&dir);
+    char *ir = ir_of(vm, "JitT", "cond:", NULL, NULL);
+    assert_int_equal(count(ir, "SEND"), 0);
+    free(ir);
+    ir = ir_of(vm, "JitT", "wloop", NULL, NULL);
+    assert_true(count(ir, "ARRAY_STORE") >= 1);
+    assert_true(count(ir, "[deopt s") >= 1);
+    free(ir);
+    ir = ir_of(vm, "JitT", "fld", NULL, NULL);
+    assert_true(count(ir, "STORE_FIELD") == 1 && count(ir, "LOAD_FIELD") == 1);
+    free(ir);
+    done_vm(vm, dir);
+}
+
+static void test_verifier_catches_errors(void **state) {
+    (void)state;
+    char *dir;
+    SomVM *vm = test_vm(&dir);
+    JitFunc *f;
+    char *ir = ir_of(vm, "JitT", "sum", NULL, &f);
+    free(ir);
+    char err[200];
+    assert_int_equal(jit_verify(f, err, sizeof err), 0);
+    /* an operand of the wrong type */
+    for (uint32_t i = 0; i < f->ninsts; i++) {
+        JitInst *in = &f->insts[i];
+        if (in->dead || in->op != JI_IADD) continue;
+        JitRef save = in->a[0];
+        in->a[0] = 0; /* ARG 0, a VALUE */
+        assert_true(jit_verify(f, err, sizeof err) > 0);
+        in->a[0] = save;
+        int32_t d = in->deopt;
+        in->deopt = -1;
+        assert_true(jit_verify(f, err, sizeof err) > 0);
+        assert_non_null(strstr(err, "frame state"));
+        in->deopt = d;
+        break;
+    }
+    assert_int_equal(jit_verify(f, err, sizeof err), 0);
+    jit_func_free(f);
+    done_vm(vm, dir);
+}
+
+/* ---- AWFY ------------------------------------------------------------------------------- */
+
+static void test_awfy(void **state) {
+    (void)state;
+    const char *d = getenv("AWFY_SOM_DIR");
+    struct stat st;
+    char path[4096];
+    if (!d || !*d) skip();
+    snprintf(path, sizeof path, "%s/Harness.som", d);
+    if (stat(path, &st) != 0) skip();
+    static const char *const benches[][2] = {
+        {"Bounce", "20"}, {"Mandelbrot", "30"}, {"Permute", "5"},    {"Queens", "5"},
+        {"Sieve", "5"},   {"Storage", "2"},     {"Towers", "3"},     {"List", "5"},
+        {"NBody", "300"}, {"Richards", "1"},    {"DeltaBlue", "20"}, {"Json", "1"},
+        {"CD", "10"},     {"Havlak", "1"},
+    };
+    char cp[8192];
+    snprintf(cp, sizeof cp, "%s:%s/Core:%s/CD:%s/DeltaBlue:%s/Json:%s/NBody:%s/Richards:%s/Havlak",
+             d, d, d, d, d, d, d, d);
+    Tally total = {0};
+    for (size_t i = 0; i < sizeof benches / sizeof *benches; i++) {
+        char *argv[] = {"Harness", (char *)benches[i][0], "2", (char *)benches[i][1]};
+        SomVM *vm = run_kept(cp, 4, argv);
+        JitBuildOpts o;
+        jit_build_defaults(&o);
+        Tally t = {0};
+        build_all_classes(vm, &o, &t, false);
+        total.methods += t.methods;
+        total.built += t.built;
+        total.refused += t.refused;
+        for (int r = 0; r < t.nreasons; r++)
+            for (int k = 0; k < t.rcount[r]; k++)
+                tally_reason(&total, t.reasons[r]);
+        if (i == 0 && getenv("JITIR_DUMP")) {
+            JitFunc *f = jit_build(vm, method(vm, "Bounce", "benchmark"), &o, path, 100);
+            if (f) {
+                jit_optimize(f);
+                jit_print(f, stderr);
+                jit_func_free(f);
+            }
+        }
+        som_vm_free(vm);
+    }
+    fprintf(stderr, "AWFY: %d methods (over %zu VMs), %d built, %d refused\n", total.methods,
+            sizeof benches / sizeof *benches, total.built, total.refused);
+    for (int r = 0; r < total.nreasons; r++)
+        fprintf(stderr, "  refused %4d: %s\n", total.rcount[r], total.reasons[r]);
+    for (int r = 0; r < total.nreasons; r++)
+        if (!expected_refusal(total.reasons[r]))
+            fail_msg("unexpected refusal: %s", total.reasons[r]);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_method_builds),
+        cmocka_unit_test(test_counted_loop_is_unboxed),
+        cmocka_unit_test(test_monomorphic_inlined),
+        cmocka_unit_test(test_polymorphic_two_guards),
+        cmocka_unit_test(test_do_block_inlined),
+        cmocka_unit_test(test_nlr_to_root_is_return),
+        cmocka_unit_test(test_unreached_send),
+        cmocka_unit_test(test_overflowed_site_sends),
+        cmocka_unit_test(test_double_loop_unboxed),
+        cmocka_unit_test(test_conditionals_and_fields),
+        cmocka_unit_test(test_verifier_catches_errors),
+        cmocka_unit_test(test_awfy),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
