@@ -198,6 +198,24 @@ static JitRef box_in(B *b, int32_t blk, JitRef v, uint32_t pos) {
     return r;
 }
 
+/* A truth value as a BOOL at the end of block blk: v is BOOL, or the constant true/false
+ * (there is no BOOL constant: ICMP of a constant with itself, which folds). */
+static JitRef bool_in(B *b, int32_t blk, JitRef v) {
+    if (ty(b, v) == JT_BOOL) return v;
+    JitRef z = jit_emit_before_term(b->f, blk, JI_CONST_INT);
+    JitRef c = jit_emit_before_term(b->f, blk, JI_ICMP);
+    JitInst *in = I(b, c);
+    in->nargs = 2;
+    in->a[0] = in->a[1] = z;
+    in->cmp = v == b->tru ? JC_EQ : JC_NE;
+    return c;
+}
+
+/* Can v be merged as a BOOL (a BOOL, or the constant true or false)? */
+static bool boolish(B *b, JitRef v) {
+    return ty(b, v) == JT_BOOL || v == b->tru || v == b->fls;
+}
+
 static int32_t new_block(B *b) {
     return jit_block_new(b->f);
 }
@@ -361,16 +379,20 @@ static JitRef merge_finish(B *b, Scope *s, Merge *m) {
     }
     s->cur = m->target;
     int t = ty(b, m->vals[0]);
-    bool same = true;
-    for (uint32_t i = 1; i < m->n; i++) {
+    bool same = true, bools = true;
+    for (uint32_t i = 0; i < m->n; i++) {
         if (ty(b, m->vals[i]) != t) t = JT_VALUE;
         same &= m->vals[i] == m->vals[0];
+        bools &= boolish(b, m->vals[i]);
     }
     if (same) return m->vals[0];
+    if (bools) t = JT_BOOL;
     JitRef p = emit(b, s, JI_PHI, 0, -1, -1, -1);
     JitRef *in = jit_alloc(b->f, m->n * sizeof *in);
     for (uint32_t i = 0; i < m->n; i++)
-        in[i] = t == JT_VALUE ? box_in(b, m->preds[i], m->vals[i], m->pos) : m->vals[i];
+        in[i] = t == JT_VALUE  ? box_in(b, m->preds[i], m->vals[i], m->pos)
+                : t == JT_BOOL ? bool_in(b, m->preds[i], m->vals[i])
+                               : m->vals[i];
     I(b, p)->type = (uint8_t)t;
     I(b, p)->phi = in;
     return p;
@@ -486,14 +508,16 @@ static void liveness(B *b, Scope *s) {
         for (uint32_t k = n; k-- > 0;) {
             uint32_t pc = pcs[k], next = pc + 1 + som_bc_len[c[pc]];
             uint64_t out[4] = {0}, in[4];
-            uint32_t succ[3];
+            uint32_t succ[4];
             int ns = 0;
             switch (c[pc]) {
             case BC_JUMP:
                 succ[ns++] = next + w_at(c + pc + 1);
                 break;
             case BC_JUMP_IF_FALSE:
-            case BC_JUMP_IF_TRUE:
+            case BC_JUMP_IF_TRUE: /* and the end of the construct, after not_boolean's send */
+                succ[ns++] = s->m->sites[w_at(c + pc + 3)].bci;
+                /* fall through */
             case BC_JUMP_IF_NIL:
             case BC_JUMP_IF_NOT_NIL:
                 succ[ns++] = next;
@@ -565,11 +589,13 @@ static void start_block(B *b, Scope *s, uint32_t bci) {
             continue;
         }
         int t = ty(b, v0);
-        bool same = true;
+        bool same = true, bools = boolish(b, v0);
         for (Pend *p = first->next; p; p = p->next) {
             if (ty(b, p->vals[j]) != t) t = JT_VALUE;
             same &= p->vals[j] == v0;
+            bools &= boolish(b, p->vals[j]);
         }
+        if (!loop && bools && !same) t = JT_BOOL;
         if (same && (!loop || (j < s->nslots && !written[j]))) {
             s->vals[j] = v0;
             if (loop) s->hphi[bci][j] = -1;
@@ -581,7 +607,9 @@ static void start_block(B *b, Scope *s, uint32_t bci) {
         JitRef *in = jit_alloc(b->f, (npreds + (loop ? s->nback[bci] : 0)) * sizeof *in);
         uint32_t k = 0;
         for (Pend *p = first; p; p = p->next, k++)
-            in[k] = t == JT_VALUE ? box_in(b, p->block, p->vals[j], p->pos) : p->vals[j];
+            in[k] = t == JT_VALUE  ? box_in(b, p->block, p->vals[j], p->pos)
+                    : t == JT_BOOL ? bool_in(b, p->block, p->vals[j])
+                                   : p->vals[j];
         I(b, ph)->phi = in;
         s->vals[j] = ph;
         if (loop) s->hphi[bci][j] = ph;

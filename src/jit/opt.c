@@ -656,6 +656,52 @@ static void remove_unreachable(Opt *o) {
     free(work);
 }
 
+/* Appends B to A where A ends with a JUMP to B and B has no other predecessor (and no phi). */
+static void merge_blocks(Opt *o) {
+    JitFunc *f = o->f;
+    for (uint32_t a = 0; a < f->nblocks; a++) {
+        for (;;) {
+            JitBlock *ba = &f->blocks[a];
+            if (!ba->ninsts) break;
+            JitRef t = ba->insts[ba->ninsts - 1];
+            if (I(o, t)->op != JI_JUMP) break;
+            int32_t b = ba->succ[0];
+            JitBlock *bb = &f->blocks[b];
+            if (b == 0 || b == (int32_t)a || bb->npreds != 1 || !bb->ninsts ||
+                I(o, bb->insts[0])->op == JI_PHI)
+                break;
+            I(o, t)->dead = 1;
+            ba->ninsts--;
+            for (uint32_t i = 0; i < bb->ninsts; i++) {
+                if (ba->ninsts == ba->cap) {
+                    ba->cap = ba->cap ? ba->cap * 2 : 8;
+                    ba->insts = realloc(ba->insts, ba->cap * sizeof *ba->insts);
+                    if (!ba->insts) abort();
+                }
+                ba->insts[ba->ninsts++] = bb->insts[i];
+                I(o, bb->insts[i])->block = (int32_t)a;
+            }
+            ba->succ[0] = bb->succ[0];
+            ba->succ[1] = bb->succ[1];
+            for (int k = 0; k < 2; k++) {
+                int32_t sidx = bb->succ[k];
+                if (sidx < 0) continue;
+                JitBlock *sb = &f->blocks[sidx];
+                for (uint32_t p = 0; p < sb->npreds; p++)
+                    if (sb->preds[p] == b) {
+                        sb->preds[p] = (int32_t)a;
+                        break; /* one edge per successor slot */
+                    }
+            }
+            if (bb->loop_depth > ba->loop_depth) ba->loop_depth = bb->loop_depth;
+            bb->ninsts = 0;
+            bb->npreds = 0;
+            bb->succ[0] = bb->succ[1] = -1;
+            o->changed = true;
+        }
+    }
+}
+
 /* ---- phis and dead code --------------------------------------------------------------- */
 
 static void trivial_phis(Opt *o) {
@@ -808,6 +854,8 @@ void jit_optimize(JitFunc *f) {
         fold_branches(&o);
         remove_unreachable(&o);
         trivial_phis(&o);
+        merge_blocks(&o);
+        remove_unreachable(&o);
         dce(&o);
         if (!o.changed) break;
     }
