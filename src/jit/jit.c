@@ -7,14 +7,10 @@
 #include <string.h>
 
 bool jit_parse_mode(const char *s, JitMode *out) {
-    if (!strcmp(s, "off"))
-        *out = JIT_OFF;
-    else if (!strcmp(s, "on"))
-        *out = JIT_ON;
-    else if (!strcmp(s, "eager"))
-        *out = JIT_EAGER;
-    else
-        return false;
+    if (!strcmp(s, "off")) *out = JIT_OFF;
+    else if (!strcmp(s, "on")) *out = JIT_ON;
+    else if (!strcmp(s, "eager")) *out = JIT_EAGER;
+    else return false;
     return true;
 }
 
