@@ -693,7 +693,6 @@ static void merge_blocks(Opt *o) {
                         break; /* one edge per successor slot */
                     }
             }
-            if (bb->loop_depth > ba->loop_depth) ba->loop_depth = bb->loop_depth;
             bb->ninsts = 0;
             bb->npreds = 0;
             bb->succ[0] = bb->succ[1] = -1;
@@ -842,6 +841,44 @@ static void virtual_blocks(Opt *o) {
     free(escapes);
 }
 
+/* loop_depth: how many natural loops (of back edges to a dominating header) hold a block. */
+static void loop_depths(Opt *o) {
+    JitFunc *f = o->f;
+    dominators(o);
+    int32_t *work = xmalloc((f->nblocks + 1) * sizeof *work);
+    uint8_t *in = xmalloc(f->nblocks + 1);
+    for (uint32_t b = 0; b < f->nblocks; b++)
+        f->blocks[b].loop_depth = 0;
+    for (uint32_t a = 0; a < f->nblocks; a++)
+        for (int k = 0; k < 2; k++) {
+            int32_t h = f->blocks[a].succ[k];
+            if (h < 0 || o->idom[a] < 0) continue;
+            int32_t x = (int32_t)a; /* a back edge if h dominates a */
+            while (x != h && x != 0)
+                x = o->idom[x];
+            if (x != h) continue;
+            memset(in, 0, f->nblocks);
+            uint32_t nw = 0;
+            in[h] = 1;
+            if (!in[a]) {
+                in[a] = 1;
+                work[nw++] = (int32_t)a;
+            }
+            while (nw) {
+                JitBlock *bb = &f->blocks[work[--nw]];
+                for (uint32_t p = 0; p < bb->npreds; p++)
+                    if (!in[bb->preds[p]]) {
+                        in[bb->preds[p]] = 1;
+                        work[nw++] = bb->preds[p];
+                    }
+            }
+            for (uint32_t b = 0; b < f->nblocks; b++)
+                f->blocks[b].loop_depth += in[b];
+        }
+    free(work);
+    free(in);
+}
+
 void jit_optimize(JitFunc *f) {
     Opt o = {.f = f};
     o.fwd = xmalloc((f->ninsts + 1) * sizeof *o.fwd);
@@ -860,6 +897,7 @@ void jit_optimize(JitFunc *f) {
         if (!o.changed) break;
     }
     virtual_blocks(&o);
+    loop_depths(&o);
     free(o.fwd);
     free(o.idom);
     free(o.rpo);
