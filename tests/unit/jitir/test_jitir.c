@@ -194,9 +194,10 @@ static const char jit_t[] =
     "  wloop = ( | i a | i := 0. a := Array new: 5. [i < 5] whileTrue: [i := i + 1. a at: i "
     "put: i * i]. ^a )\n"
     "  fld = ( f := 3. ^f + 1 )\n"
+    "  mixed = ( | x | x := 0. 1 to: 10 do: [:i | x := x + 0.5]. ^x )\n"
     "  run = (\n"
     "    | arr |\n"
-    "    self sum. self mono. self dsum. self fld.\n"
+    "    self sum. self mono. self dsum. self fld. self mixed.\n"
     "    1 to: 20 do: [:i | self poly: JitA new. self poly: JitB new].\n"
     "    arr := Array new: 10. 1 to: 10 do: [:i | arr at: i put: i].\n"
     "    1 to: 5 do: [:i | self doit: arr. self find: arr].\n"
@@ -239,6 +240,20 @@ static void test_every_method_builds(void **state) {
     Tally t2 = {0};
     build_all_classes(vm, &o, &t2, true);
     assert_int_equal(t.built, t2.built);
+    /* other limits: no inlining at all, one class per site, no block inlining */
+    jit_build_defaults(&o);
+    o.max_inline_depth = 0;
+    o.max_poly = 1;
+    Tally t3 = {0};
+    build_all_classes(vm, &o, &t3, true);
+    assert_int_equal(t.built, t3.built);
+    jit_build_defaults(&o);
+    o.inline_blocks = false;
+    o.max_inline_depth = 2;
+    o.max_total_size = 50;
+    Tally t4 = {0};
+    build_all_classes(vm, &o, &t4, true);
+    assert_int_equal(t.built, t4.built);
     done_vm(vm, dir);
 }
 
@@ -403,6 +418,47 @@ static void test_conditionals_and_fields(void **state) {
     done_vm(vm, dir);
 }
 
+/* A loop-carried value that starts as an integer and becomes something else: the build
+ * restarts with the phi boxed. */
+static void test_phi_type_restart(void **state) {
+    (void)state;
+    char *dir;
+    SomVM *vm = test_vm(&dir);
+    char *ir = ir_of(vm, "JitT", "mixed", NULL, NULL);
+    assert_true(count(ir, ":value = PHI") >= 1);
+    assert_true(count(ir, " #+") >= 1);
+    free(ir);
+    done_vm(vm, dir);
+}
+
+static uint64_t edge_weight(void *arg, SomMethod *caller, uint32_t bci, SomMethod *callee) {
+    (void)caller;
+    (void)bci;
+    (void)callee;
+    return *(uint64_t *)arg;
+}
+
+/* With a profile, a callee is inlined where its edge is hot relative to the root. */
+static void test_profile_decides_inlining(void **state) {
+    (void)state;
+    char *dir;
+    SomVM *vm = test_vm(&dir);
+    uint64_t w = 0;
+    JitProfile p = {.arg = &w, .edge_weight = edge_weight, .root_weight = 1000};
+    JitBuildOpts o;
+    jit_build_defaults(&o);
+    o.profile = &p;
+    char *ir = ir_of(vm, "JitT", "mono", &o, NULL);
+    assert_int_equal(count(ir, " #helper:"), 1); /* cold edge: a send */
+    free(ir);
+    w = 500;
+    ir = ir_of(vm, "JitT", "mono", &o, NULL);
+    assert_int_equal(count(ir, " #helper:"), 0);
+    assert_int_equal(count(ir, "SET_POS"), 2);
+    free(ir);
+    done_vm(vm, dir);
+}
+
 static void test_verifier_catches_errors(void **state) {
     (void)state;
     char *dir;
@@ -499,6 +555,8 @@ int main(void) {
         cmocka_unit_test(test_overflowed_site_sends),
         cmocka_unit_test(test_double_loop_unboxed),
         cmocka_unit_test(test_conditionals_and_fields),
+        cmocka_unit_test(test_phi_type_restart),
+        cmocka_unit_test(test_profile_decides_inlining),
         cmocka_unit_test(test_verifier_catches_errors),
         cmocka_unit_test(test_awfy),
     };
