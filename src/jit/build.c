@@ -544,7 +544,7 @@ static void liveness(B *b, Scope *s) {
                     for (int w = 0; w < 4; w++)
                         out[w] |= s->live[succ[i] * 4 + w];
             memcpy(in, out, sizeof in);
-            unsigned j = c[pc + 1];
+            unsigned j = som_bc_len[c[pc]] ? c[pc + 1] : 0;
             if (c[pc] == BC_STORE_LOCAL) in[j / 64] &= ~(1ull << (j % 64));
             if (c[pc] == BC_PUSH_LOCAL || c[pc] == BC_INC_LOCAL_JLE) in[j / 64] |= 1ull << (j % 64);
             if (c[pc] == BC_INC_LOCAL_JLE) {
