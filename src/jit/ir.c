@@ -649,6 +649,19 @@ int jit_verify(const JitFunc *f, char *err, size_t errlen) {
         for (uint32_t i = 0; i < bb->ninsts; i++)
             verify_inst(&v, (int32_t)b, i);
     }
+    /* every state, used or not, names live values only (the backend may describe them all) */
+    for (uint32_t s = 0; s < f->nstates; s++)
+        for (uint32_t k = 0; k < f->states[s].nscopes; k++) {
+            const JitStateScope *sc = &f->states[s].scopes[k];
+            JitStateVal vals[2] = {sc->self, sc->ctx};
+            for (uint32_t i = 0; i < 2 + sc->nslots + sc->nstack; i++) {
+                JitStateVal x = i < 2                ? vals[i]
+                                : i < 2 + sc->nslots ? sc->slots[i - 2]
+                                                     : sc->stack[i - 2 - sc->nslots];
+                if (x >= (JitStateVal)f->ninsts || (x >= 0 && f->insts[x].dead))
+                    problem(&v, "s%u: value v%d is dead or out of range", s, x);
+            }
+        }
 out:
     free(v.idom);
     free(v.rpo_num);

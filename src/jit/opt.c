@@ -559,6 +559,99 @@ static void cse(Opt *o) {
     forward(o);
 }
 
+/* ---- redundant loads (within a block) ------------------------------------------------ */
+
+/* What a block has read or written so far: kind (the load op), object, index, value. A store
+ * forgets every entry of its kind with the same index (another object may be the same
+ * one); a call (SEND, NLR, SAFEPOINT: SOM code or hooks may run) forgets everything. */
+typedef struct Avail {
+    uint16_t kind;
+    JitRef obj;
+    int64_t idx;
+    JitRef val;
+} Avail;
+
+#define MAX_AVAIL 64
+
+static void avail_put(Avail *t, uint32_t *n, uint16_t kind, JitRef obj, int64_t idx, JitRef v) {
+    if (*n == MAX_AVAIL) memmove(t, t + 1, --*n * sizeof *t);
+    t[(*n)++] = (Avail){kind, obj, idx, v};
+}
+
+static void avail_kill(Avail *t, uint32_t *n, uint16_t kind, int64_t idx, bool any_idx) {
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < *n; i++)
+        if (t[i].kind != kind || (!any_idx && t[i].idx != idx)) t[k++] = t[i];
+    *n = k;
+}
+
+static void loads(Opt *o) {
+    JitFunc *f = o->f;
+    Avail t[MAX_AVAIL];
+    for (uint32_t b = 0; b < f->nblocks; b++) {
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < f->blocks[b].ninsts; i++) {
+            JitRef r = f->blocks[b].insts[i];
+            JitInst *in = I(o, r);
+            if (in->dead) continue;
+            for (int a = 0; a < in->nargs; a++)
+                if (in->a[a] >= 0) in->a[a] = resolve(o, in->a[a]);
+            uint16_t kind = 0;
+            int64_t idx = in->ival;
+            bool store = false;
+            switch (in->op) {
+            case JI_LOAD_FIELD:
+            case JI_CTX_LOAD:
+            case JI_CFIELD_LOAD:
+                kind = in->op;
+                break;
+            case JI_ARRAY_LOAD:
+                kind = in->op;
+                idx = in->a[1];
+                break;
+            case JI_GLOBAL_LOAD:
+                kind = in->op;
+                idx = (int64_t)(intptr_t)in->sym;
+                break;
+            case JI_STORE_FIELD:
+                kind = JI_LOAD_FIELD, store = true;
+                break;
+            case JI_CTX_STORE:
+                kind = JI_CTX_LOAD, store = true;
+                break;
+            case JI_CFIELD_STORE:
+                kind = JI_CFIELD_LOAD, store = true;
+                break;
+            case JI_ARRAY_STORE:
+                kind = JI_ARRAY_LOAD, store = true;
+                idx = in->a[1];
+                break;
+            case JI_SEND:
+            case JI_NLR:
+            case JI_SAFEPOINT:
+                n = 0;
+                continue;
+            default:
+                continue;
+            }
+            JitRef obj = in->op == JI_GLOBAL_LOAD ? -1 : in->a[0];
+            if (store) {
+                avail_kill(t, &n, kind, idx, kind == JI_ARRAY_LOAD);
+                avail_put(t, &n, kind, obj, idx, in->a[in->op == JI_ARRAY_STORE ? 2 : 1]);
+                continue;
+            }
+            JitRef found = -1;
+            for (uint32_t k = 0; k < n && found < 0; k++)
+                if (t[k].kind == kind && t[k].obj == obj && t[k].idx == idx) found = t[k].val;
+            if (found >= 0)
+                replace(o, r, found);
+            else
+                avail_put(t, &n, kind, obj, idx, r);
+        }
+    }
+    forward(o);
+}
+
 /* ---- branches and unreachable blocks -------------------------------------------------- */
 
 static void remove_pred(JitFunc *f, int32_t b, int32_t pred) {
@@ -879,6 +972,31 @@ static void loop_depths(Opt *o) {
     free(in);
 }
 
+/* Drops frame states no live instruction uses (their values may be dead), keeping states[0]
+ * first, and renumbers the others. */
+static void compact_states(JitFunc *f) {
+    int32_t *map = xmalloc((f->nstates + 1) * sizeof *map);
+    for (uint32_t i = 0; i < f->nstates; i++)
+        map[i] = i == 0 ? 0 : -1;
+    for (uint32_t b = 0; b < f->nblocks; b++)
+        for (uint32_t i = 0; i < f->blocks[b].ninsts; i++) {
+            JitInst *in = &f->insts[f->blocks[b].insts[i]];
+            if (in->deopt >= 0) map[in->deopt] = 0;
+        }
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < f->nstates; i++)
+        if (map[i] >= 0) {
+            map[i] = (int32_t)n;
+            f->states[n++] = f->states[i];
+        }
+    f->nstates = n;
+    for (uint32_t i = 0; i < f->ninsts; i++) {
+        JitInst *in = &f->insts[i];
+        if (in->deopt >= 0) in->deopt = in->dead ? -1 : map[in->deopt];
+    }
+    free(map);
+}
+
 void jit_optimize(JitFunc *f) {
     Opt o = {.f = f};
     o.fwd = xmalloc((f->ninsts + 1) * sizeof *o.fwd);
@@ -888,6 +1006,7 @@ void jit_optimize(JitFunc *f) {
         o.changed = false;
         fold(&o);
         cse(&o);
+        loads(&o);
         fold_branches(&o);
         remove_unreachable(&o);
         trivial_phis(&o);
@@ -898,6 +1017,11 @@ void jit_optimize(JitFunc *f) {
     }
     virtual_blocks(&o);
     loop_depths(&o);
+    compact_states(f);
+    for (uint32_t b = 0; b < f->nblocks; b++) { /* deoptimizing blocks go out of line */
+        JitBlock *bb = &f->blocks[b];
+        bb->cold = bb->ninsts && f->insts[bb->insts[bb->ninsts - 1]].op == JI_DEOPT;
+    }
     free(o.fwd);
     free(o.idom);
     free(o.rpo);
