@@ -121,6 +121,9 @@ static bool expected_refusal(const char *reason) {
 
 typedef struct Tally {
     int built, refused, methods;
+    long inlined, sends, guards, deopts, insts;
+    char (*seen)[96]; /* names of methods counted already (NULL: count all) */
+    int nseen, executed;
     char reasons[16][80];
     int rcount[16];
     int nreasons;
@@ -146,10 +149,29 @@ static void build_class(SomVM *vm, SomClass *cls, const JitBuildOpts *o, Tally *
         for (uint64_t i = 0; ms && i < ms->len; i++) {
             SomMethod *m = (SomMethod *)ms->items[i];
             char reason[200] = "";
+            if (t->seen) {
+                char nm[96];
+                class_method_name(m, nm, sizeof nm);
+                bool dup = false;
+                for (int s = 0; s < t->nseen && !dup; s++)
+                    dup = !strcmp(t->seen[s], nm);
+                if (dup || t->nseen == 20000) continue;
+                strcpy(t->seen[t->nseen++], nm);
+            }
             t->methods++;
+            t->executed += m->invocations > 0;
             JitFunc *f = build_checked(vm, m, o, reason, sizeof reason);
             if (f) {
                 t->built++;
+                t->inlined += f->inlined;
+                for (uint32_t b = 0; b < f->nblocks; b++)
+                    for (uint32_t k = 0; k < f->blocks[b].ninsts; k++) {
+                        JitInst *in = &f->insts[f->blocks[b].insts[k]];
+                        t->insts++;
+                        t->sends += in->op == JI_SEND;
+                        t->deopts += in->op == JI_DEOPT;
+                        t->guards += in->deopt >= 0 && in->op != JI_DEOPT;
+                    }
                 jit_func_free(f);
             } else {
                 t->refused++;
@@ -514,17 +536,25 @@ static void test_awfy(void **state) {
     snprintf(cp, sizeof cp, "%s:%s/Core:%s/CD:%s/DeltaBlue:%s/Json:%s/NBody:%s/Richards:%s/Havlak",
              d, d, d, d, d, d, d, d);
     Tally total = {0};
+    total.seen = calloc(20000, sizeof *total.seen);
     for (size_t i = 0; i < sizeof benches / sizeof *benches; i++) {
         char *argv[] = {"Harness", (char *)benches[i][0], (char *)benches[i][1],
                         (char *)benches[i][2]};
         SomVM *vm = run_kept(cp, 4, argv);
         JitBuildOpts o;
         jit_build_defaults(&o);
-        Tally t = {0};
+        Tally t = {.seen = total.seen, .nseen = total.nseen};
         build_all_classes(vm, &o, &t, false);
+        total.nseen = t.nseen;
+        total.executed += t.executed;
         total.methods += t.methods;
         total.built += t.built;
         total.refused += t.refused;
+        total.inlined += t.inlined;
+        total.sends += t.sends;
+        total.guards += t.guards;
+        total.deopts += t.deopts;
+        total.insts += t.insts;
         for (int r = 0; r < t.nreasons; r++)
             for (int k = 0; k < t.rcount[r]; k++)
                 tally_reason(&total, t.reasons[r]);
@@ -538,10 +568,18 @@ static void test_awfy(void **state) {
         }
         som_vm_free(vm);
     }
-    fprintf(stderr, "AWFY: %d methods (over %zu VMs), %d built, %d refused\n", total.methods,
-            sizeof benches / sizeof *benches, total.built, total.refused);
+    fprintf(stderr,
+            "AWFY: %d distinct methods (%d run so far) over %zu benchmark VMs, %d built, %d "
+            "refused\n",
+            total.methods, total.executed, sizeof benches / sizeof *benches, total.built,
+            total.refused);
+    free(total.seen);
     for (int r = 0; r < total.nreasons; r++)
         fprintf(stderr, "  refused %4d: %s\n", total.rcount[r], total.reasons[r]);
+    fprintf(stderr,
+            "  in the built ones (optimized): %ld inlined activations, %ld instructions, %ld "
+            "SENDs, %ld guards, %ld DEOPTs\n",
+            total.inlined, total.insts, total.sends, total.guards, total.deopts);
     for (int r = 0; r < total.nreasons; r++)
         if (!expected_refusal(total.reasons[r]))
             fail_msg("unexpected refusal: %s", total.reasons[r]);
