@@ -537,6 +537,7 @@ static void test_awfy(void **state) {
              d, d, d, d, d, d, d, d);
     Tally total = {0};
     total.seen = calloc(20000, sizeof *total.seen);
+    bool dumped = false;
     for (size_t i = 0; i < sizeof benches / sizeof *benches; i++) {
         char *argv[] = {"Harness", (char *)benches[i][0], (char *)benches[i][1],
                         (char *)benches[i][2]};
@@ -558,12 +559,21 @@ static void test_awfy(void **state) {
         for (int r = 0; r < t.nreasons; r++)
             for (int k = 0; k < t.rcount[r]; k++)
                 tally_reason(&total, t.reasons[r]);
-        if (i == 0 && getenv("JITIR_DUMP")) {
-            JitFunc *f = jit_build(vm, method(vm, "Bounce", "benchmark"), &o, path, 100);
+        /* JITIR_DUMP=Class>>selector prints that method's IR (from the first run of it) */
+        const char *dump = getenv("JITIR_DUMP");
+        if (dump && strstr(dump, ">>") && !dumped) {
+            char cn[100];
+            snprintf(cn, sizeof cn, "%.*s", (int)(strstr(dump, ">>") - dump), dump);
+            Value c = 0;
+            SomMethod *m = NULL;
+            if (som_global_get(vm, som_symbol_cstr(vm, cn), &c))
+                m = som_lookup(vm, (SomClass *)c, som_symbol_cstr(vm, strstr(dump, ">>") + 2));
+            JitFunc *f = m && m->invocations ? jit_build(vm, m, &o, path, 100) : NULL;
             if (f) {
                 jit_optimize(f);
                 jit_print(f, stderr);
                 jit_func_free(f);
+                dumped = true;
             }
         }
         som_vm_free(vm);
