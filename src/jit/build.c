@@ -143,9 +143,9 @@ static JitRef const_val(B *b, Scope *s, Value v) {
         I(b, r)->ival = som_int(v);
         return r;
     }
-    if (som_is_imm_double(v) || (som_is_obj(v) && som_hdr(v)->kind == OBJ_DOUBLE)) {
+    if (som_is_imm_double(v)) { /* a boxed literal stays CONST: its identity is visible */
         JitRef r = emit(b, s, JI_CONST_DBL, 0, -1, -1, -1);
-        I(b, r)->dval = som_is_imm_double(v) ? som_imm_double(v) : ((SomDouble *)v)->d;
+        I(b, r)->dval = som_imm_double(v);
         return r;
     }
     if (v == b->vm->nil) return b->nil;
@@ -667,6 +667,7 @@ static void prescan(B *b, Scope *s) {
         }
         uint32_t next = pc + 1 + som_bc_len[op];
         int64_t t = -1, t2 = -1;
+        bool back = op == BC_JUMP_BACK || op == BC_INC_LOCAL_JLE;
         bool end = false;
         switch (op) {
         case BC_JUMP:
@@ -697,14 +698,12 @@ static void prescan(B *b, Scope *s) {
         default:
             break;
         }
-        if (t > (int64_t)len || t2 < 0 || t2 > (int64_t)len || (t2 >= 0 && t2 >= next)) {
-            if (t2 != -1 || t > (int64_t)len) {
-                fail(b, "bad jump");
-                return;
-            }
+        if (t > (int64_t)len || (back && (t2 < 0 || t2 >= (int64_t)next))) {
+            fail(b, "bad jump");
+            return;
         }
         if (t >= 0 && t < (int64_t)len) s->leader[t] = 1;
-        if (t2 >= 0) {
+        if (back) {
             s->leader[t2] = 1;
             s->loophead[t2] = 1;
             s->nback[t2]++;

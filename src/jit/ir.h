@@ -220,6 +220,21 @@ int jit_verify(const JitFunc *f, char *err, size_t errlen);
 void jit_print(const JitFunc *f, FILE *out);
 
 /* ---- additions by the IR builder (b-build); append-only ------------------------------- */
+/* Conventions of build.c / opt.c that the backend may rely on:
+ *  - Boxing is explicit: every operand whose op wants a VALUE (SEND, RETURN, stores, VEQ,
+ *    phis of type VALUE...) is a VALUE-typed instruction; the builder inserts BOX_INT,
+ *    BOX_DBL and BOOL_TO_VALUE.  Only frame states name unboxed values (INT, DBL, BOOL), to be
+ *    boxed by type at deoptimization.  There is no BOOL constant: true/false merged into a
+ *    BOOL phi are ICMP.eq / ICMP.ne of a CONST_INT with itself.
+ *  - A phi's type is its inputs' (INT and DBL phis are common in loops); PTR phis never occur.
+ *  - Frame-state values are never -1 except ctx (NULL); nil is a CONST.  After jit_optimize
+ *    every state in fn->states is states[0] or used by a live instruction, and names only
+ *    live instructions.  A JVK_VBLOCK is a NEW_BLOCK with virt set.
+ *  - Positions: the root's have parent JIT_POS_NONE; SET_POS starts an inlined activation
+ *    (its pos is the callee at bci 0) and ends it (the caller's pos at the send).
+ *  - Conditionals on a VALUE are VEQ tests against the true/false constants (no
+ *    VALUE_TO_BOOL); a non-boolean reaches a DEOPT (JDR_BOOLEAN) at the conditional.
+ *  - Blocks ending in DEOPT are marked cold; loop_depth counts natural loops (after opt). */
 /* Inserts a new instruction just before block's terminator (appends when it has none). */
 JitRef jit_emit_before_term(JitFunc *f, int32_t block, JitOp op);
 /* A new frame state of nscopes zeroed scopes (their arrays made by the caller with
