@@ -123,7 +123,7 @@ typedef struct Tally {
     int built, refused, methods;
     long inlined, sends, guards, deopts, insts;
     char (*seen)[96]; /* names of methods counted already (NULL: count all) */
-    int nseen, executed;
+    int nseen, executed, blocks;
     char reasons[16][80];
     int rcount[16];
     int nreasons;
@@ -141,6 +141,41 @@ static void tally_reason(Tally *t, const char *r) {
     }
 }
 
+/* Builds m and then every block literal in it (as a root of its own). */
+static void build_one(SomVM *vm, SomMethod *m, const JitBuildOpts *o, Tally *t, bool strict) {
+    char reason[200] = "";
+    t->methods++;
+    t->blocks += m->kind == MK_BLOCK;
+    t->executed += m->invocations > 0;
+    JitFunc *f = build_checked(vm, m, o, reason, sizeof reason);
+    if (f) {
+        t->built++;
+        t->inlined += f->inlined;
+        for (uint32_t b = 0; b < f->nblocks; b++)
+            for (uint32_t k = 0; k < f->blocks[b].ninsts; k++) {
+                JitInst *in = &f->insts[f->blocks[b].insts[k]];
+                t->insts++;
+                t->sends += in->op == JI_SEND;
+                t->deopts += in->op == JI_DEOPT;
+                t->guards += in->deopt >= 0 && in->op != JI_DEOPT;
+            }
+        jit_func_free(f);
+    } else {
+        t->refused++;
+        tally_reason(t, reason);
+        if (strict && !expected_refusal(reason)) {
+            char name[200];
+            class_method_name(m, name, sizeof name);
+            fail_msg("%s refused: %s", name, reason);
+        }
+    }
+    for (uint32_t i = 0; i < m->nliterals; i++) {
+        Value l = m->literals[i];
+        if (som_is_obj(l) && som_hdr(l)->kind == OBJ_METHOD && ((SomMethod *)l)->kind == MK_BLOCK)
+            build_one(vm, (SomMethod *)l, o, t, strict);
+    }
+}
+
 /* Builds every method of cls (instance and class side). */
 static void build_class(SomVM *vm, SomClass *cls, const JitBuildOpts *o, Tally *t, bool strict) {
     SomClass *sides[2] = {cls, cls->h.cls};
@@ -148,7 +183,6 @@ static void build_class(SomVM *vm, SomClass *cls, const JitBuildOpts *o, Tally *
         SomArray *ms = sides[k]->methods;
         for (uint64_t i = 0; ms && i < ms->len; i++) {
             SomMethod *m = (SomMethod *)ms->items[i];
-            char reason[200] = "";
             if (t->seen) {
                 char nm[96];
                 class_method_name(m, nm, sizeof nm);
@@ -158,30 +192,7 @@ static void build_class(SomVM *vm, SomClass *cls, const JitBuildOpts *o, Tally *
                 if (dup || t->nseen == 20000) continue;
                 strcpy(t->seen[t->nseen++], nm);
             }
-            t->methods++;
-            t->executed += m->invocations > 0;
-            JitFunc *f = build_checked(vm, m, o, reason, sizeof reason);
-            if (f) {
-                t->built++;
-                t->inlined += f->inlined;
-                for (uint32_t b = 0; b < f->nblocks; b++)
-                    for (uint32_t k = 0; k < f->blocks[b].ninsts; k++) {
-                        JitInst *in = &f->insts[f->blocks[b].insts[k]];
-                        t->insts++;
-                        t->sends += in->op == JI_SEND;
-                        t->deopts += in->op == JI_DEOPT;
-                        t->guards += in->deopt >= 0 && in->op != JI_DEOPT;
-                    }
-                jit_func_free(f);
-            } else {
-                t->refused++;
-                tally_reason(t, reason);
-                if (strict && !expected_refusal(reason)) {
-                    char name[200];
-                    class_method_name(m, name, sizeof name);
-                    fail_msg("%s refused: %s", name, reason);
-                }
-            }
+            build_one(vm, m, o, t, strict);
         }
     }
 }
@@ -375,6 +386,31 @@ static void test_nlr_to_root_is_return(void **state) {
     done_vm(vm, dir);
 }
 
+/* A block compiled as the root: the block is ARG 0, self and the context come from the
+ * frame, and its ^ is a real non-local return. */
+static void test_root_block_nlr(void **state) {
+    (void)state;
+    char *dir;
+    SomVM *vm = test_vm(&dir);
+    SomMethod *find = method(vm, "JitT", "find:"), *blk = NULL;
+    for (uint32_t i = 0; i < find->nliterals; i++)
+        if (som_is_obj(find->literals[i]) && som_hdr(find->literals[i])->kind == OBJ_METHOD)
+            blk = (SomMethod *)find->literals[i];
+    assert_non_null(blk);
+    char reason[200];
+    JitFunc *f = build_checked(vm, blk, NULL, reason, sizeof reason);
+    assert_non_null(f);
+    char *ir = print_ir(f);
+    assert_int_equal(count(ir, " = NLR "), 1);
+    assert_int_equal(count(ir, "= SELF"), 1);
+    assert_int_equal(count(ir, "= FRAME_CTX"), 1);
+    assert_int_equal(count(ir, "= ARG 0"), 1);
+    assert_int_equal(count(ir, "= ARG 1"), 1);
+    free(ir);
+    jit_func_free(f);
+    done_vm(vm, dir);
+}
+
 static void test_unreached_send(void **state) {
     (void)state;
     char *dir;
@@ -548,6 +584,7 @@ static void test_awfy(void **state) {
         build_all_classes(vm, &o, &t, false);
         total.nseen = t.nseen;
         total.executed += t.executed;
+        total.blocks += t.blocks;
         total.methods += t.methods;
         total.built += t.built;
         total.refused += t.refused;
@@ -579,10 +616,10 @@ static void test_awfy(void **state) {
         som_vm_free(vm);
     }
     fprintf(stderr,
-            "AWFY: %d distinct methods (%d run so far) over %zu benchmark VMs, %d built, %d "
-            "refused\n",
-            total.methods, total.executed, sizeof benches / sizeof *benches, total.built,
-            total.refused);
+            "AWFY: %d distinct methods and blocks (%d of them blocks, %d run so far) over %zu "
+            "benchmark VMs, %d built, %d refused\n",
+            total.methods, total.blocks, total.executed, sizeof benches / sizeof *benches,
+            total.built, total.refused);
     free(total.seen);
     for (int r = 0; r < total.nreasons; r++)
         fprintf(stderr, "  refused %4d: %s\n", total.rcount[r], total.reasons[r]);
@@ -603,6 +640,7 @@ int main(void) {
         cmocka_unit_test(test_polymorphic_two_guards),
         cmocka_unit_test(test_do_block_inlined),
         cmocka_unit_test(test_nlr_to_root_is_return),
+        cmocka_unit_test(test_root_block_nlr),
         cmocka_unit_test(test_unreached_send),
         cmocka_unit_test(test_overflowed_site_sends),
         cmocka_unit_test(test_double_loop_unboxed),
