@@ -1025,6 +1025,12 @@ static JitRef do_send(B *b, Scope *s, CallSite *cs, bool super, bool executed) {
             if (cs->ic[i].cls == kc) hits = cs->ic[i].hits;
         }
         if (super) hits = total = 1;
+        /* a site that never ran (its cache is empty) is an uncommon trap even when the
+         * receiver's class is known */
+        if (!super && !total && !cs->megamorphic && b->o->unreached_traps && !executed) {
+            deopt_here(b, s, JDR_CLASS);
+            return b->nil;
+        }
         int kind = classify(b, s, kc, t, hits, total);
         if (kind == TK_TRIVIAL && super && t->trivial != TRIV_SELF && t->trivial != TRIV_LITERAL)
             kind = TK_SEND;

@@ -794,6 +794,22 @@ static void merge_blocks(Opt *o) {
     }
 }
 
+/* A SET_POS directly followed by another one (nothing in between) is overwritten at once. */
+static void set_pos_pairs(Opt *o) {
+    JitFunc *f = o->f;
+    for (uint32_t b = 0; b < f->nblocks; b++) {
+        JitBlock *bb = &f->blocks[b];
+        for (uint32_t i = 0; i + 1 < bb->ninsts; i++) {
+            JitInst *in = I(o, bb->insts[i]);
+            if (in->op == JI_SET_POS && I(o, bb->insts[i + 1])->op == JI_SET_POS) {
+                in->dead = 1;
+                o->changed = true;
+            }
+        }
+    }
+    forward(o);
+}
+
 /* ---- phis and dead code --------------------------------------------------------------- */
 
 static void trivial_phis(Opt *o) {
@@ -1012,6 +1028,7 @@ void jit_optimize(JitFunc *f) {
         trivial_phis(&o);
         merge_blocks(&o);
         remove_unreachable(&o);
+        set_pos_pairs(&o);
         dce(&o);
         if (!o.changed) break;
     }
