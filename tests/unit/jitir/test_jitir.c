@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include "bytecode.h"
 #include "class.h"
 #include "compile.h"
+#include "num.h"
 #include "vmtest.h"
 
 /* ---- helpers ---------------------------------------------------------------------------- */
@@ -209,6 +211,232 @@ static void build_all_classes(SomVM *vm, const JitBuildOpts *o, Tally *t, bool s
     }
 }
 
+/* ---- an evaluator of the IR ------------------------------------------------------------ *
+ * Runs a function without calls (no SEND, allocation of blocks or contexts, NLR) on given
+ * receiver and arguments, so that built and optimized IR can be checked against what the
+ * interpreter answers.  Answers EV_OK with *out, EV_DEOPT with the reason, or EV_UNSUPPORTED. */
+
+enum { EV_OK, EV_DEOPT, EV_UNSUPPORTED };
+
+static int ir_eval(const JitFunc *f, const Value *args, Value *out, int *reason) {
+    SomVM *vm = f->vm;
+    uint64_t *v = calloc(f->ninsts + 1, sizeof *v);
+    int32_t b = 0, from = -1;
+    int rc = EV_UNSUPPORTED;
+    for (long steps = 0; steps < 10000000; steps++) {
+        const JitBlock *bb = &f->blocks[b];
+        /* phis first, all at once (they read the values of the predecessor) */
+        uint32_t np = 0;
+        while (np < bb->ninsts && f->insts[bb->insts[np]].op == JI_PHI)
+            np++;
+        if (np) {
+            uint32_t p = 0;
+            while (p < bb->npreds && bb->preds[p] != from)
+                p++;
+            uint64_t tmp[64];
+            assert_true(np <= 64 && p < bb->npreds);
+            for (uint32_t i = 0; i < np; i++)
+                tmp[i] = v[f->insts[bb->insts[i]].phi[p]];
+            for (uint32_t i = 0; i < np; i++)
+                v[bb->insts[i]] = tmp[i];
+        }
+        int32_t next = -1;
+        for (uint32_t i = np; i < bb->ninsts && next < 0; i++) {
+            JitRef r = bb->insts[i];
+            const JitInst *in = &f->insts[r];
+            uint64_t a = in->nargs > 0 && in->a[0] >= 0 ? v[in->a[0]] : 0;
+            uint64_t c = in->nargs > 1 && in->a[1] >= 0 ? v[in->a[1]] : 0;
+            int64_t x = (int64_t)a, y = (int64_t)c, z = 0;
+            double dx, dy, dz;
+            memcpy(&dx, &a, 8);
+            memcpy(&dy, &c, 8);
+            bool fail = false;
+            switch (in->op) {
+            case JI_CONST:
+                v[r] = in->cval;
+                break;
+            case JI_CONST_INT:
+                v[r] = (uint64_t)in->ival;
+                break;
+            case JI_CONST_DBL:
+                memcpy(&v[r], &in->dval, 8);
+                break;
+            case JI_ARG:
+                v[r] = args[in->ival];
+                break;
+            case JI_IS_INT:
+                v[r] = som_is_int(a);
+                break;
+            case JI_IS_DBL:
+                v[r] = num_is_double(a);
+                break;
+            case JI_HAS_CLASS:
+                v[r] = som_class_of(vm, a) == in->cls;
+                break;
+            case JI_IS_KIND:
+                v[r] = som_is_obj(a) && som_hdr(a)->kind == in->ival;
+                break;
+            case JI_GUARD:
+                fail = !a;
+                break;
+            case JI_UNBOX_INT:
+                v[r] = (uint64_t)som_int(a);
+                break;
+            case JI_BOX_INT:
+                v[r] = som_mkint(x);
+                break;
+            case JI_UNBOX_DBL:
+                dz = num_double(a);
+                memcpy(&v[r], &dz, 8);
+                break;
+            case JI_INT_TO_DBL:
+                dz = (double)x;
+                memcpy(&v[r], &dz, 8);
+                break;
+            case JI_BOX_DBL:
+                v[r] = num_new_double(vm, dx);
+                break;
+            case JI_BOOL_TO_VALUE:
+                v[r] = a ? vm->true_ : vm->false_;
+                break;
+            case JI_VALUE_TO_BOOL:
+                v[r] = a == vm->true_;
+                break;
+            case JI_IADD:
+                fail = __builtin_add_overflow(x, y, &z) || !som_fits_smallint(z);
+                v[r] = (uint64_t)z;
+                break;
+            case JI_ISUB:
+                fail = __builtin_sub_overflow(x, y, &z) || !som_fits_smallint(z);
+                v[r] = (uint64_t)z;
+                break;
+            case JI_IMUL:
+                fail = __builtin_mul_overflow(x, y, &z) || !som_fits_smallint(z);
+                v[r] = (uint64_t)z;
+                break;
+            case JI_IDIV:
+                fail = y == 0;
+                v[r] = fail ? 0 : (uint64_t)(x / y);
+                break;
+            case JI_IMOD:
+                fail = y == 0;
+                z = fail ? 0 : x % y;
+                if (z != 0 && ((z ^ y) < 0)) z += y;
+                v[r] = (uint64_t)z;
+                break;
+            case JI_IAND:
+                v[r] = a & c;
+                break;
+            case JI_IXOR:
+                v[r] = a ^ c;
+                break;
+            case JI_ICMP:
+            case JI_DCMP: {
+                bool d = in->op == JI_DCMP;
+                int lt = d ? dx < dy : x < y, eq = d ? dx == dy : x == y, gt = d ? dx > dy : x > y;
+                int res[] = {lt, gt, lt || eq, gt || eq, eq, !eq};
+                v[r] = (uint64_t)res[in->cmp];
+                break;
+            }
+            case JI_DADD:
+            case JI_DSUB:
+            case JI_DMUL:
+            case JI_DDIV:
+            case JI_DSQRT:
+                dz = in->op == JI_DADD   ? dx + dy
+                     : in->op == JI_DSUB ? dx - dy
+                     : in->op == JI_DMUL ? dx * dy
+                     : in->op == JI_DDIV ? dx / dy
+                                         : sqrt(dx);
+                memcpy(&v[r], &dz, 8);
+                break;
+            case JI_VEQ:
+                v[r] = a == c;
+                break;
+            case JI_BNOT:
+                v[r] = !a;
+                break;
+            case JI_LOAD_FIELD:
+                v[r] = ((SomInstance *)a)->fields[in->ival];
+                break;
+            case JI_STORE_FIELD:
+                ((SomInstance *)a)->fields[in->ival] = c;
+                break;
+            case JI_ARRAY_LEN:
+                v[r] = ((SomArray *)a)->len;
+                break;
+            case JI_ARRAY_LOAD:
+                v[r] = ((SomArray *)a)->items[y];
+                break;
+            case JI_ARRAY_STORE:
+                ((SomArray *)a)->items[y] = v[in->a[2]];
+                break;
+            case JI_STRING_LEN:
+                v[r] = ((SomString *)a)->len;
+                break;
+            case JI_GLOBAL_LOAD:
+                v[r] = in->sym->gval;
+                break;
+            case JI_SAFEPOINT:
+            case JI_SET_POS:
+                break;
+            case JI_NEW_BLOCK:
+                if (!in->virt) goto out;
+                break;
+            case JI_JUMP:
+                next = bb->succ[0];
+                break;
+            case JI_BRANCH:
+                next = bb->succ[a ? 0 : 1];
+                break;
+            case JI_RETURN:
+                *out = a;
+                rc = EV_OK;
+                goto out;
+            case JI_DEOPT:
+                fail = true;
+                break;
+            default:
+                goto out; /* SEND, contexts, NLR...: not evaluated here */
+            }
+            if (fail && jit_op_can_deopt(in->op)) {
+                *reason = in->reason;
+                rc = EV_DEOPT;
+                goto out;
+            }
+        }
+        from = b;
+        b = next;
+    }
+out:
+    free(v);
+    return rc;
+}
+
+/* Evaluates cls>>sel built (before and after optimization: both must agree); answers the
+ * evaluator's code, the result in *out. */
+static int eval_method(SomVM *vm, const char *cls, const char *sel, const Value *args, Value *out,
+                       int *reason) {
+    char err[200];
+    JitFunc *f = jit_build(vm, method(vm, cls, sel), NULL, err, sizeof err);
+    if (!f) fail_msg("%s>>%s refused: %s", cls, sel, err);
+    Value r1 = 0, r2 = 0;
+    int why1 = -1, why2 = -1;
+    int rc1 = ir_eval(f, args, &r1, &why1);
+    jit_optimize(f);
+    int rc2 = ir_eval(f, args, &r2, &why2);
+    jit_func_free(f);
+    assert_int_equal(rc1, rc2);
+    assert_int_equal(why1, why2);
+    if (rc1 == EV_OK && (!num_is_double(r1) || !num_is_double(r2)))
+        assert_true(r1 == r2);
+    else if (rc1 == EV_OK)
+        assert_true(num_double(r1) == num_double(r2));
+    *out = r1;
+    *reason = why1;
+    return rc1;
+}
+
 /* ---- the test program ----------------------------------------------------------------- */
 
 static const char jit_t[] =
@@ -228,8 +456,12 @@ static const char jit_t[] =
     "put: i * i]. ^a )\n"
     "  fld = ( f := 3. ^f + 1 )\n"
     "  mixed = ( | x | x := 0. 1 to: 10 do: [:i | x := x + 0.5]. ^x )\n"
+    "  primes: a = ( | c | c := 0. 1 to: a length do: [:i | (a at: i) ifTrue: [c := c + 1]]. "
+    "^c )\n"
+    "  fdiv: a by: b = ( ^a // b - (a % b) + (a / b) )\n"
     "  run = (\n"
     "    | arr |\n"
+    "    self primes: (Array new: 3 withAll: true). self fdiv: 7 by: 2. self fdiv: -7 by: 2.\n"
     "    self sum. self mono. self dsum. self fld. self mixed.\n"
     "    1 to: 20 do: [:i | self poly: JitA new. self poly: JitB new].\n"
     "    arr := Array new: 10. 1 to: 10 do: [:i | arr at: i put: i].\n"
@@ -521,6 +753,58 @@ static void test_profile_decides_inlining(void **state) {
     done_vm(vm, dir);
 }
 
+/* The IR computes what the interpreter computes (and deoptimizes where it cannot). */
+static void test_ir_evaluates(void **state) {
+    (void)state;
+    char *dir;
+    SomVM *vm = test_vm(&dir);
+    Value self = SOM_V(som_instance_new(vm, find_class(vm, "JitT"))), r;
+    int why;
+    Value a0[] = {self};
+    assert_int_equal(eval_method(vm, "JitT", "sum", a0, &r, &why), EV_OK);
+    assert_true(r == som_mkint(5050));
+    assert_int_equal(eval_method(vm, "JitT", "dsum", a0, &r, &why), EV_OK);
+    assert_true(num_is_double(r) && num_double(r) == 15.0);
+    assert_int_equal(eval_method(vm, "JitT", "mono", a0, &r, &why), EV_OK);
+    assert_true(r == som_mkint(120)); /* sum of 2i+1 for i = 1..10 */
+    assert_int_equal(eval_method(vm, "JitT", "fld", a0, &r, &why), EV_OK);
+    assert_true(r == som_mkint(4));
+    for (int i = 0; i < 12; i++) {
+        Value a1[] = {self, som_mkint(i)};
+        assert_int_equal(eval_method(vm, "JitT", "cond:", a1, &r, &why), EV_OK);
+        const char *want = i > 3 && i < 10 ? "y" : "n";
+        assert_string_equal(((SomString *)r)->bytes, want);
+    }
+    Value a2[] = {self, som_mkint(3), som_mkint(4)};
+    assert_int_equal(eval_method(vm, "JitT", "add:to:", a2, &r, &why), EV_OK);
+    assert_true(r == som_mkint(7));
+    Value a3[] = {self, som_mkint(SOM_SMALLINT_MAX), som_mkint(1)};
+    assert_int_equal(eval_method(vm, "JitT", "add:to:", a3, &r, &why), EV_DEOPT);
+    assert_int_equal(why, JDR_OVERFLOW);
+    Value a4[] = {self, vm->nil, som_mkint(1)};
+    assert_int_equal(eval_method(vm, "JitT", "add:to:", a4, &r, &why), EV_DEOPT);
+    assert_int_equal(why, JDR_TYPE);
+    /* floored %, truncated /, // a Double: 7 // 2 - (7 % 2) + (7 / 2) = 3.5 - 1 + 3 */
+    Value a5[] = {self, som_mkint(7), som_mkint(2)};
+    assert_int_equal(eval_method(vm, "JitT", "fdiv:by:", a5, &r, &why), EV_OK);
+    assert_true(num_is_double(r) && num_double(r) == 5.5);
+    Value a6[] = {self, som_mkint(-7), som_mkint(2)}; /* -3.5 - 1 + -3 */
+    assert_int_equal(eval_method(vm, "JitT", "fdiv:by:", a6, &r, &why), EV_OK);
+    assert_true(num_is_double(r) && num_double(r) == -7.5);
+    Value a7[] = {self, som_mkint(7), som_mkint(0)};
+    assert_int_equal(eval_method(vm, "JitT", "fdiv:by:", a7, &r, &why), EV_DEOPT);
+    SomArray *arr = som_array_new(vm, 7);
+    for (int i = 0; i < 7; i++)
+        arr->items[i] = i % 3 ? vm->true_ : vm->false_;
+    Value a8[] = {self, SOM_V(arr)};
+    assert_int_equal(eval_method(vm, "JitT", "primes:", a8, &r, &why), EV_OK);
+    assert_true(r == som_mkint(4));
+    arr->items[2] = vm->nil; /* not a boolean: the conditional deoptimizes */
+    assert_int_equal(eval_method(vm, "JitT", "primes:", a8, &r, &why), EV_DEOPT);
+    assert_int_equal(why, JDR_BOOLEAN);
+    done_vm(vm, dir);
+}
+
 static void test_verifier_catches_errors(void **state) {
     (void)state;
     char *dir;
@@ -647,6 +931,7 @@ int main(void) {
         cmocka_unit_test(test_conditionals_and_fields),
         cmocka_unit_test(test_phi_type_restart),
         cmocka_unit_test(test_profile_decides_inlining),
+        cmocka_unit_test(test_ir_evaluates),
         cmocka_unit_test(test_verifier_catches_errors),
         cmocka_unit_test(test_awfy),
     };
