@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "bytecode.h"
 #include "class.h"
@@ -126,6 +127,7 @@ typedef struct Tally {
     long inlined, sends, guards, deopts, insts;
     char (*seen)[96]; /* names of methods counted already (NULL: count all) */
     int nseen, executed, blocks;
+    uint64_t ns; /* CPU time in jit_build + jit_optimize of the built ones */
     char reasons[16][80];
     int rcount[16];
     int nreasons;
@@ -151,6 +153,13 @@ static void build_one(SomVM *vm, SomMethod *m, const JitBuildOpts *o, Tally *t, 
     t->executed += m->invocations > 0;
     JitFunc *f = build_checked(vm, m, o, reason, sizeof reason);
     if (f) {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+        JitFunc *g = jit_build(vm, m, o, reason, sizeof reason);
+        jit_optimize(g);
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
+        jit_func_free(g);
+        t->ns += (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec));
         t->built++;
         t->inlined += f->inlined;
         for (uint32_t b = 0; b < f->nblocks; b++)
@@ -877,6 +886,7 @@ static void test_awfy(void **state) {
         total.guards += t.guards;
         total.deopts += t.deopts;
         total.insts += t.insts;
+        total.ns += t.ns;
         for (int r = 0; r < t.nreasons; r++)
             for (int k = 0; k < t.rcount[r]; k++)
                 tally_reason(&total, t.reasons[r]);
@@ -911,6 +921,8 @@ static void test_awfy(void **state) {
             "  in the built ones (optimized): %ld inlined activations, %ld instructions, %ld "
             "SENDs, %ld guards, %ld DEOPTs\n",
             total.inlined, total.insts, total.sends, total.guards, total.deopts);
+    fprintf(stderr, "  jit_build + jit_optimize: %.1f us CPU per built method on average\n",
+            total.built ? total.ns / 1e3 / total.built : 0.0);
     for (int r = 0; r < total.nreasons; r++)
         if (!expected_refusal(total.reasons[r]))
             fail_msg("unexpected refusal: %s", total.reasons[r]);
