@@ -23,7 +23,7 @@
  * (method literals and well-known objects), BOX_INT, BOOL_TO_VALUE.  The operands of the call
  * itself are the runtime's to root.
  *
- * Guards branch (weighted cold) to one deopt exit per guarding instruction: it stores the
+ * Guards branch (weighted cold) to a deopt exit shared by the guards of one state: it stores the
  * position, writes the raw values of the state into an alloca'd array and returns
  * jit_rt_deopt(vm, fp, descriptor, raw).  Descriptors are built per (state, reason) in memory
  * owned by the engine, as long lived as the code.
@@ -115,9 +115,10 @@ typedef struct Lower {
     LLVMBasicBlockRef *bb, *bend; /* per IR block: first and last LLVM block */
     int32_t *slot;                /* spill slot per instruction, -1 = none */
     uint32_t nspill;
-    JitRef **gc_live;      /* per GC-point instruction: live spilled values (-1 terminated) */
-    const JitDeopt **desc; /* per state * JDR_COUNT */
-    uint32_t maxout;       /* receiver + arguments of the largest send */
+    JitRef **gc_live;         /* per GC-point instruction: live spilled values (-1 terminated) */
+    LLVMBasicBlockRef *exits; /* per state * JDR_COUNT: the shared deopt exit */
+    uint32_t *exit_pos;       /* the position it stores */
+    uint32_t maxout;          /* receiver + arguments of the largest send */
 } Lower;
 
 static void fail(Lower *L, const char *fmt, const char *s) {
@@ -400,6 +401,11 @@ static LLVMBasicBlockRef deopt_exit(Lower *L, int32_t s, uint32_t reason, uint32
         fail(L, "deopt state %s out of range", "");
         return NULL;
     }
+    /* Guards with the same state share its exit: the state's values are defined before
+     * each of them, so they dominate the exit too. */
+    size_t key = (size_t)s * JDR_COUNT + reason;
+    if (reason < JDR_COUNT && L->exits && L->exits[key] && L->exit_pos[key] == pos)
+        return L->exits[key];
     JitRef *refs = NULL;
     uint32_t nraw = 0;
     const JitDeopt *d = descriptor(L, s, reason, &refs, &nraw);
@@ -423,6 +429,10 @@ static LLVMBasicBlockRef deopt_exit(Lower *L, int32_t s, uint32_t reason, uint32
     LLVMValueRef r = call(L, L->t_deopt, (const void *)jit_rt_deopt, args, 4, true);
     LLVMBuildRet(L->B, r);
     LLVMPositionBuilderAtEnd(L->B, saved);
+    if (reason < JDR_COUNT && L->exits) {
+        L->exits[key] = b;
+        L->exit_pos[key] = pos;
+    }
     return b;
 }
 
@@ -1232,6 +1242,8 @@ static void lower(Lower *L, const char *fname) {
     L->bb = calloc(f->nblocks ? f->nblocks : 1, sizeof *L->bb);
     L->bend = calloc(f->nblocks ? f->nblocks : 1, sizeof *L->bend);
     int32_t *order = malloc((f->nblocks ? f->nblocks : 1) * sizeof *order);
+    L->exits = calloc((size_t)f->nstates * JDR_COUNT + 1, sizeof *L->exits);
+    L->exit_pos = calloc((size_t)f->nstates * JDR_COUNT + 1, sizeof *L->exit_pos);
     if (!L->val || !L->bb || !L->bend || !order || !liveness(L)) {
         free(order);
         fail(L, "out of memory%s", "");
@@ -1330,21 +1342,41 @@ static void lower_free(Lower *L) {
     free(L->val);
     free(L->bb);
     free(L->bend);
+    free(L->exits);
+    free(L->exit_pos);
 }
 
 /* ---- optimization and the entry point ------------------------------------------------ */
 
+/* The IR pipeline of an optimization level.  Measured (jitllvm_bench, thread CPU time per
+ * compilation including machine code; see the report in docs): default<O2> gives the best
+ * loops; the light pipeline (level 1) compiles about twice as fast for ~10% slower loops. */
+#define JIT_LIGHT_PIPELINE                                                                         \
+    "function(early-cse<memssa>,simplifycfg,loop-mssa(licm),gvn,instcombine,simplifycfg)"
+
 static const char *pipeline(int level) {
+    const char *env = getenv("SOM_JIT_PIPELINE"); /* for tuning: a pass-pipeline string */
+    if (env && *env) return env;
     switch (level) {
     case 0:
         return "default<O0>";
     case 1:
-        return "default<O1>";
+        return JIT_LIGHT_PIPELINE;
     case 3:
         return "default<O3>";
     default:
         return "default<O2>";
     }
+}
+
+/* The machine-code level of an optimization level (SOM_JIT_CODEGEN=0..3 overrides, for
+ * tuning). */
+static LLVMCodeGenOptLevel codegen_level(int level) {
+    const char *env = getenv("SOM_JIT_CODEGEN");
+    if (env && *env >= '0' && *env <= '3') level = *env - '0';
+    static const LLVMCodeGenOptLevel lv[] = {LLVMCodeGenLevelNone, LLVMCodeGenLevelLess,
+                                             LLVMCodeGenLevelDefault, LLVMCodeGenLevelAggressive};
+    return lv[level < 0 ? 0 : level > 3 ? 3 : level];
 }
 
 static LLVMTargetMachineRef target_machine(JitEngine *e, int level) {
@@ -1354,9 +1386,8 @@ static LLVMTargetMachineRef target_machine(JitEngine *e, int level) {
         LLVMDisposeMessage(msg);
         return NULL;
     }
-    return LLVMCreateTargetMachine(t, e->triple, e->cpu, e->features,
-                                   level ? LLVMCodeGenLevelDefault : LLVMCodeGenLevelNone,
-                                   LLVMRelocDefault, LLVMCodeModelJITDefault);
+    return LLVMCreateTargetMachine(t, e->triple, e->cpu, e->features, codegen_level(level),
+                                   LLVMRelocPIC, LLVMCodeModelSmall);
 }
 
 static void symbol_name(JitEngine *e, const JitFunc *f, uint32_t version, char *out, size_t n) {
@@ -1392,8 +1423,7 @@ SomJitCode *jit_codegen(JitEngine *e, const JitFunc *f, const JitCodegenOpts *o,
     char name[160];
     symbol_name(e, f, version, name, sizeof name);
 
-    LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
-    L.C = LLVMOrcThreadSafeContextGetContext(tsc);
+    L.C = LLVMContextCreate();
     L.M = LLVMModuleCreateWithNameInContext(name, L.C);
     LLVMSetTarget(L.M, e->triple);
     LLVMSetDataLayout(L.M, e->datalayout);
@@ -1410,12 +1440,15 @@ SomJitCode *jit_codegen(JitEngine *e, const JitFunc *f, const JitCodegenOpts *o,
         }
         LLVMDisposeMessage(msg);
     }
+    LLVMTargetMachineRef tm = L.fail ? NULL : target_machine(e, o->opt_level);
+    if (!L.fail && !tm) {
+        snprintf(err, errlen, "LLVM: no target machine for %s", e->triple);
+        L.fail = true;
+    }
     if (!L.fail) {
-        LLVMTargetMachineRef tm = target_machine(e, o->opt_level);
         LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
         LLVMErrorRef le = LLVMRunPasses(L.M, pipeline(o->opt_level), tm, po);
         LLVMDisposePassBuilderOptions(po);
-        if (tm) LLVMDisposeTargetMachine(tm);
         if (le) {
             char *m = LLVMGetErrorMessage(le);
             snprintf(err, errlen, "LLVM passes: %s", m);
@@ -1428,16 +1461,23 @@ SomJitCode *jit_codegen(JitEngine *e, const JitFunc *f, const JitCodegenOpts *o,
         fprintf(stderr, "; ---- %s (%s)\n%s", f->name, name, s);
         LLVMDisposeMessage(s);
     }
-    if (L.fail) {
-        LLVMDisposeModule(L.M);
-        LLVMOrcDisposeThreadSafeContext(tsc);
-        return NULL;
+    /* machine code here, outside the engine lock: compilations run in parallel up to linking */
+    LLVMMemoryBufferRef obj = NULL;
+    if (!L.fail) {
+        char *msg = NULL;
+        if (LLVMTargetMachineEmitToMemoryBuffer(tm, L.M, LLVMObjectFile, &msg, &obj)) {
+            snprintf(err, errlen, "LLVM code generation: %s", msg ? msg : "");
+            L.fail = true;
+        }
+        LLVMDisposeMessage(msg);
     }
+    if (tm) LLVMDisposeTargetMachine(tm);
+    LLVMDisposeModule(L.M);
+    LLVMContextDispose(L.C);
+    if (L.fail) return NULL;
     uintptr_t entry = 0;
     JitCodeRange range;
-    int rc = jit_engine_add(e, L.M, tsc, name, &entry, &range, err, errlen);
-    LLVMOrcDisposeThreadSafeContext(tsc); /* the JIT keeps its own reference */
-    if (rc) return NULL;
+    if (jit_engine_add(e, obj, name, &entry, &range, err, errlen)) return NULL;
 
     SomJitCode *c = &L.data->code;
     JitPos *pos = own_alloc(e, (f->npos ? f->npos : 1) * sizeof *pos, &L.fail);

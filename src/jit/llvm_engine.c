@@ -244,18 +244,17 @@ bool jit_engine_own(JitEngine *e, void *p) {
     return ok;
 }
 
-int jit_engine_add(JitEngine *e, LLVMModuleRef m, LLVMOrcThreadSafeContextRef tsc, const char *name,
-                   uintptr_t *entry, JitCodeRange *range, char *err, size_t errlen) {
+int jit_engine_add(JitEngine *e, LLVMMemoryBufferRef obj, const char *name, uintptr_t *entry,
+                   JitCodeRange *range, char *err, size_t errlen) {
     pthread_mutex_lock(&e->lock);
     pthread_mutex_lock(&e->region_lock);
     e->ncur = 0;
     pthread_mutex_unlock(&e->region_lock);
-    LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(m, tsc);
-    LLVMErrorRef le = LLVMOrcLLJITAddLLVMIRModule(e->jit, LLVMOrcLLJITGetMainJITDylib(e->jit),
-                                                  tsm); /* consumes tsm, even on failure */
+    LLVMErrorRef le = LLVMOrcLLJITAddObjectFile(e->jit, LLVMOrcLLJITGetMainJITDylib(e->jit),
+                                                obj); /* consumes obj, even on failure */
     int rc = -1;
     if (le) {
-        set_error(err, errlen, "LLVM: cannot add the module", le);
+        set_error(err, errlen, "LLVM: cannot add the object", le);
         goto out;
     }
     LLVMOrcExecutorAddress addr = 0;

@@ -40,9 +40,9 @@ struct JitEngine {
 
 /* Takes ownership of p (freed by jit_engine_free). */
 bool jit_engine_own(JitEngine *e, void *p);
-/* Adds m (in tsc's context; consumed) and materializes the function `name`: its address and
+/* Links the object file obj (consumed) and answers the address of its function `name` and
  * the code section that holds it.  0, or -1 with a message. */
-int jit_engine_add(JitEngine *e, LLVMModuleRef m, LLVMOrcThreadSafeContextRef tsc, const char *name,
-                   uintptr_t *entry, JitCodeRange *range, char *err, size_t errlen);
+int jit_engine_add(JitEngine *e, LLVMMemoryBufferRef obj, const char *name, uintptr_t *entry,
+                   JitCodeRange *range, char *err, size_t errlen);
 
 #endif

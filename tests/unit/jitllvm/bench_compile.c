@@ -78,6 +78,74 @@ static JitFunc *make_func(SomVM *vm, int nloops, CallSite *cs) {
     return f;
 }
 
+/* sum := s0; i := 1; [i <= n] whileTrue: [sum := sum + (i * 3 \\ 7); i := i + 1]; ^sum
+ * (guarded arithmetic, a safepoint per iteration) */
+static JitFunc *make_loop(SomVM *vm) {
+    JitFunc *f = t_func(vm, t_method(2, 0));
+    int32_t b0 = t_block(f), h = t_block(f), body = t_block(f), exit = t_block(f);
+    JitRef self = t_arg(f, b0, 0), a1 = t_arg(f, b0, 1), a2 = t_arg(f, b0, 2);
+    JitRef slots[] = {self, a1, a2};
+    t_state(f, 0, self, 3, slots, 0, NULL);
+    JitRef n = t_op1(f, b0, JI_UNBOX_INT, JT_INT, a1);
+    JitRef s0 = t_op1(f, b0, JI_UNBOX_INT, JT_INT, a2);
+    JitRef one = t_cint(f, b0, 1);
+    t_jump(f, b0, h);
+    JitRef s = t_phi(f, h, JT_INT, s0, -1), i = t_phi(f, h, JT_INT, one, -1);
+    JitRef c = t_op2(f, h, JI_ICMP, JT_BOOL, i, n);
+    f->insts[c].cmp = JC_LE;
+    t_branch(f, h, c, body, exit);
+    JitRef stk[] = {s, i};
+    int32_t st = t_state(f, 5, self, 3, slots, 2, stk);
+    JitRef m = t_op2(f, body, JI_IMUL, JT_INT, i, t_cint(f, body, 3));
+    f->insts[m].deopt = st;
+    JitRef md = t_op2(f, body, JI_IMOD, JT_INT, m, t_cint(f, body, 7));
+    f->insts[md].deopt = st;
+    JitRef s2 = t_op2(f, body, JI_IADD, JT_INT, s, md);
+    f->insts[s2].deopt = st;
+    JitRef i2 = t_op2(f, body, JI_IADD, JT_INT, i, one);
+    f->insts[i2].deopt = st;
+    JitRef sp = t_ins(f, body, JI_SAFEPOINT, JT_VOID);
+    f->insts[sp].ival = SOM_SP_LOOP;
+    t_jump(f, body, h);
+    f->insts[s].phi[1] = s2;
+    f->insts[i].phi[1] = i2;
+    t_ret(f, exit, t_op1(f, exit, JI_BOX_INT, JT_VALUE, s));
+    return f;
+}
+
+static void run_loop(SomVM *vm, JitEngine *eng, int reps) {
+    JitFunc *f = make_loop(vm);
+    char e[512];
+    for (int lvl = 0; lvl <= 3; lvl++) {
+        JitCodegenOpts co = {.opt_level = lvl};
+        SomJitCode *c = jit_codegen(eng, f, &co, e, sizeof e);
+        if (!c) {
+            fprintf(stderr, "jitllvm_bench: %s\n", e);
+            exit(1);
+        }
+        uint64_t best = UINT64_MAX;
+        Value r = 0;
+        for (int k = 0; k < (reps < 5 ? reps : 5); k++) {
+            SomFrame fr = {0};
+            fr.bp = vm->stack + 8;
+            fr.bp[0] = vm->nil;
+            fr.bp[1] = som_mkint(50000000);
+            fr.bp[2] = som_mkint(0);
+            fr.self = vm->nil;
+            fr.method = f->method;
+            vm->sp = fr.bp + 3;
+            uint64_t t0 = cpu_ns();
+            r = c->entry(vm, &fr);
+            uint64_t t = cpu_ns() - t0;
+            if (t < best) best = t;
+        }
+        printf("loop 5e7 iterations  O%d  code %4" PRIu64
+               " bytes  cpu min %7.2f ms (result %" PRId64 ")\n",
+               lvl, c->code_size, best / 1e6, som_int(r));
+    }
+    t_free(f);
+}
+
 int main(int argc, char **argv) {
     int reps = argc > 1 ? atoi(argv[1]) : 15;
     if (reps < 1 || reps > 1000) reps = 15;
@@ -118,6 +186,7 @@ int main(int argc, char **argv) {
         t_free(f);
     }
     free(t);
+    run_loop(vm, eng, reps);
     jit_engine_free(eng);
     som_vm_free(vm);
     t_objects_free();
