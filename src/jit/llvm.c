@@ -730,6 +730,7 @@ static LLVMValueRef box_dbl(Lower *L, JitRef r, LLVMValueRef d) {
     cond_br(L, fast, join, slow, 1);
     LLVMPositionBuilderAtEnd(L->B, slow);
     spill_for(L, r);
+    store_pos(L, L->f->insts[r].pos);
     LLVMValueRef args[] = {L->vm, d};
     LLVMValueRef boxed = call(L, L->t_box, (const void *)jit_rt_box_double, args, 2, true);
     LLVMBuildBr(L->B, join);
@@ -1233,9 +1234,9 @@ static void lower(Lower *L, const char *fname) {
     L->fn = LLVMAddFunction(L->M, fname, L->fnty);
     add_fn_attr(L, "nounwind", NULL);
     add_fn_attr(L, "frame-pointer", "all");
-    unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
-    for (unsigned k = 1; k <= 2; k++)
-        LLVMAddAttributeAtIndex(L->fn, k, LLVMCreateEnumAttribute(L->C, noalias, 0));
+    /* No noalias on vm/fp: the runtime reaches both through vm->frames and other VM pointers
+     * (the collector walks frames from jit_rt_box_double, which gets no fp), so stores of
+     * fp->bci/jit_pos must stay before every call. */
     L->vm = LLVMGetParam(L->fn, 0);
     L->fp = LLVMGetParam(L->fn, 1);
     L->val = calloc(f->ninsts ? f->ninsts : 1, sizeof *L->val);

@@ -301,6 +301,310 @@ static void test_has_class(void **state) {
     }
 }
 
+/* ---- integer and double semantics against C references ---- */
+
+#define DEOPTED                                                                                    \
+    0x7ff0 /* Value answered by the deopt double in these tests (an int tag-free word) */
+
+/* m(a, b) = box(op(unbox a, unbox b)), guarded ops deopting with state 0 */
+static SomJitCode *int_op_func(JitOp op) {
+    JitFunc *f = t_func(vm, t_method(2, 0));
+    int32_t b0 = t_block(f);
+    JitRef a = t_arg(f, b0, 1), b = t_arg(f, b0, 2);
+    t_state(f, 0, -1, 0, NULL, 0, NULL);
+    JitRef x = t_op2(f, b0, op, JT_INT, t_op1(f, b0, JI_UNBOX_INT, JT_INT, a),
+                     t_op1(f, b0, JI_UNBOX_INT, JT_INT, b));
+    f->insts[x].deopt = 0;
+    t_ret(f, b0, t_op1(f, b0, JI_BOX_INT, JT_VALUE, x));
+    SomJitCode *c = compile(f, NULL);
+    t_free(f);
+    return c;
+}
+
+static bool ref_int(JitOp op, int64_t a, int64_t b, int64_t *out) {
+    __int128 r;
+    switch (op) {
+    case JI_IADD:
+        r = (__int128)a + b;
+        break;
+    case JI_ISUB:
+        r = (__int128)a - b;
+        break;
+    case JI_IMUL:
+        r = (__int128)a * b;
+        break;
+    case JI_IDIV:
+        if (!b) return false;
+        r = (__int128)a / b;
+        break;
+    case JI_IREM:
+        if (!b) return false;
+        r = a % b;
+        break;
+    case JI_IMOD:
+        if (!b) return false;
+        r = a % b;
+        if (r != 0 && ((r < 0) != (b < 0))) r += b;
+        break;
+    case JI_ISHL:
+        if (b < 0 || b > 62) return false;
+        r = (__int128)a * ((__int128)1 << b);
+        break;
+    case JI_ISHR:
+        r = a >> (b > 63 ? 63 : b);
+        break;
+    case JI_IAND:
+        r = a & b;
+        break;
+    case JI_IOR:
+        r = a | b;
+        break;
+    default:
+        r = a ^ b;
+        break;
+    }
+    if (r < SOM_SMALLINT_MIN || r > SOM_SMALLINT_MAX) return false;
+    *out = (int64_t)r;
+    return true;
+}
+
+static void test_int_semantics(void **state) {
+    (void)state;
+    static const JitOp ops[] = {JI_IADD, JI_ISUB, JI_IMUL, JI_IDIV, JI_IMOD, JI_IREM,
+                                JI_IAND, JI_IOR,  JI_IXOR, JI_ISHL, JI_ISHR};
+    static const int64_t vals[] = {0,
+                                   1,
+                                   -1,
+                                   2,
+                                   -2,
+                                   7,
+                                   -7,
+                                   3,
+                                   1000003,
+                                   SOM_SMALLINT_MAX,
+                                   62,
+                                   63,
+                                   64,
+                                   SOM_SMALLINT_MIN,
+                                   SOM_SMALLINT_MAX / 3,
+                                   (int64_t)1 << 31,
+                                   -((int64_t)1 << 40)};
+    size_t nv = sizeof vals / sizeof *vals;
+    rt_reset();
+    rt.deopt_answer = DEOPTED;
+    for (size_t o = 0; o < sizeof ops / sizeof *ops; o++) {
+        SomJitCode *c = int_op_func(ops[o]);
+        for (size_t i = 0; i < nv; i++) {
+            for (size_t j = 0; j < nv; j++) {
+                if (ops[o] == JI_ISHR && vals[j] < 0) continue; /* a1 >= 0 by contract */
+                SomFrame fr;
+                Value args[] = {vm->nil, som_mkint(vals[i]), som_mkint(vals[j])};
+                Value r = run(c, &fr, args, 3);
+                int64_t expect;
+                bool ok = ref_int(ops[o], vals[i], vals[j], &expect);
+                if (ok ? r != som_mkint(expect) : r != DEOPTED)
+                    fail_msg("op %d: %lld, %lld -> %lld (expected %s %lld)", (int)ops[o],
+                             (long long)vals[i], (long long)vals[j],
+                             r == DEOPTED ? -999LL : (long long)som_int(r), ok ? "" : "deopt",
+                             ok ? (long long)expect : 0LL);
+            }
+        }
+    }
+}
+
+static void test_double_semantics(void **state) {
+    (void)state;
+    /* D2I */
+    JitFunc *f = t_func(vm, t_method(1, 0));
+    int32_t b0 = t_block(f);
+    t_state(f, 0, -1, 0, NULL, 0, NULL);
+    JitRef x = t_op1(f, b0, JI_D2I, JT_INT, t_op1(f, b0, JI_UNBOX_DBL, JT_DBL, t_arg(f, b0, 1)));
+    f->insts[x].deopt = 0;
+    t_ret(f, b0, t_op1(f, b0, JI_BOX_INT, JT_VALUE, x));
+    SomJitCode *d2i = compile(f, NULL);
+    t_free(f);
+    rt_reset();
+    rt.deopt_answer = DEOPTED;
+    static const double dv[] = {1.5,           -1.5, 0.0,      -0.0,      0x1p62, -0x1p62,
+                                0x1p62 - 1024, NAN,  INFINITY, -INFINITY, 1e300,  -1e-300};
+    for (size_t k = 0; k < sizeof dv / sizeof *dv; k++) {
+        SomFrame fr;
+        Value args[] = {vm->nil, mkdbl(dv[k])};
+        Value r = run(d2i, &fr, args, 2);
+        bool ok = dv[k] >= -0x1p62 && dv[k] < 0x1p62;
+        if (ok)
+            assert_int_equal(r, som_mkint((int64_t)dv[k]));
+        else
+            assert_int_equal(r, DEOPTED);
+    }
+    /* DCMP, every predicate, with NaN; DSQRT */
+    static const double cv[] = {1.0, 2.0, -0.0, 0.0, NAN, INFINITY};
+    for (int cmp = JC_LT; cmp <= JC_NE; cmp++) {
+        f = t_func(vm, t_method(2, 0));
+        b0 = t_block(f);
+        t_state(f, 0, -1, 0, NULL, 0, NULL);
+        JitRef a = t_op1(f, b0, JI_UNBOX_DBL, JT_DBL, t_arg(f, b0, 1));
+        JitRef b = t_op1(f, b0, JI_UNBOX_DBL, JT_DBL, t_arg(f, b0, 2));
+        JitRef c = t_op2(f, b0, JI_DCMP, JT_BOOL, a, b);
+        f->insts[c].cmp = (uint8_t)cmp;
+        t_ret(f, b0, t_op1(f, b0, JI_BOOL_TO_VALUE, JT_VALUE, c));
+        SomJitCode *code = compile(f, NULL);
+        t_free(f);
+        for (size_t i = 0; i < 6; i++)
+            for (size_t j = 0; j < 6; j++) {
+                double p = cv[i], q = cv[j];
+                bool e = cmp == JC_LT   ? p < q
+                         : cmp == JC_GT ? p > q
+                         : cmp == JC_LE ? p <= q
+                         : cmp == JC_GE ? p >= q
+                         : cmp == JC_EQ ? p == q
+                                        : p != q;
+                SomFrame fr;
+                Value args[] = {vm->nil, mkdbl(p), mkdbl(q)};
+                assert_int_equal(run(code, &fr, args, 3), e ? vm->true_ : vm->false_);
+            }
+    }
+    SomJitCode *sq = NULL;
+    f = t_func(vm, t_method(1, 0));
+    b0 = t_block(f);
+    t_state(f, 0, -1, 0, NULL, 0, NULL);
+    JitRef s = t_op1(f, b0, JI_DSQRT, JT_DBL, t_op1(f, b0, JI_UNBOX_DBL, JT_DBL, t_arg(f, b0, 1)));
+    JitRef i2d = t_op1(f, b0, JI_INT_TO_DBL, JT_DBL, t_cint(f, b0, 3));
+    t_ret(f, b0, t_op1(f, b0, JI_BOX_DBL, JT_VALUE, t_op2(f, b0, JI_DADD, JT_DBL, s, i2d)));
+    sq = compile(f, NULL);
+    t_free(f);
+    SomFrame fr;
+    Value args[] = {vm->nil, mkdbl(16.0)};
+    assert_true(dbl_of(run(sq, &fr, args, 2)) == 7.0);
+}
+
+/* ---- closures: contexts, blocks, non-local return, virtual blocks in a deopt state ---- */
+
+static void test_closures(void **state) {
+    (void)state;
+    SomMethod *blockm = t_method(0, 0);
+    SomMethod *m = t_method(1, 0);
+    m->nctx = 2;
+    JitFunc *f = t_func(vm, m);
+    int32_t b0 = t_block(f), b1 = t_block(f), b2 = t_block(f);
+    JitRef self = t_arg(f, b0, 0), a = t_arg(f, b0, 1);
+    JitRef outer = t_ins(f, b0, JI_FRAME_CTX, JT_PTR);
+    JitRef ctx = t_op1(f, b0, JI_NEW_CONTEXT, JT_PTR, outer);
+    f->insts[ctx].method = m;
+    f->insts[ctx].ival = 1;
+    JitRef st1 = t_op2(f, b0, JI_CTX_STORE, JT_VOID, ctx, a);
+    f->insts[st1].ival = 1;
+    JitRef blk = t_op2(f, b0, JI_NEW_BLOCK, JT_VALUE, ctx, self);
+    f->insts[blk].method = blockm;
+    JitRef vblk = t_op2(f, b0, JI_NEW_BLOCK, JT_VALUE, ctx, self);
+    f->insts[vblk].method = blockm;
+    f->insts[vblk].virt = 1;
+    /* the real block's ctx field, then var 1 through it; the outer of ctx */
+    JitRef bctx = t_op1(f, b0, JI_BLOCK_FIELD, JT_VALUE, blk);
+    f->insts[bctx].ival = 1;
+    JitRef v1 = t_op1(f, b0, JI_CTX_LOAD, JT_VALUE, bctx);
+    f->insts[v1].ival = 1;
+    JitRef out = t_op1(f, b0, JI_CTX_OUTER, JT_PTR, ctx);
+    JitRef same = t_op2(f, b0, JI_VEQ, JT_BOOL, out, outer);
+    JitRef slots[] = {self, a};
+    JitRef stack[] = {vblk, blk, v1};
+    int32_t st = t_state(f, 9, self, 2, slots, 3, stack);
+    f->states[st].scopes[0].ctx = ctx;
+    JitRef isint = t_op1(f, b0, JI_IS_INT, JT_BOOL, v1);
+    JitRef both = t_op2(f, b0, JI_ICMP, JT_BOOL, t_op1(f, b0, JI_BOOL_TO_VALUE, JT_VALUE, same),
+                        t_op1(f, b0, JI_BOOL_TO_VALUE, JT_VALUE, isint));
+    f->insts[both].cmp = JC_EQ;
+    JitRef g = t_op1(f, b0, JI_GUARD, JT_VOID, isint);
+    f->insts[g].deopt = st;
+    f->insts[g].reason = JDR_TYPE;
+    t_branch(f, b0, both, b1, b2);
+    t_ret(f, b1, blk);
+    JitRef nlr = t_op2(f, b2, JI_NLR, JT_VALUE, ctx, v1);
+    t_ret(f, b2, nlr);
+    JitRef s0[] = {self, a};
+    t_state(f, 0, self, 2, s0, 0, NULL);
+    /* state 0 must be the entry state: move the guard's state to the end */
+    JitState tmp = f->states[0];
+    f->states[0] = f->states[1];
+    f->states[1] = tmp;
+    f->insts[g].deopt = 1;
+    SomJitCode *c = compile(f, NULL);
+    t_free(f);
+
+    SomContext *home = t_object(NULL, OBJ_CONTEXT, sizeof *home);
+    rt_reset();
+    SomFrame fr;
+    Value args[] = {vm->nil, som_mkint(12)};
+    memset(&fr, 0, sizeof fr);
+    /* run() clears ctx: set it through a wrapper frame */
+    fr.ctx = home;
+    Value r;
+    {
+        fr.method = c->method;
+        fr.bp = vm->stack + 8;
+        fr.bp[0] = args[0];
+        fr.bp[1] = args[1];
+        fr.self = args[0];
+        fr.jit_pos = JIT_POS_NONE;
+        vm->sp = fr.bp + 2;
+        rt.spill_base = 2;
+        r = c->entry(vm, &fr);
+    }
+    /* the context's outer is fp->ctx and var 1 is an int: the block is answered */
+    assert_int_equal(rt.new_contexts, 1);
+    assert_int_equal(rt.new_blocks, 1);
+    assert_true(som_is_obj(r));
+    SomBlock *b = (SomBlock *)r;
+    assert_ptr_equal(b->method, blockm);
+    assert_ptr_equal(b->ctx->outer, home);
+    assert_ptr_equal(b->ctx->frame, &fr);
+    assert_int_equal(b->ctx->vars[1], som_mkint(12));
+    assert_int_equal(b->ctx->vars[0], vm->nil);
+    /* with a non-integer argument the guard deopts: the virtual block is described */
+    rt.deopt_answer = vm->false_;
+    fr.bp[1] = vm->true_;
+    vm->sp = fr.bp + 2;
+    r = c->entry(vm, &fr);
+    assert_int_equal(r, vm->false_);
+    assert_int_equal(rt.ndeopts, 1);
+    const JitDeopt *d = rt.deopts[0].d;
+    const JitDeoptScope *sc = &d->scopes[0];
+    assert_int_equal(sc->nstack, 3);
+    const JitDeoptVal *vb = &d->vals[sc->stack[0]];
+    assert_int_equal(vb->kind, JVK_VBLOCK);
+    assert_ptr_equal(vb->vmethod, blockm);
+    assert_true(vb->vctx >= 0);
+    assert_int_equal(d->vals[vb->vctx].kind, JVK_VALUE);
+    assert_int_equal(d->vals[vb->vself].kind, JVK_VALUE);
+    /* the block's ctx and the scope's ctx are the same value (the new context) */
+    assert_int_equal(sc->ctx, vb->vctx);
+    assert_int_equal(rt.deopts[0].raw[d->vals[sc->ctx].raw],
+                     (Value)rt.deopts[0].raw[d->vals[vb->vctx].raw]);
+    SomContext *made = (SomContext *)rt.deopts[0].raw[d->vals[sc->ctx].raw];
+    assert_ptr_equal(made->outer, home);
+    assert_int_equal(d->vals[sc->stack[1]].kind, JVK_VALUE);
+
+    /* NLR: the code answers what jit_rt_nlr answers, 0 included */
+    f = t_func(vm, t_method(1, 0));
+    b0 = t_block(f);
+    t_state(f, 0, -1, 0, NULL, 0, NULL);
+    JitRef n = t_op2(f, b0, JI_NLR, JT_VALUE, t_ins(f, b0, JI_FRAME_CTX, JT_PTR), t_arg(f, b0, 1));
+    static CallSite cs1 = {.nargs = 1};
+    n = t_op2(f, b0, JI_SEND, JT_VALUE, n, n); /* never reached */
+    f->insts[n].cs = &cs1;
+    t_ret(f, b0, n);
+    c = compile(f, NULL);
+    t_free(f);
+    rt_reset();
+    rt.nlr_answer = som_mkint(5);
+    Value nargs[] = {vm->nil, som_mkint(1)};
+    assert_int_equal(run(c, &fr, nargs, 2), som_mkint(5));
+    rt.nlr_answer = 0;
+    assert_int_equal(run(c, &fr, nargs, 2), 0);
+    assert_int_equal(rt.nlrs, 2);
+    assert_int_equal(rt.sends, 0);
+}
+
 /* ---- fields and arrays ---- */
 
 /* m(obj, arr, i): guards arr is an Array and 1 <= i <= size; v := arr at: i;
@@ -567,11 +871,12 @@ static void test_two_threads(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_int_loop),      cmocka_unit_test(test_int_overflow_deopt),
-        cmocka_unit_test(test_double_boxing), cmocka_unit_test(test_has_class),
-        cmocka_unit_test(test_fields_arrays), cmocka_unit_test(test_send_and_spill),
-        cmocka_unit_test(test_deopt_stress),  cmocka_unit_test(test_code_range),
-        cmocka_unit_test(test_two_threads),
+        cmocka_unit_test(test_int_loop),         cmocka_unit_test(test_int_overflow_deopt),
+        cmocka_unit_test(test_double_boxing),    cmocka_unit_test(test_has_class),
+        cmocka_unit_test(test_fields_arrays),    cmocka_unit_test(test_send_and_spill),
+        cmocka_unit_test(test_deopt_stress),     cmocka_unit_test(test_code_range),
+        cmocka_unit_test(test_two_threads),      cmocka_unit_test(test_int_semantics),
+        cmocka_unit_test(test_double_semantics), cmocka_unit_test(test_closures),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
