@@ -575,6 +575,51 @@ static int32_t nsucc(const JitFunc *f, int32_t b) {
     return t->op == JI_JUMP ? 1 : t->op == JI_BRANCH ? 2 : 0;
 }
 
+/* Spill slots.  A slot matters only at the GC points (every value live across one is
+ * stored right before it), so two values share a slot unless they are live across the same
+ * GC point: greedy coloring of that interference.  A slot may keep a dead value's reference
+ * until it is overwritten: a valid Value (objects are not moved), only kept alive longer. */
+static bool assign_slots(Lower *L) {
+    const JitFunc *f = L->f;
+    uint32_t ngc = 0;
+    for (uint32_t r = 0; r < f->ninsts; r++)
+        ngc += L->gc_live[r] != NULL;
+    JitRef **lists = malloc((ngc + 1) * sizeof *lists);
+    uint8_t *busy = calloc(f->ninsts + 1, 1);
+    if (!lists || !busy) {
+        free(lists);
+        free(busy);
+        return false;
+    }
+    ngc = 0;
+    for (uint32_t r = 0; r < f->ninsts; r++)
+        if (L->gc_live[r]) lists[ngc++] = L->gc_live[r];
+    for (uint32_t g = 0; g < ngc; g++) {
+        for (JitRef *p = lists[g]; *p >= 0; p++) {
+            JitRef v = *p;
+            if (L->slot[v] >= 0) continue;
+            /* slots of already placed values co-live with v at some GC point */
+            memset(busy, 0, L->nspill + 1);
+            for (uint32_t h = 0; h < ngc; h++) {
+                bool has = false;
+                for (JitRef *q = lists[h]; *q >= 0 && *q <= v; q++)
+                    has |= *q == v;
+                if (!has) continue;
+                for (JitRef *q = lists[h]; *q >= 0; q++)
+                    if (L->slot[*q] >= 0) busy[L->slot[*q]] = 1;
+            }
+            uint32_t k = 0;
+            while (k < L->nspill && busy[k])
+                k++;
+            L->slot[v] = (int32_t)k;
+            if (k == L->nspill) L->nspill++;
+        }
+    }
+    free(lists);
+    free(busy);
+    return true;
+}
+
 static bool liveness(Lower *L) {
     const JitFunc *f = L->f;
     uint32_t nw = (f->ninsts + 63) / 64 + 1;
@@ -640,11 +685,9 @@ static bool liveness(Lower *L) {
             }
         }
     }
-    for (uint32_t r = 0; r < f->ninsts; r++)
-        for (JitRef *p = L->gc_live[r]; p && *p >= 0; p++)
-            if (L->slot[*p] < 0) L->slot[*p] = (int32_t)L->nspill++;
     free(in);
     free(cur);
+    return assign_slots(L);
     return true;
 }
 

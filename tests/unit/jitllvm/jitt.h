@@ -54,7 +54,9 @@ typedef struct RtLog {
     Value *send_sp;
     Value spilled[32]; /* bp[spill_base .. sp) at the last send (at most 32) */
     uint32_t nspilled;
-    uint32_t spill_base; /* set by the test: 1 + nargs + nlocals */
+    uint32_t spill_base;    /* set by the test: 1 + nargs + nlocals */
+    Value spilled_at[4][8]; /* the spill area at sends 1..4 (counted from rt_reset) */
+    uint32_t nspilled_at[4];
     /* jit_rt_deopt */
     uint32_t ndeopts;
     RtDeopt deopts[RT_MAX_DEOPTS];

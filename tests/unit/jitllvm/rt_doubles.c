@@ -32,6 +32,11 @@ Value jit_rt_send(SomVM *vm, SomFrame *fp, CallSite *cs, SomMethod *sender) {
     rt.nspilled = 0;
     for (Value *p = fp->bp + rt.spill_base; p < vm->sp && rt.nspilled < 32; p++)
         rt.spilled[rt.nspilled++] = *p;
+    if (n <= 4) {
+        rt.nspilled_at[n - 1] = rt.nspilled;
+        for (uint32_t i = 0; i < rt.nspilled && i < 8; i++)
+            rt.spilled_at[n - 1][i] = rt.spilled[i];
+    }
     return rt.send_answer;
 }
 

@@ -763,6 +763,67 @@ static void test_send_and_spill(void **state) {
     assert_int_equal(rt.sends, 2);
 }
 
+/* m(r): a := obj f0; r foo; obj f2 := a; b := obj f1; r foo; obj f3 := b; c := obj f0;
+ * r foo; r foo; obj f2 := c + b (c and b both live across the last sends) */
+static void test_spill_slot_reuse(void **state) {
+    (void)state;
+    static CallSite cs0 = {.nargs = 0};
+    JitFunc *f = t_func(vm, t_method(1, 0));
+    int32_t b0 = t_block(f);
+    t_state(f, 0, -1, 0, NULL, 0, NULL);
+    JitRef r = t_arg(f, b0, 1);
+    JitRef obj = t_ins(f, b0, JI_CONST_PTR, JT_PTR);
+    SomInstance *o = t_object(vm->objectClass, OBJ_INSTANCE, sizeof *o + 4 * sizeof(Value));
+    o->nfields = 4;
+    void *h0 = t_object(vm->objectClass, OBJ_INSTANCE, 32);
+    void *h1 = t_object(vm->objectClass, OBJ_INSTANCE, 32);
+    o->fields[0] = (Value)h0;
+    o->fields[1] = (Value)h1;
+    f->insts[obj].pval = o;
+    JitRef ld[3], sn[4];
+    int fld[] = {0, 1, 0};
+    for (int k = 0; k < 3; k++) {
+        ld[k] = t_op1(f, b0, JI_LOAD_FIELD, JT_VALUE, obj);
+        f->insts[ld[k]].ival = fld[k];
+        sn[k] = t_op1(f, b0, JI_SEND, JT_VALUE, r);
+        f->insts[sn[k]].cs = &cs0;
+        if (k < 2) {
+            JitRef st = t_op2(f, b0, JI_STORE_FIELD, JT_VOID, obj, ld[k]);
+            f->insts[st].ival = 2 + k;
+        }
+    }
+    sn[3] = t_op1(f, b0, JI_SEND, JT_VALUE, r);
+    f->insts[sn[3]].cs = &cs0;
+    JitRef st = t_op2(f, b0, JI_STORE_FIELD, JT_VOID, obj, ld[2]);
+    f->insts[st].ival = 2;
+    st = t_op2(f, b0, JI_STORE_FIELD, JT_VOID, obj, ld[1]);
+    f->insts[st].ival = 3;
+    t_ret(f, b0, r);
+    SomJitCode *c = compile(f, NULL);
+    t_free(f);
+    rt_reset();
+    rt.send_answer = vm->nil;
+    SomFrame fr;
+    Value args[] = {vm->nil, vm->true_};
+    assert_int_equal(run(c, &fr, args, 2), vm->true_);
+    assert_int_equal(rt.sends, 4);
+    /* two slots in all: a alone at send 1, b alone at send 2, b and c at sends 3 and 4 */
+    for (int k = 0; k < 4; k++)
+        assert_int_equal(rt.nspilled_at[k], 2);
+    bool a1 = false, b2 = false, b3 = false, c3 = false, b4 = false, c4 = false;
+    for (int i = 0; i < 2; i++) {
+        a1 |= rt.spilled_at[0][i] == (Value)h0;
+        b2 |= rt.spilled_at[1][i] == (Value)h1;
+        b3 |= rt.spilled_at[2][i] == (Value)h1;
+        c3 |= rt.spilled_at[2][i] == (Value)h0;
+        b4 |= rt.spilled_at[3][i] == (Value)h1;
+        c4 |= rt.spilled_at[3][i] == (Value)h0;
+    }
+    assert_true(a1 && b2 && b3 && c3 && b4 && c4);
+    assert_int_equal(o->fields[2], (Value)h0);
+    assert_int_equal(o->fields[3], (Value)h1);
+}
+
 /* ---- deopt stress ---- */
 
 static void stress_run(uint64_t seed, uint32_t *seq, uint32_t n) {
@@ -877,6 +938,7 @@ int main(void) {
         cmocka_unit_test(test_deopt_stress),     cmocka_unit_test(test_code_range),
         cmocka_unit_test(test_two_threads),      cmocka_unit_test(test_int_semantics),
         cmocka_unit_test(test_double_semantics), cmocka_unit_test(test_closures),
+        cmocka_unit_test(test_spill_slot_reuse),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
