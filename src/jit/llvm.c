@@ -326,6 +326,11 @@ static int32_t desc_val(Lower *L, DescBuild *d, JitRef r, int depth) {
         v.vid = r;
         return desc_push(d, v, r);
     }
+    if (!in->dead && !L->val[r]) {
+        char what[64];
+        snprintf(what, sizeof what, "%d (%s)", r, jit_op_name_of(in->op));
+        fail(L, "a frame state uses instruction %s before its definition", what);
+    }
     if (in->dead || !L->val[r]) return desc_push(d, v, r); /* nil */
     switch (in->type) {
     case JT_INT:

@@ -824,6 +824,39 @@ static void test_spill_slot_reuse(void **state) {
     assert_int_equal(o->fields[3], (Value)h1);
 }
 
+/* m(str, cls): global #JitTestGlobal + str size + (cls cfield 1 := cls cfield 0) */
+static void test_globals_strings_cfields(void **state) {
+    (void)state;
+    SomString *sym = som_symbol_cstr(vm, "JitTestGlobal");
+    JitFunc *f = t_func(vm, t_method(2, 0));
+    int32_t b0 = t_block(f);
+    t_state(f, 0, -1, 0, NULL, 0, NULL);
+    JitRef str = t_arg(f, b0, 1), cls = t_arg(f, b0, 2);
+    JitRef g = t_ins(f, b0, JI_GLOBAL_LOAD, JT_VALUE);
+    f->insts[g].sym = sym;
+    JitRef len = t_op1(f, b0, JI_STRING_LEN, JT_INT, str);
+    JitRef c0 = t_op1(f, b0, JI_CFIELD_LOAD, JT_VALUE, cls);
+    f->insts[c0].ival = 0;
+    JitRef cs = t_op2(f, b0, JI_CFIELD_STORE, JT_VOID, cls, c0);
+    f->insts[cs].ival = 1;
+    JitRef x = t_op2(f, b0, JI_IADD, JT_INT, t_op1(f, b0, JI_UNBOX_INT, JT_INT, g), len);
+    t_ret(f, b0, t_op1(f, b0, JI_BOX_INT, JT_VALUE, x));
+    SomJitCode *c = compile(f, NULL);
+    t_free(f);
+    som_global_put(vm, sym, som_mkint(1000));
+    SomClass *k = t_object(vm->classClass, OBJ_CLASS, sizeof *k);
+    k->cfields = som_array_new(vm, 2);
+    k->cfields->items[0] = vm->true_;
+    k->cfields->items[1] = vm->nil;
+    SomFrame fr;
+    Value args[] = {vm->nil, (Value)som_string_cstr(vm, "hello"), (Value)k};
+    assert_int_equal(run(c, &fr, args, 3), som_mkint(1005));
+    assert_int_equal(k->cfields->items[1], vm->true_);
+    som_global_put(vm, sym, som_mkint(-1));
+    args[1] = (Value)sym;
+    assert_int_equal(run(c, &fr, args, 3), som_mkint(-1 + 13));
+}
+
 /* ---- deopt stress ---- */
 
 static void stress_run(uint64_t seed, uint32_t *seq, uint32_t n) {
@@ -938,7 +971,7 @@ int main(void) {
         cmocka_unit_test(test_deopt_stress),     cmocka_unit_test(test_code_range),
         cmocka_unit_test(test_two_threads),      cmocka_unit_test(test_int_semantics),
         cmocka_unit_test(test_double_semantics), cmocka_unit_test(test_closures),
-        cmocka_unit_test(test_spill_slot_reuse),
+        cmocka_unit_test(test_spill_slot_reuse), cmocka_unit_test(test_globals_strings_cfields),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
