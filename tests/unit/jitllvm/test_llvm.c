@@ -857,6 +857,38 @@ static void test_globals_strings_cfields(void **state) {
     assert_int_equal(run(c, &fr, args, 3), som_mkint(-1 + 13));
 }
 
+/* Bad IR is an error with a message, never a crash or wrong code. */
+static void test_bad_ir(void **state) {
+    (void)state;
+    char err[256] = "";
+    JitCodegenOpts o = {.opt_level = 2};
+    /* a use before the definition */
+    JitFunc *f = t_func(vm, t_method(1, 0));
+    int32_t b0 = t_block(f);
+    t_state(f, 0, -1, 0, NULL, 0, NULL);
+    JitRef box = t_ins(f, b0, JI_BOX_INT, JT_VALUE);
+    f->insts[box].nargs = 1;
+    f->insts[box].a[0] = box + 2; /* the UNBOX_INT below (box + 1 is its ARG) */
+    t_op1(f, b0, JI_UNBOX_INT, JT_INT, t_arg(f, b0, 1));
+    t_ret(f, b0, box);
+    assert_null(jit_codegen(engine, f, &o, err, sizeof err));
+    assert_non_null(strstr(err, "before its definition"));
+    t_free(f);
+    /* a guard whose state does not exist */
+    f = t_func(vm, t_method(1, 0));
+    b0 = t_block(f);
+    t_state(f, 0, -1, 0, NULL, 0, NULL);
+    JitRef g = t_op1(f, b0, JI_GUARD, JT_VOID, t_op1(f, b0, JI_IS_INT, JT_BOOL, t_arg(f, b0, 1)));
+    f->insts[g].deopt = 7;
+    t_ret(f, b0, t_arg(f, b0, 1));
+    err[0] = 0;
+    assert_null(jit_codegen(engine, f, &o, err, sizeof err));
+    assert_non_null(strstr(err, "out of range"));
+    t_free(f);
+    /* nothing to compile */
+    assert_null(jit_codegen(engine, NULL, &o, err, sizeof err));
+}
+
 /* ---- deopt stress ---- */
 
 static void stress_run(uint64_t seed, uint32_t *seq, uint32_t n) {
@@ -972,6 +1004,7 @@ int main(void) {
         cmocka_unit_test(test_two_threads),      cmocka_unit_test(test_int_semantics),
         cmocka_unit_test(test_double_semantics), cmocka_unit_test(test_closures),
         cmocka_unit_test(test_spill_slot_reuse), cmocka_unit_test(test_globals_strings_cfields),
+        cmocka_unit_test(test_bad_ir),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
