@@ -123,6 +123,16 @@ static void run_loop(SomVM *vm, JitEngine *eng, int reps) {
             fprintf(stderr, "jitllvm_bench: %s\n", e);
             exit(1);
         }
+        if (getenv("BENCH_DUMP")) {
+            /* the machine code, for objdump -D -b binary -mi386:x86-64 */
+            char path[64];
+            snprintf(path, sizeof path, "/tmp/jitllvm_loop_O%d.bin", lvl);
+            FILE *out = fopen(path, "wb");
+            if (out) {
+                fwrite((const void *)c->code_start, 1, c->code_size, out);
+                fclose(out);
+            }
+        }
         uint64_t best = UINT64_MAX;
         Value r = 0;
         for (int k = 0; k < (reps < 5 ? reps : 5); k++) {

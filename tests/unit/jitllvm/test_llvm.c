@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "jitt.h"
 
@@ -889,6 +890,33 @@ static void test_bad_ir(void **state) {
     assert_null(jit_codegen(engine, NULL, &o, err, sizeof err));
 }
 
+/* dump_llvm prints the optimized module on stderr */
+static void test_dump(void **state) {
+    (void)state;
+    JitFunc *f = loop_func(NULL);
+    char path[] = "/tmp/jitllvm_dump.XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    fflush(stderr);
+    int saved = dup(2);
+    dup2(fd, 2);
+    JitCodegenOpts o = {.opt_level = 2, .dump_llvm = true};
+    SomJitCode *c = compile(f, &o);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    char buf[8192] = "";
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    close(fd);
+    unlink(path);
+    assert_true(n > 0);
+    assert_non_null(c);
+    assert_non_null(strstr(buf, "; ---- Test>>fn"));
+    assert_non_null(strstr(buf, "define i64 @som_"));
+    assert_non_null(strstr(buf, "\"frame-pointer\"=\"all\""));
+    t_free(f);
+}
+
 /* ---- deopt stress ---- */
 
 static void stress_run(uint64_t seed, uint32_t *seq, uint32_t n) {
@@ -1004,7 +1032,7 @@ int main(void) {
         cmocka_unit_test(test_two_threads),      cmocka_unit_test(test_int_semantics),
         cmocka_unit_test(test_double_semantics), cmocka_unit_test(test_closures),
         cmocka_unit_test(test_spill_slot_reuse), cmocka_unit_test(test_globals_strings_cfields),
-        cmocka_unit_test(test_bad_ir),
+        cmocka_unit_test(test_bad_ir),           cmocka_unit_test(test_dump),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
