@@ -1409,11 +1409,12 @@ static void lower_free(Lower *L) {
 
 /* The IR pipeline of an optimization level.  Measured (jitllvm_bench: thread CPU time per
  * compilation, machine code included, median of 5, on a busy 2-core machine):
- *                       62 IR insts   2258 IR insts   loop of 5e7 iterations
- *   0 (no passes)          1.9 ms          28 ms         287 ms
- *   default<O1>             19 ms        1210 ms         106 ms
- *   default<O2>             22 ms        1220 ms         100 ms
- *   light + Default cg      12 ms         675 ms         113 ms
+ *                          62 IR insts   2258 IR insts   loop of 5e7 iterations
+ *   0: no passes, fast isel     1.8 ms          29 ms         293 ms
+ *   1: light, Less codegen       12 ms         699 ms         116 ms
+ *   2: default<O2>               20 ms        1140 ms         107 ms
+ *   3: default<O3>               21 ms        1208 ms         106 ms
+ *   (default<O1> + Default codegen: 19 ms, 1210 ms, 106 ms)
  * default<O2> gives the best loops and is level 2; the light pipeline (level 1) compiles
  * about twice as fast for ~10% slower loops: a controller may use it for large functions. */
 #define JIT_LIGHT_PIPELINE                                                                         \
