@@ -46,7 +46,8 @@ typedef struct RtDeopt {
 typedef struct RtLog {
     /* jit_rt_send */
     uint64_t sends;
-    Value send_answer; /* what jit_rt_send answers */
+    Value send_answer;            /* what jit_rt_send answers */
+    void (*send_hook)(SomVM *vm); /* called by jit_rt_send after recording (e.g. a GC) */
     Value send_args[8];
     CallSite *send_cs;
     SomMethod *send_sender;

@@ -37,6 +37,7 @@ Value jit_rt_send(SomVM *vm, SomFrame *fp, CallSite *cs, SomMethod *sender) {
         for (uint32_t i = 0; i < rt.nspilled && i < 8; i++)
             rt.spilled_at[n - 1][i] = rt.spilled[i];
     }
+    if (rt.send_hook) rt.send_hook(vm);
     return rt.send_answer;
 }
 

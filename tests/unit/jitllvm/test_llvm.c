@@ -917,6 +917,58 @@ static void test_dump(void **state) {
     t_free(f);
 }
 
+/* The real collector runs inside a send: the heap value live across it survives through its
+ * spill slot; one that is not live (and held only by memory the collector does not see)
+ * is collected, so the check can fail. */
+static void collect(SomVM *v) {
+    gc_collect(v);
+    gc_collect(v);
+    assert_int_equal(gc_verify(v), 0);
+}
+
+static void test_spill_survives_gc(void **state) {
+    (void)state;
+    static CallSite cs0 = {.nargs = 0};
+    JitFunc *f = t_func(vm, t_method(1, 0));
+    int32_t b0 = t_block(f);
+    t_state(f, 0, -1, 0, NULL, 0, NULL);
+    JitRef r = t_arg(f, b0, 1);
+    JitRef obj = t_ins(f, b0, JI_CONST_PTR, JT_PTR);
+    JitRef live = t_op1(f, b0, JI_LOAD_FIELD, JT_VALUE, obj);
+    f->insts[live].ival = 0;
+    JitRef dead = t_op1(f, b0, JI_LOAD_FIELD, JT_VALUE, obj);
+    f->insts[dead].ival = 1;
+    JitRef keep = t_op2(f, b0, JI_STORE_FIELD, JT_VOID, obj, dead); /* dead after this */
+    f->insts[keep].ival = 3;
+    JitRef sn = t_op1(f, b0, JI_SEND, JT_VALUE, r);
+    f->insts[sn].cs = &cs0;
+    JitRef st = t_op2(f, b0, JI_STORE_FIELD, JT_VOID, obj, live);
+    f->insts[st].ival = 2;
+    t_ret(f, b0, r);
+    SomInstance *o = t_object(vm->objectClass, OBJ_INSTANCE, sizeof *o + 4 * sizeof(Value));
+    o->nfields = 4;
+    f->insts[obj].pval = o;
+    SomJitCode *c = compile(f, NULL);
+    t_free(f);
+    SomInstance *h0 = som_instance_new(vm, vm->objectClass);
+    SomInstance *h1 = som_instance_new(vm, vm->objectClass);
+    o->fields[0] = (Value)h0;
+    o->fields[1] = (Value)h1;
+    /* earlier tests left fake objects on the value stack: only real Values below vm->sp */
+    for (int i = 0; i < 64; i++) vm->stack[i] = vm->nil;
+    rt_reset();
+    rt.send_answer = vm->nil;
+    rt.send_hook = collect;
+    SomFrame fr;
+    Value args[] = {vm->nil, vm->true_};
+    assert_int_equal(run(c, &fr, args, 2), vm->true_);
+    assert_int_equal(rt.sends, 1);
+    assert_int_equal(o->fields[2], (Value)h0);
+    assert_int_equal(h0->h.kind, OBJ_INSTANCE); /* survived: it was in the spill area */
+    assert_int_equal(h1->h.kind, OBJ_FREE);     /* collected: only the fake object held it */
+    rt.send_hook = NULL;
+}
+
 /* ---- deopt stress ---- */
 
 static void stress_run(uint64_t seed, uint32_t *seq, uint32_t n) {
@@ -1025,14 +1077,23 @@ static void test_two_threads(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_int_loop),         cmocka_unit_test(test_int_overflow_deopt),
-        cmocka_unit_test(test_double_boxing),    cmocka_unit_test(test_has_class),
-        cmocka_unit_test(test_fields_arrays),    cmocka_unit_test(test_send_and_spill),
-        cmocka_unit_test(test_deopt_stress),     cmocka_unit_test(test_code_range),
-        cmocka_unit_test(test_two_threads),      cmocka_unit_test(test_int_semantics),
-        cmocka_unit_test(test_double_semantics), cmocka_unit_test(test_closures),
-        cmocka_unit_test(test_spill_slot_reuse), cmocka_unit_test(test_globals_strings_cfields),
-        cmocka_unit_test(test_bad_ir),           cmocka_unit_test(test_dump),
+        cmocka_unit_test(test_int_loop),
+        cmocka_unit_test(test_int_overflow_deopt),
+        cmocka_unit_test(test_double_boxing),
+        cmocka_unit_test(test_has_class),
+        cmocka_unit_test(test_fields_arrays),
+        cmocka_unit_test(test_send_and_spill),
+        cmocka_unit_test(test_deopt_stress),
+        cmocka_unit_test(test_code_range),
+        cmocka_unit_test(test_two_threads),
+        cmocka_unit_test(test_int_semantics),
+        cmocka_unit_test(test_double_semantics),
+        cmocka_unit_test(test_closures),
+        cmocka_unit_test(test_spill_slot_reuse),
+        cmocka_unit_test(test_globals_strings_cfields),
+        cmocka_unit_test(test_bad_ir),
+        cmocka_unit_test(test_dump),
+        cmocka_unit_test(test_spill_survives_gc),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
