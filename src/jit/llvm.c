@@ -415,7 +415,9 @@ static const JitDeopt *descriptor(Lower *L, int32_t s, uint32_t reason, JitRef *
 /* Builds (at the end of the function) a cold block leaving through state s; answers it. */
 static LLVMBasicBlockRef deopt_exit(Lower *L, int32_t s, uint32_t reason, uint32_t pos) {
     if (s < 0 || (uint32_t)s >= L->f->nstates) {
-        fail(L, "deopt state %s out of range", "");
+        char what[48];
+        snprintf(what, sizeof what, "%d (of %u)", s, L->f->nstates);
+        fail(L, "frame state %s out of range", what);
         return NULL;
     }
     /* Guards with the same state share its exit: the state's values are defined before
@@ -817,7 +819,12 @@ static LLVMValueRef send(Lower *L, JitRef r) {
         return NULL;
     }
     unsigned n = 1u + in->cs->nargs;
-    if (n > in->nargs) n = in->nargs;
+    if (n > in->nargs || n > JIT_MAX_ARGS) {
+        char what[48];
+        snprintf(what, sizeof what, "%u operands, %u expected", in->nargs, n);
+        fail(L, "SEND with %s", what);
+        return NULL;
+    }
     spill_for(L, r);
     for (unsigned k = 0; k < n; k++) {
         LLVMValueRef idx = ci64(L, k);

@@ -199,6 +199,15 @@ JitEngine *jit_engine_new(char *err, size_t errlen) {
         free(e);
         return NULL;
     }
+    /* Compiled code calls the runtime through constant addresses; the process's symbols
+     * are there only for what LLVM itself might call (memset, libm) */
+    LLVMOrcDefinitionGeneratorRef gen = NULL;
+    le = LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(
+        &gen, LLVMOrcLLJITGetGlobalPrefix(e->jit), NULL, NULL);
+    if (le)
+        LLVMConsumeError(le);
+    else
+        LLVMOrcJITDylibAddGenerator(LLVMOrcLLJITGetMainJITDylib(e->jit), gen);
     e->triple = strdup(LLVMOrcLLJITGetTripleString(e->jit));
     e->datalayout = strdup(LLVMOrcLLJITGetDataLayoutStr(e->jit));
     char *cpu = LLVMGetHostCPUName();
