@@ -955,7 +955,8 @@ static void test_spill_survives_gc(void **state) {
     o->fields[0] = (Value)h0;
     o->fields[1] = (Value)h1;
     /* earlier tests left fake objects on the value stack: only real Values below vm->sp */
-    for (int i = 0; i < 64; i++) vm->stack[i] = vm->nil;
+    for (int i = 0; i < 64; i++)
+        vm->stack[i] = vm->nil;
     rt_reset();
     rt.send_answer = vm->nil;
     rt.send_hook = collect;
