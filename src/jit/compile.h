@@ -61,6 +61,7 @@ typedef struct JitCodegenOpts {
     uint64_t stress_seed;   /* != 0: guards fail at random (--jit-deopt-stress) */
     uint32_t stress_permille; /* failure probability per guard execution, default 20 */
     bool dump_llvm;         /* print the optimized LLVM IR on stderr */
+    uint32_t version;       /* SomJitCode.version of the answer (0 = 1); added by g-llvm */
 } JitCodegenOpts;
 
 /* Lowers f to machine code.  Thread-safe (any thread; the engine serialises what must be).
