@@ -27,7 +27,7 @@ that fails is reported as a known failure; one that passes is noted.
 Usage:
   run_jit_tests.py --som BIN [--mode M]... [--som-flags="..."] [--jobs N]
                    [--timeout-scale X] [-v] [paths...]
-  run_jit_tests.py --list-modes
+  run_jit_tests.py --list-modes | --mode-flags MODE
 Default paths: tests/jit; default modes: off on eager stress1 stress2 stress3 gc-eager.
 Exit status 0 iff no test failed in any mode.
 """
@@ -175,6 +175,8 @@ def main(argv):
                     help='MODE-GLOB NAME REASON lines (default tests/jit/known-failures.txt)')
     ap.add_argument('--no-known-failures', action='store_true')
     ap.add_argument('--list-modes', action='store_true', help='print the modes and exit')
+    ap.add_argument('--mode-flags', metavar='MODE',
+                    help='print the VM flags of MODE (one line) and exit (for shell scripts)')
     ap.add_argument('-v', '--verbose', action='store_true', help='also list passing tests')
     ap.add_argument('paths', nargs='*')
     opts = ap.parse_args(argv)
@@ -184,6 +186,13 @@ def main(argv):
             print('%-11s %-50s timeout x%d' % (mode, ' '.join(flags).replace('=1', '=N')
                                                 if 'N' in mode else ' '.join(flags) or '(none)',
                                                 factor))
+        return 0
+    if opts.mode_flags:
+        mf = mode_flags(opts.mode_flags)
+        if mf is None:
+            print('unknown mode %r' % opts.mode_flags, file=sys.stderr)
+            return 2
+        print(' '.join(mf[0]))
         return 0
     if not opts.som:
         ap.error('--som is required')
