@@ -59,11 +59,11 @@ stage() { # stage NAME PRESET CTEST-ARGS...   (STAGE_BUDGET=S: stop starting tes
     [ "$fail" -eq 0 ] || failed_stages="$failed_stages $name"
 }
 
-stage dev dev -LE jit
+stage dev dev -LE '^jit$'
 # The JIT in every execution mode on the dev build (no rebuild): tests/jit's programs with
 # --jit=off/on/eager, eager + --jit-deopt-stress (3 seeds) and --gc-stress + eager, tests/som
 # with --jit=off/eager/eager+stress, and --jit-stats sanity checks (tests/jit/CMakeLists.txt).
-STAGE_BUDGET=${SAMPO_JIT_BUDGET:-1200} stage jit dev -L jit
+STAGE_BUDGET=${SAMPO_JIT_BUDGET:-1200} stage jit dev -L '^jit$'
 stage release release -L unit   # the build demo.sh makes (-O2 -Werror warns differently)
 stage asan asan -L 'unit|som'
 stage tsan tsan -L 'tsan'
