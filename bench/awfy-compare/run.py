@@ -276,21 +276,48 @@ def ratio(a, b):
     return a / b if a is not None and b else None
 
 
+def combine(runs, opts):
+    """One result from the rounds of one implementation: the median (--stat min: the
+    minimum) of the rounds' steady states, the median of their total times."""
+    bad = [r for r in runs if 'times' not in r]
+    if bad:
+        return bad[0]
+    res = dict(runs[-1])
+    per_round = [summarize(r, opts) for r in runs]
+    res['ms'] = min(per_round) if opts.stat == 'min' else statistics.median(per_round)
+    for key in ('cpu_us_per_iter', 'total_wall_s', 'total_cpu_s'):
+        res[key] = statistics.median(r[key] for r in runs)
+    res['maxrss_kib'] = max(r['maxrss_kib'] for r in runs)
+    if len(runs) > 1:
+        res['rounds'] = [{k: r[k] for k in ('times', 'total_wall_s', 'total_cpu_s',
+                                            'maxrss_kib')} for r in runs]
+        res['ms_per_round'] = per_round
+    return res
+
+
 def measure(opts):
+    """Runs every implementation --rounds times per benchmark, in ABBA order (round 2 runs
+    the implementations in reverse order, round 3 forward again, ...), so a slow phase of
+    a shared machine does not always hit the same implementation."""
     results = {}
     for bench in opts.only:
         inner = opts.inner.get(bench, opts.sizes[bench])
         row = {'inner': inner}
+        runs = {impl: [] for impl in IMPLS}
+        for rnd in range(opts.rounds):
+            for impl in (IMPLS if rnd % 2 == 0 else tuple(reversed(IMPLS))):
+                res = run_one(impl, opts, bench, inner)
+                if res is None:
+                    continue
+                runs[impl].append(res)
+                if opts.verbose:
+                    print('  %-10s %-8s round %d: %s' % (
+                        bench, impl, rnd + 1,
+                        '%.3f ms' % summarize(res, opts) if 'times' in res else res['error']),
+                        file=sys.stderr)
         for impl in IMPLS:
-            res = run_one(impl, opts, bench, inner)
-            if res is None:
-                continue
-            if 'times' in res:
-                res['ms'] = summarize(res, opts)
-            row[impl] = res
-            if opts.verbose:
-                print('  %-10s %-4s %s' % (bench, impl, res.get('ms', res.get('error'))),
-                      file=sys.stderr)
+            if runs[impl]:
+                row[impl] = combine(runs[impl], opts)
         results[bench] = row
     return results
 
@@ -395,7 +422,7 @@ def print_table(results, opts):
 
 
 def fmt_s(v):
-    return '-' if v is None else '%.2f' % v
+    return '-' if v is None else '%.3f' % v if v < 1 else '%.2f' % v
 
 
 def table(results, impls, pairs, names, value_of, fmt, unit):
@@ -468,6 +495,9 @@ def parse_args(argv):
                     'skipped when not installed)')
     ap.add_argument('--no-luajit', action='store_true', help='leave LuaJIT out')
     ap.add_argument('-n', type=int, default=6, help='outer iterations per run (default 6)')
+    ap.add_argument('--rounds', type=int, default=1,
+                    help='runs per implementation and benchmark, in ABBA order; the median '
+                    '(--stat min: minimum) of the rounds is reported (default 1)')
     ap.add_argument('--warmup', type=int, default=2,
                     help='leading iterations to drop before taking the statistic (default 2)')
     ap.add_argument('--stat', choices=['median', 'min', 'cpu'], default='median',
@@ -591,6 +621,9 @@ def main(argv):
     else:
         print('outer iterations %d, first %d dropped, %s of the rest, ms per outer iteration'
               % (opts.n, opts.warmup, opts.stat))
+    if opts.rounds > 1:
+        print('%d rounds per implementation in ABBA order; the %s of the rounds'
+              % (opts.rounds, 'minimum' if opts.stat == 'min' else 'median'))
     print('load average at start: %.2f %.2f %.2f\n' % load0)
     results = measure(opts)
     print_table(results, opts)
@@ -601,6 +634,7 @@ def main(argv):
         with open(opts.json, 'w', encoding='utf-8') as f:
             json.dump({'results': results, 'load_start': load0, 'load_end': load1,
                        'n': opts.n, 'warmup': opts.warmup, 'stat': opts.stat,
+                       'rounds': opts.rounds,
                        'som_variants': SOM_VARIANTS, 'som_flags': opts.som_flags,
                        'sizes': 'standard' if opts.sizes is STANDARD else 'calibrated',
                        'cpp': opts.cpp, 'som': opts.som}, f, indent=1)

@@ -25,7 +25,7 @@ tests under tests/som also honour tests/som/known-failures.txt in every mode. A 
 that fails is reported as a known failure; one that passes is noted.
 
 Usage:
-  run_jit_tests.py --som BIN [--mode M]... [--som-flags="..."] [--jobs N]
+  run_jit_tests.py --som BIN [--mode M]... [--stress-seeds A-B] [--som-flags="..."] [--jobs N]
                    [--timeout-scale X] [-v] [paths...]
   run_jit_tests.py --list-modes | --mode-flags MODE
 Default paths: tests/jit; default modes: off on eager stress1 stress2 stress3 gc-eager.
@@ -163,6 +163,8 @@ def main(argv):
         epilog=__doc__.split('\n\n', 1)[1])
     ap.add_argument('--som', help='path to the som binary')
     ap.add_argument('--mode', action='append', help='execution mode (repeatable; see above)')
+    ap.add_argument('--stress-seeds', metavar='A-B',
+                    help='add the modes stressA ... stressB (a deopt-stress soak run)')
     ap.add_argument('--som-flags', default='',
                     help='extra VM options, one shell-quoted string (also env SOM_FLAGS)')
     ap.add_argument('--require-stderr-match', action='append', default=[], metavar='RE',
@@ -198,8 +200,13 @@ def main(argv):
         ap.error('--som is required')
     opts.som = os.path.abspath(opts.som) if os.sep in opts.som else opts.som
     opts.extra = shlex.split(opts.som_flags) + shlex.split(os.environ.get('SOM_FLAGS', ''))
-    modes = opts.mode or DEFAULT_MODES
+    modes = opts.mode or ([] if opts.stress_seeds else DEFAULT_MODES)
     modes = [m for part in modes for m in part.split(',') if m]
+    if opts.stress_seeds:  # a soak run: eager + deopt stress with many seeds
+        lo, _, hi = opts.stress_seeds.partition('-')
+        if not lo.isdigit() or not (hi or lo).isdigit():
+            ap.error('--stress-seeds expects A-B, got %r' % opts.stress_seeds)
+        modes += ['stress%d' % k for k in range(int(lo), int(hi or lo) + 1)]
     for m in modes:
         if mode_flags(m) is None:
             ap.error('unknown mode %r (known: %s, stressN, gc-stressN)' % (m, ', '.join(MODES)))

@@ -127,6 +127,11 @@ class JitRunner(unittest.TestCase):
         self.assertEqual(calls, ['--jit=eager'])
         self.assertIn('1 skipped', out)
 
+    def test_stress_seeds(self):
+        rc, out, calls = self.run_runner(['--stress-seeds', '4-6'])
+        self.assertEqual(rc, 0, out)
+        self.assertEqual(calls, ['--jit=eager --jit-deopt-stress=%d' % k for k in (4, 5, 6)])
+
     def test_unknown_mode(self):
         rc, out, _ = self.run_runner(['--mode', 'turbo'])
         self.assertNotEqual(rc, 0, out)
