@@ -24,8 +24,13 @@
 # (CI has no network to fetch it).
 #
 # Environment: PARTS="testsuite basic awfy examples integration somsom somsuite" (a subset),
-#   LIBS="ours std", VMARGS (extra VM options, e.g. VMARGS=--gc-stress),
-#   TIMEOUT_SCALE (multiplies every timeout; default 1, 20 when VMARGS has --gc-stress),
+#   LIBS="ours std", VMARGS or SOM_FLAGS (extra VM options, several allowed, e.g.
+#   VMARGS=--gc-stress or SOM_FLAGS="--jit=eager --jit-deopt-stress=3"),
+#   JIT_MODES="off on eager stress1 gc-eager ..." (runs everything once per mode, the modes'
+#   flags from tests/jit/run_jit_tests.py --list-modes, before VMARGS; one summary per mode,
+#   logs in CONFORMANCE_LOG_DIR/<mode>),
+#   TIMEOUT_SCALE (multiplies every timeout; default 1, 3 with --jit=eager, 20 when VMARGS
+#   has --gc-stress),
 #   AWFY_SOM (optional: the are-we-fast-yet repository's benchmarks/SOM directory; its
 #   benchmarks run as a further awfy row), AWFY_GCSTRESS_SKIP (benchmarks not run under
 #   --gc-stress; default Havlak), EXAMPLES_GCSTRESS_SKIP (likewise; default All Polymorphism),
@@ -77,8 +82,34 @@ if [ -z "$SOM" ] || [ ! -x "$SOM" ]; then
     exit 2
 fi
 SOM=$(cd "$(dirname "$SOM")" && pwd)/$(basename "$SOM")
+VMARGS=${VMARGS:-${SOM_FLAGS:-}}
+unset SOM_FLAGS # run_tests.py would read it again
+
+# JIT_MODES: this script once per mode, with the mode's flags before VMARGS.
+if [ -n "${JIT_MODES:-}" ]; then
+    LOGROOT=${CONFORMANCE_LOG_DIR:-$(mktemp -d /tmp/som-conformance.XXXXXX)}
+    summary=() rc_all=0
+    for mode in $JIT_MODES; do
+        flags=$(python3 "$ROOT/tests/jit/run_jit_tests.py" --mode-flags "$mode") || exit 2
+        echo "=== mode $mode: $flags ${VMARGS} ==="
+        JIT_MODES='' VMARGS="$flags${VMARGS:+ $VMARGS}" \
+            CONFORMANCE_LOG_DIR="$LOGROOT/$mode" bash "$0" "$REPO" "$SOM"
+        rc=$?
+        summary+=("$(printf '%-10s %s' "$mode" "$([ $rc -eq 0 ] && echo PASS || echo "FAIL (exit $rc)")")")
+        [ $rc -eq 0 ] || rc_all=1
+    done
+    echo
+    echo "modes (logs in $LOGROOT):"
+    printf '%s\n' "${summary[@]}"
+    exit $rc_all
+fi
+
 if [ -z "${TIMEOUT_SCALE:-}" ]; then
-    case " ${VMARGS:-} " in *" --gc-stress "*) TIMEOUT_SCALE=20 ;; *) TIMEOUT_SCALE=1 ;; esac
+    case " ${VMARGS:-} " in
+        *" --gc-stress "*) TIMEOUT_SCALE=20 ;;
+        *" --jit=eager "*) TIMEOUT_SCALE=3 ;;
+        *) TIMEOUT_SCALE=1 ;;
+    esac
 fi
 LOGS=${CONFORMANCE_LOG_DIR:-$(mktemp -d /tmp/som-conformance.XXXXXX)}
 mkdir -p "$LOGS"
@@ -273,11 +304,11 @@ part_somsuite() {
               split(n, p, ":"); if (p[1] != lib) next; n = substr(n, length(p[1]) + 2) }
           if (substr(n, 1, 9) == "somsuite/") { $1 = substr(n, 10); print } }' "$KNOWN" >"$kf"
     if [ "$lib" = ours ]; then
-        python3 "$ROOT/tests/som/run_tests.py" --som "$SOM" ${VMARGS:+"--vm-arg=$VMARGS"} \
+        python3 "$ROOT/tests/som/run_tests.py" --som "$SOM" "--som-flags=${VMARGS:-}" \
             --timeout-scale "$TIMEOUT_SCALE" --known-failures "$kf" >"$log" 2>&1
     else # SOM_CORELIB replaces the built-in core library
         SOM_CORELIB="$REPO/Smalltalk" python3 "$ROOT/tests/som/run_tests.py" --som "$SOM" \
-            ${VMARGS:+"--vm-arg=$VMARGS"} --timeout-scale "$TIMEOUT_SCALE" \
+            "--som-flags=${VMARGS:-}" --timeout-scale "$TIMEOUT_SCALE" \
             --known-failures "$kf" >"$log" 2>&1
     fi
     rc=$?

@@ -27,13 +27,19 @@ stdout must equal the expected lines exactly (no extra lines). A test killed by
 a signal or a timeout always fails. Tests listed in known-failures.txt (path
 relative to tests/som, then the reason) are run but reported as "known failure".
 
-Usage: run_tests.py --som BIN [--vm-arg X]... [--jobs N] [--timeout S] [paths...]
+Usage: run_tests.py --som BIN [--vm-arg X]... [--som-flags "X Y"] [--jobs N] [--timeout S]
+                    [paths...]
+
+Extra VM options come from --vm-arg (one option each), --som-flags (a shell-quoted string of
+options, e.g. --som-flags="--jit=eager --jit-deopt-stress=7") and the environment variable
+SOM_FLAGS (same form); they are passed in that order, before each test's own "vm-args:".
 """
 import argparse
 import concurrent.futures
 import difflib
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -232,6 +238,8 @@ def main():
     ap = argparse.ArgumentParser(description='Run the annotated SOM test files.')
     ap.add_argument('--som', required=True, help='path to the som binary')
     ap.add_argument('--vm-arg', action='append', default=[], help='extra VM option (repeatable)')
+    ap.add_argument('--som-flags', default='',
+                    help='extra VM options as one shell-quoted string (also env SOM_FLAGS)')
     ap.add_argument('--jobs', '-j', type=int, default=os.cpu_count() or 1)
     ap.add_argument('--timeout', type=float, default=30.0, help='default per-test timeout (s)')
     ap.add_argument('--timeout-scale', type=float, default=1.0,
@@ -244,6 +252,7 @@ def main():
     opts = ap.parse_args()
     opts.som = os.path.abspath(opts.som) if os.sep in opts.som else opts.som
     # Arguments like "--vm-arg=--gc-stress" arrive fine; "--vm-arg --gc-stress" too.
+    opts.vm_arg += shlex.split(opts.som_flags) + shlex.split(os.environ.get('SOM_FLAGS', ''))
 
     tests = find_tests(opts.paths or [HERE])
     if not tests:
