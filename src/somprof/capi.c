@@ -268,3 +268,20 @@ size_t somprof_edge_contexts(SomVM *vm, SomMethod *caller, uint32_t bci, SomMeth
     free(sites);
     return done;
 }
+
+/* ---- the samples' total ----------------------------------------------------------------- */
+
+uint64_t somprof_total_samples(SomVM *vm) {
+    if (!vm->prof_data || spr_session_mode() == SOMPROF_EXACT) return 0;
+    const SpcTree *t = spr_vm_tree(vm);
+    if (t) {
+        uint64_t sum = 0;
+        for (uint32_t i = 1; i < t->len; i++)
+            sum += t->n[i].count;
+        return sum;
+    }
+    SampoCCMap *m = sampo_ccmap_snapshot(0);
+    uint64_t total = m ? sampo_ccmap_total(m) : 0;
+    sampo_ccmap_free(m);
+    return total;
+}

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "capi.h"
+#include "jitabi.h"
 #include "cct.h"
 #include "interp.h"
 #include "names.h"
@@ -183,6 +184,31 @@ bool somprof_parse_mode(const char *s, SomProfMode *out) {
     return false;
 }
 
+/* ---- compiled frames ---------------------------------------------------------------------
+ * A compiled activation (f->jit set) may be running inlined activations: f->jit_pos names the
+ * innermost one's position, whose parent chain ends at the frame's own method (jitabi.h).
+ * Walkers report them innermost first, before the frame itself.  The visited mark stays a
+ * property of the physical frame: a mark on a compiled frame says that the frame's own
+ * activation and its callers were recorded, not its inlined activations, which start and end
+ * without the frame changing; so they are walked afresh by every sample, never marked, and
+ * a partial sample that stops at a marked compiled frame still carries them, below the
+ * frame's recorded context.  Only reads: async-signal-safe. */
+
+uint32_t somprof_inlined(const SomFrame *f, SomProfLogical *out, uint32_t max) {
+    const SomJitCode *c = f->jit;
+    uint32_t pos = f->jit_pos;
+    if (!c || pos == JIT_POS_NONE || !c->pos) return 0;
+    const JitPos *t = c->pos;
+    uint32_t npos = c->npos, depth = 0;
+    for (uint32_t q = pos; q < npos && depth < npos && t[q].parent != JIT_POS_NONE; q = t[q].parent)
+        depth++;
+    /* deeper than max: the innermost are left out, their time goes to the nearest kept caller */
+    uint32_t skip = depth > max ? depth - max : 0, n = 0;
+    for (uint32_t q = pos, d = 0; d < depth; q = t[q].parent, d++)
+        if (d >= skip) out[n++] = (SomProfLogical){t[q].method, t[q].bci};
+    return n;
+}
+
 /* ---- async mode ------------------------------------------------------------------------ */
 
 static void spa_pending_push(VmProf *p, const SomMethod *m) {
@@ -196,15 +222,24 @@ static void spa_pending_push(VmProf *p, const SomMethod *m) {
     p->vm->poll = 1;
 }
 
-/* The frame callback: runs in the SIGPROF handler on the VM's own thread. */
+/* The frame callback: runs in the SIGPROF handler on the VM's own thread.  A compiled frame
+ * stands for its inlined activations too (somprof_inlined): they come first, unmarked and
+ * without a token (libsampo never looks them up: only a frame reported seen is). */
 static int spa_frames(void *ctx, SampoFrameInfo *out, int max) {
     VmProf *p = ctx;
     SomVM *vm = p->vm;
     int32_t top = __atomic_load_n(&vm->top, __ATOMIC_ACQUIRE);
     uint32_t mark = p->mark;
     int n = 0;
+    SomProfLogical in[SOMPROF_MAX_INLINED];
     for (int32_t i = top; i >= 0 && n < max; i--) {
         SomFrame *f = &vm->frames[i];
+        uint32_t k = somprof_inlined(f, in, SOMPROF_MAX_INLINED);
+        for (uint32_t j = 0; j < k && n < max; j++) {
+            out[n++] = (SampoFrameInfo){(uint64_t)(uintptr_t)in[j].method, in[j].bci, 0, 0};
+            if (!spn_has(&p->names, in[j].method)) spa_pending_push(p, in[j].method);
+        }
+        if (n >= max) break;
         SomMethod *m = f->method;
         uint32_t seen = f->visited == mark;
         out[n++] = (SampoFrameInfo){(uint64_t)(uintptr_t)m, f->bci, seen, (uint64_t)(uintptr_t)f};
@@ -228,8 +263,13 @@ static void spa_name_pending(VmProf *p) {
     }
     if (p->overflow) {
         p->overflow = 0;
-        for (int32_t f = 0; f <= p->vm->top; f++)
+        SomProfLogical in[SOMPROF_MAX_INLINED];
+        for (int32_t f = 0; f <= p->vm->top; f++) {
+            uint32_t k = somprof_inlined(&p->vm->frames[f], in, SOMPROF_MAX_INLINED);
+            for (uint32_t j = 0; j < k; j++)
+                spn_name(&p->names, in[j].method);
             spn_name(&p->names, p->vm->frames[f].method);
+        }
     }
 }
 
@@ -313,6 +353,14 @@ static void spc_take_sample(VmProf *p, int32_t top, uint8_t state, uint32_t miss
     }
     for (int32_t i = top; i >= 0; i--) {
         SomFrame *f = &vm->frames[i];
+        SomProfLogical in[SOMPROF_MAX_INLINED];
+        uint32_t k = somprof_inlined(f, in, SOMPROF_MAX_INLINED);
+        if (k && spc_scratch(p, n + k + (uint32_t)i + 2)) return;
+        for (uint32_t j = 0; j < k; j++) { /* never marked: they change under the frame */
+            p->scr_m[n] = in[j].method;
+            p->scr_p[n] = in[j].bci;
+            p->scr_f[n++] = UINT32_MAX;
+        }
         p->scr_m[n] = f->method;
         p->scr_p[n] = f->bci;
         p->scr_f[n++] = (uint32_t)i;
@@ -395,9 +443,13 @@ static void spc_tune(uint64_t *last_s, uint64_t *last_r) {
     double rate = (double)(r - *last_r) / (double)(s - *last_s);
     *last_s = s, *last_r = r;
     uint64_t iv = atomic_load(&S.interval_ns), nv = iv;
-    if (rate > 0.15 && iv < 100000000ull)
-        nv = iv * 2;
-    else if (rate < 0.01 && iv / 2 >= 200000ull)
+    /* a JIT-only session stays within 200-1000 Hz: the controller needs few samples, and
+     * their cost is part of the profiler's 1% budget */
+    uint64_t longest = S.o.jit_only ? 5000000ull : 100000000ull;
+    uint64_t shortest = S.o.jit_only ? 1000000ull : 200000ull;
+    if (rate > 0.15 && iv < longest)
+        nv = iv * 2 < longest ? iv * 2 : longest;
+    else if (rate < 0.01 && iv / 2 >= shortest)
         nv = iv / 2; /* at most 5 kHz */
     int dir = nv > iv ? 1 : nv < iv ? -1 : 0;
     if (dir && dir == -S.tune_dir) {
@@ -841,7 +893,16 @@ static int spr_check_out(const char *opt, const char *path, const char *suffix, 
     return 0;
 }
 
-int somprof_session_start(const SomProfOptions *o, char *err, size_t errlen) {
+int somprof_session_start(const SomProfOptions *user, char *err, size_t errlen) {
+    SomProfOptions jo;
+    const SomProfOptions *o = user;
+    if (user->jit_only) { /* cooperative: no signals, and a tree per VM (--threads) */
+        jo = (SomProfOptions){.mode = SOMPROF_COOP, .jit_only = true, .tune = true};
+        jo.hz = user->hz ? user->hz : 500;
+        if (jo.hz < 200) jo.hz = 200;
+        if (jo.hz > 1000) jo.hz = 1000;
+        o = &jo;
+    }
     if (S.active) {
         snprintf(err, errlen, "profiler already started");
         return -1;
@@ -1118,7 +1179,9 @@ void somprof_detach(SomVM *vm) {
         if (S.all[i] == vm) S.all[i] = S.all[--S.nall];
     S.ctx_folded += p->tree.folded;
     S.ctx_merged += p->tree.merged;
-    if (S.o.mode != SOMPROF_ASYNC) {
+    if (S.o.jit_only) {
+        /* the controller's samples only: nothing to merge */
+    } else if (S.o.mode != SOMPROF_ASYNC) {
         spr_merge(p);
     } else {
         spr_keep_names(p);
@@ -1146,7 +1209,7 @@ void somprof_detach(SomVM *vm) {
 /* ---- finish ----------------------------------------------------------------------------- */
 
 static const char *const spr_state_names[VMS_COUNT] = {
-    "none", "interpreting", "primitive", "native", "gc", "compiling", "idle"};
+    "none", "interpreting", "primitive", "native", "gc", "compiling", "idle", "compiled"};
 
 static void spr_print_states(FILE *f, const char *what, const uint64_t *w, uint64_t total) {
     fprintf(f, "somprof: %s states:", what);
@@ -1157,7 +1220,7 @@ static void spr_print_states(FILE *f, const char *what, const uint64_t *w, uint6
 }
 
 static void spr_states(SpProfile *p) {
-    uint64_t w[SP_VM_STATE_COUNT];
+    uint64_t w[(int)VMS_COUNT > (int)SP_VM_STATE_COUNT ? (int)VMS_COUNT : (int)SP_VM_STATE_COUNT] = {0};
     if (S.o.mode != SOMPROF_EXACT) {
         uint64_t total = spo_state_weights(p, w);
         spr_print_states(stderr, "sampled", w, total);
@@ -1295,6 +1358,16 @@ static int spr_write_time(SpProfile *p, char *err, size_t errlen) {
 
 int somprof_session_finish(char *err, size_t errlen) {
     if (!S.active) return 0;
+    if (S.o.jit_only) { /* nothing to write */
+        atomic_store(&S.stop, 1);
+        if (S.marker_running) pthread_join(S.marker, NULL);
+        S.marker_running = false;
+        sp_profile_free(S.prof);
+        S.prof = NULL;
+        spc_fini(&S.merged);
+        S.active = false;
+        return 0;
+    }
     SpProfile *p = NULL;
     int rc = spr_collect(&p, err, errlen);
     if (rc) goto out;
@@ -1336,4 +1409,25 @@ const SpcTree *spr_vm_tree(SomVM *vm) {
 const char *spr_vm_name(SomVM *vm, const SomMethod *m) {
     VmProf *p = vm->prof_data;
     return p ? spn_name(&p->names, m) : NULL;
+}
+
+/* ---- compiled code ---------------------------------------------------------------------- */
+
+/* Whether the environment asks for perf's files: then JIT code is registered even when no
+ * profile is being taken (libsampo writes the perf map, and the jitdump with SAMPO_JITDUMP=1). */
+static bool spr_env_on(const char *name) {
+    const char *v = getenv(name);
+    return v && !strcmp(v, "1");
+}
+
+void somprof_jit_register(SomVM *vm, const struct SomJitCode *code) {
+    (void)vm;
+    if (!code || !code->code_size || !code->method) return;
+    bool user = S.active && !S.o.jit_only;
+    if (!user && !spr_env_on("SAMPO_PERF_MAP") && !spr_env_on("SAMPO_JITDUMP")) return;
+    char name[320];
+    spn_format(code->method, name, 256);
+    size_t n = strlen(name);
+    snprintf(name + n, sizeof name - n, " [jit t%u v%u]", code->tier, code->version);
+    sampo_jit_register((uint64_t)code->code_start, code->code_size, name);
 }

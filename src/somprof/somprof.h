@@ -47,6 +47,10 @@ typedef struct SomProfOptions {
                           inlined, so the timed run sees the frames a sampler sees */
     bool exact_time;   /* async mode: also time every activation exactly (the lean tree) in
                           the same run, written to OUT.time: the samples' own ground truth */
+    bool jit_only;     /* sampling for the JIT's controller only (som with the JIT on and no
+                          --prof): cooperative mode at 200-1000 Hz (self-tuned within that
+                          range), the CC-Map kept for the controller's queries, no profile,
+                          dump or report written */
 } SomProfOptions;
 
 /* Parses a mode name ("async", "coop", "exact"); answers false if unknown. */
@@ -106,5 +110,31 @@ typedef void (*SomProfContextFn)(void *arg, SomMethod *const *methods, const uin
  * contexts of a hot edge"); answers how many. */
 size_t somprof_edge_contexts(SomVM *vm, SomMethod *caller, uint32_t bci, SomMethod *callee,
                              SomProfContextFn fn, void *arg);
+
+/* ---- compiled frames --------------------------------------------------------------------- */
+
+typedef struct SomProfLogical {
+    SomMethod *method;
+    uint32_t bci;
+} SomProfLogical;
+
+#define SOMPROF_MAX_INLINED 16
+
+/* The inlined activations compiled frame f is running, innermost first, each (method, bci),
+ * up to max (the innermost are dropped beyond it); the frame's own method is not among them.
+ * 0 for an interpreted frame or one running only its own method.  Reads only.
+ * [signal-safe on the VM's thread] */
+uint32_t somprof_inlined(const SomFrame *f, SomProfLogical *out, uint32_t max);
+
+/* Samples of this VM so far, all methods (0: no sampling session attached, or exact mode,
+ * whose weights are invocations).  The controller turns samples into time with it. */
+uint64_t somprof_total_samples(SomVM *vm);
+
+struct SomJitCode;
+/* Names compiled code for symbolization: registers [code_start, +code_size) with libsampo as
+ * "Class>>selector [jit t2 v1]" (tier, version) when a profile is being taken, or when the
+ * environment asks for perf's files (SAMPO_PERF_MAP=1 or SAMPO_JITDUMP=1); a JIT-only session
+ * (SomProfOptions.jit_only) writes nothing by itself.  VM thread. */
+void somprof_jit_register(SomVM *vm, const struct SomJitCode *code);
 
 #endif
