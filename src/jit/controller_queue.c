@@ -110,6 +110,9 @@ void jitq_run(JitJob *j) {
     JitEngine *e = jitq_engine(err, sizeof err);
     j->code = e ? b->codegen(e, j->f, &j->cg, err, sizeof err) : NULL;
     if (!j->code) snprintf(j->err, sizeof j->err, "%s", err[0] ? err : "code generation failed");
+    /* the JitFunc does not carry the version: the controller stamps it if the backend did not */
+    if (j->code && !j->code->version) j->code->version = j->version;
+    if (j->code && !j->code->tier) j->code->tier = 2;
     j->inlined = j->f->inlined;
     b->free_func(j->f);
     j->f = NULL;
