@@ -440,6 +440,12 @@ static void jv_clock(void *arg) {
 
 /* ---- attach / detach ------------------------------------------------------------------- */
 
+int jit_check_env(char *err, size_t errlen) {
+    JitRuleParams p;
+    jit_rule_defaults(&p);
+    return jit_rule_from_env(&p, err, errlen);
+}
+
 bool jit_available(char *err, size_t errlen) {
     return jitq_engine(err, errlen) != NULL;
 }

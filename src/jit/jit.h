@@ -28,6 +28,9 @@ typedef struct JitOptions {
 
 /* Parses "on", "off", "eager"; false if unknown. */
 bool jit_parse_mode(const char *s, JitMode *out);
+/* Checks the controller's SOM_JIT_* tunables in the environment: 0, or -1 with
+ * "SOM_JIT_X: expected ..., got '...'" in err. */
+int jit_check_env(char *err, size_t errlen);
 /* Whether the JIT can run in this process (its engine is made on the first call; thread-safe);
  * false with the reason in err ("the JIT is not built yet", LLVM could not start). */
 bool jit_available(char *err, size_t errlen);

@@ -417,13 +417,22 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
+    if (cfg.jit.mode != JIT_OFF && jit_check_env(err, sizeof err)) {
+        fprintf(stderr, "som: %s\n", err);
+        config_free(&cfg);
+        return 2;
+    }
+    /* The JIT's own sampling runs whenever the JIT does (no --prof: with it, the user's
+     * session serves both).  SOM_JIT_SAMPLING=0 leaves it out, =1 runs it even when the JIT
+     * cannot: the two sides of its overhead measurement (docs/design/jit.md). */
+    const char *js = getenv("SOM_JIT_SAMPLING");
+    bool sampling = cfg.jit.mode == JIT_ON && !(js && !strcmp(js, "0"));
     if (cfg.jit.mode != JIT_OFF && !jit_available(err, sizeof err)) {
         if (cfg.jit_asked) jit_warn(err); /* by default, a build without it runs quietly */
         cfg.jit.mode = JIT_OFF;
+        sampling = sampling && getenv_flag("SOM_JIT_SAMPLING");
     }
-    /* the JIT's own sampling (SOM_JIT_NO_SAMPLING=1 leaves it out: overhead measurements) */
-    if (cfg.prof.mode == SOMPROF_OFF && cfg.jit.mode == JIT_ON &&
-        !getenv_flag("SOM_JIT_NO_SAMPLING")) {
+    if (cfg.prof.mode == SOMPROF_OFF && sampling) {
         SomProfOptions jo = {.jit_only = true};
         jit_sampling = somprof_session_start(&jo, err, sizeof err) == 0;
         if (!jit_sampling) /* counters alone drive the JIT then */
