@@ -21,6 +21,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "somprof.h"
+
 #define JITQ_MAX_CLOCKS 256
 
 typedef struct JitqClock {
@@ -139,6 +141,7 @@ static uint64_t jitq_tick(uint64_t now) {
 
 static void *jitq_main(void *arg) {
     (void)arg;
+    somprof_compiler_thread(true); /* sampled as "compiling" by an async session */
     pthread_mutex_lock(&Q.mu);
     for (;;) {
         uint64_t next = jitq_tick(jitq_now_ns());
@@ -165,12 +168,14 @@ static void *jitq_main(void *arg) {
         Q.running = j;
         pthread_mutex_unlock(&Q.mu);
         jitq_run(j);
+        somprof_compiler_ns(j->compile_ns);
         j->done(j); /* hands it back to its VM (takes the VM's own lock only) */
         pthread_mutex_lock(&Q.mu);
         Q.running = NULL;
         pthread_cond_broadcast(&Q.idle);
     }
     pthread_mutex_unlock(&Q.mu);
+    somprof_compiler_thread(false);
     return NULL;
 }
 

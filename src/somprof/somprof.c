@@ -130,6 +130,8 @@ static struct {
     uint32_t max_contexts; /* coop/exact trees: node bound (SOMPROF_MAX_CONTEXTS for tests) */
     uint64_t ctx_folded, ctx_merged; /* summed over the detached VMs' trees */
     struct SprKnown *known; /* async: every method named by a detached VM (pointer, name) */
+    _Atomic uint64_t compiler_ns; /* the JIT compiler thread's CPU time compiling */
+    _Atomic int compiler_sampled; /* it is registered with libsampo (async) */
     size_t nknown, capknown;
 } S = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
@@ -918,6 +920,8 @@ int somprof_session_start(const SomProfOptions *user, char *err, size_t errlen) 
     }
     S.coop_marker = charge && !strcmp(charge, "marker");
     S.o = *o;
+    atomic_store(&S.compiler_ns, 0);
+    atomic_store(&S.compiler_sampled, 0);
     atomic_store(&S.stop_sig, 0);
     S.out_tmp = !o->out;
     S.out[0] = S.dump[0] = 0;
@@ -1219,13 +1223,36 @@ static void spr_print_states(FILE *f, const char *what, const uint64_t *w, uint6
     fprintf(f, "\n");
 }
 
+/* The compiler thread's share: its samples (async: the thread named "som-jit") and its own
+ * CPU clock.  Both are in the splits above too, as "compiling". */
+static void spr_compiler_states(SpProfile *p) {
+    uint64_t ns = atomic_load(&S.compiler_ns);
+    if (!ns && !atomic_load(&S.compiler_sampled)) return;
+    uint64_t n = 0, total = 0;
+    for (uint32_t i = 0; i < p->nsamples; i++) {
+        const SpSample *s = &p->samples[i];
+        total += s->weight;
+        if (s->thread < p->nthreads && !strcmp(sp_str(p, p->threads[s->thread].name), "som-jit"))
+            n += s->weight;
+    }
+    fprintf(stderr, "somprof: JIT compiler thread: compiling %.1f ms exact (its CPU clock)",
+            (double)ns / 1e6);
+    if (S.o.mode == SOMPROF_ASYNC)
+        fprintf(stderr, ", %llu samples sampled (%.2f%% of all)", (unsigned long long)n,
+                total ? 100.0 * (double)n / (double)total : 0);
+    fprintf(stderr, "\n");
+    sp_meta_setu(p, "jit_compiler_thread_ns", ns);
+}
+
 static void spr_states(SpProfile *p) {
     uint64_t w[(int)VMS_COUNT > (int)SP_VM_STATE_COUNT ? (int)VMS_COUNT : (int)SP_VM_STATE_COUNT] = {0};
     if (S.o.mode != SOMPROF_EXACT) {
         uint64_t total = spo_state_weights(p, w);
         spr_print_states(stderr, "sampled", w, total);
     }
+    spr_compiler_states(p);
     if (!S.have_exact_states) return;
+    S.exact_state_ns[VMS_COMPILE] += atomic_load(&S.compiler_ns);
     uint64_t total = 0;
     for (int s = 0; s < VMS_COUNT; s++)
         total += S.exact_state_ns[s];
@@ -1430,4 +1457,21 @@ void somprof_jit_register(SomVM *vm, const struct SomJitCode *code) {
     size_t n = strlen(name);
     snprintf(name + n, sizeof name - n, " [jit t%u v%u]", code->tier, code->version);
     sampo_jit_register((uint64_t)code->code_start, code->code_size, name);
+}
+
+/* ---- the JIT's compiler thread ---------------------------------------------------------- */
+
+void somprof_compiler_thread(bool start) {
+    if (!S.active || S.o.jit_only || S.o.mode != SOMPROF_ASYNC) return;
+    if (start) {
+        if (sampo_thread_register("som-jit")) return;
+        sampo_vm_set_state(SAMPO_VM_COMPILING);
+        atomic_store(&S.compiler_sampled, 1);
+    } else {
+        sampo_thread_unregister();
+    }
+}
+
+void somprof_compiler_ns(uint64_t ns) {
+    if (S.active && !S.o.jit_only) atomic_fetch_add(&S.compiler_ns, ns);
 }

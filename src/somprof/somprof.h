@@ -126,6 +126,13 @@ typedef struct SomProfLogical {
  * [signal-safe on the VM's thread] */
 uint32_t somprof_inlined(const SomFrame *f, SomProfLogical *out, uint32_t max);
 
+/* The JIT's compiler thread, at its start (start true) and end: in an async session it is
+ * sampled too, as a thread "som-jit" whose VM state is always "compiling".  Its own thread. */
+void somprof_compiler_thread(bool start);
+/* The compiler thread spent ns of its CPU time compiling (added to the exact "compiling"
+ * state of --prof-states; reported apart as well).  Any thread. */
+void somprof_compiler_ns(uint64_t ns);
+
 /* Samples of this VM so far, all methods (0: no sampling session attached, or exact mode,
  * whose weights are invocations).  The controller turns samples into time with it. */
 uint64_t somprof_total_samples(SomVM *vm);
