@@ -22,25 +22,25 @@
 
 /* Tunables; defaults from jit_rule_defaults, overridden by SOM_JIT_* (jit_rule_from_env). */
 typedef struct JitRuleParams {
-    double speedup;           /* SOM_JIT_SPEEDUP: compiled vs interpreted, per tier (4) */
-    double ns_per_byte;       /* SOM_JIT_COMPILE_NS_PER_BYTE: initial compile rate per byte of
-                               * bytecode compiled, inlined bytes included (20000) */
-    double expansion;         /* SOM_JIT_EXPANSION: initial (root + inlined bytes) / root
-                               * bytes, before a build measured it (3) */
-    double call_ns;           /* SOM_JIT_CALL_NS: interpreted cost of one activation (40) */
-    double byte_ns;           /* SOM_JIT_BYTE_NS: interpreted cost per bytecode byte run (4) */
-    uint32_t min_samples;     /* SOM_JIT_MIN_SAMPLES: samples trusted alone (3) */
-    uint32_t threshold;       /* SOM_JIT_THRESHOLD: invocations between evaluations (1000) */
-    uint32_t loop_threshold;  /* SOM_JIT_LOOP_THRESHOLD: back edges between evaluations (1000) */
-    uint32_t deopt_limit;     /* SOM_JIT_DEOPT_LIMIT: deopts of one version before it is
-                               * invalidated (8) */
-    uint32_t traps_off;       /* SOM_JIT_TRAPS_OFF_VERSION: from this version on, no uncommon
-                               * traps for unreached code (4) */
-    uint32_t max_versions;    /* SOM_JIT_MAX_VERSIONS: versions per method, then never (6) */
-    uint32_t max_failures;    /* SOM_JIT_MAX_FAILURES: failed builds/codegens per method (2) */
-    uint32_t tick_ms;         /* SOM_JIT_TICK_MS: the controller's clock (50) */
-    uint32_t hz;              /* SOM_JIT_HZ: internal sampling rate, start (500) */
-    double alpha;             /* SOM_JIT_CALIBRATION_ALPHA: weight of a new measurement (0.25) */
+    double speedup;          /* SOM_JIT_SPEEDUP: compiled vs interpreted, per tier (4) */
+    double ns_per_byte;      /* SOM_JIT_COMPILE_NS_PER_BYTE: initial compile rate per byte of
+                              * bytecode compiled, inlined bytes included (20000) */
+    double expansion;        /* SOM_JIT_EXPANSION: initial (root + inlined bytes) / root
+                              * bytes, before a build measured it (3) */
+    double call_ns;          /* SOM_JIT_CALL_NS: interpreted cost of one activation (40) */
+    double byte_ns;          /* SOM_JIT_BYTE_NS: interpreted cost per bytecode byte run (4) */
+    uint32_t min_samples;    /* SOM_JIT_MIN_SAMPLES: samples trusted alone (3) */
+    uint32_t threshold;      /* SOM_JIT_THRESHOLD: invocations between evaluations (1000) */
+    uint32_t loop_threshold; /* SOM_JIT_LOOP_THRESHOLD: back edges between evaluations (1000) */
+    uint32_t deopt_limit;    /* SOM_JIT_DEOPT_LIMIT: deopts of one version before it is
+                              * invalidated (8) */
+    uint32_t traps_off;      /* SOM_JIT_TRAPS_OFF_VERSION: from this version on, no uncommon
+                              * traps for unreached code (4) */
+    uint32_t max_versions;   /* SOM_JIT_MAX_VERSIONS: versions per method, then never (6) */
+    uint32_t max_failures;   /* SOM_JIT_MAX_FAILURES: failed builds/codegens per method (2) */
+    uint32_t tick_ms;        /* SOM_JIT_TICK_MS: the controller's clock (50) */
+    uint32_t hz;             /* SOM_JIT_HZ: internal sampling rate, start (500) */
+    double alpha;            /* SOM_JIT_CALIBRATION_ALPHA: weight of a new measurement (0.25) */
 } JitRuleParams;
 
 void jit_rule_defaults(JitRuleParams *p);
@@ -57,8 +57,8 @@ typedef struct JitCalib {
 
 void jit_calib_init(JitCalib *c, const JitRuleParams *p);
 /* One compilation took compile_ns for root_bytes of root bytecode, total_bytes compiled. */
-void jit_calib_update(JitCalib *c, const JitRuleParams *p, uint64_t compile_ns,
-                      uint32_t root_bytes, uint32_t total_bytes);
+void jit_calib_update(JitCalib *c, const JitRuleParams *p, uint64_t compile_ns, uint32_t root_bytes,
+                      uint32_t total_bytes);
 
 typedef struct JitCandidate {
     uint64_t samples;     /* self samples of the method so far */

@@ -30,16 +30,14 @@ void jit_rule_defaults(JitRuleParams *p) {
 }
 
 /* One numeric variable: absent leaves *out; present must lie in [lo, hi]. */
-static int rule_env(const char *name, double lo, double hi, double *out, char *err,
-                    size_t errlen) {
+static int rule_env(const char *name, double lo, double hi, double *out, char *err, size_t errlen) {
     const char *s = getenv(name);
     if (!s) return 0;
     char *end;
     errno = 0;
     double v = strtod(s, &end);
     if (end == s || *end || errno || !(v >= lo && v <= hi)) {
-        snprintf(err, errlen, "%s: expected a number between %g and %g, got '%s'", name, lo, hi,
-                 s);
+        snprintf(err, errlen, "%s: expected a number between %g and %g, got '%s'", name, lo, hi, s);
         return -1;
     }
     *out = v;
@@ -79,8 +77,8 @@ void jit_calib_init(JitCalib *c, const JitRuleParams *p) {
 
 /* An exponentially weighted mean, the first measurement taken as it is: the defaults are
  * guesses, a measurement on this machine is not. */
-void jit_calib_update(JitCalib *c, const JitRuleParams *p, uint64_t compile_ns,
-                      uint32_t root_bytes, uint32_t total_bytes) {
+void jit_calib_update(JitCalib *c, const JitRuleParams *p, uint64_t compile_ns, uint32_t root_bytes,
+                      uint32_t total_bytes) {
     if (!total_bytes || !root_bytes) return;
     double rate = (double)compile_ns / (double)total_bytes;
     double exp = (double)total_bytes / (double)root_bytes;

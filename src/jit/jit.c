@@ -173,7 +173,7 @@ static void jv_fail(JitVm *jv, const char *reason) {
     jv->st.failed++;
     /* the reason's kind: up to the first ':' or '(' (messages may name the method) */
     char kind[96];
-    snprintf(kind, sizeof kind, "%s", reason && *reason ? reason : "unknown");
+    snprintf(kind, sizeof kind, "%.95s", reason && *reason ? reason : "unknown");
     kind[strcspn(kind, ":(")] = 0;
     for (int i = 0; i < jv->nfails; i++)
         if (!strcmp(jv->fails[i].reason, kind)) {
@@ -227,8 +227,7 @@ static uint64_t jv_edge_weight(void *arg, SomMethod *caller, uint32_t bci, SomMe
 }
 
 static const JitProfile *jv_profile(JitVm *jv, JitMInfo *x) {
-    jv->nedges = somprof_total_samples(jv->vm) ? somprof_hot_edges(jv->vm, jv->edges, JV_EDGES)
-                                               : 0;
+    jv->nedges = somprof_total_samples(jv->vm) ? somprof_hot_edges(jv->vm, jv->edges, JV_EDGES) : 0;
     if (!jv->nedges) return NULL;
     jv->prof = (JitProfile){jv, jv_edge_weight, x->total_samples};
     return &jv->prof;
@@ -326,18 +325,17 @@ static void jv_compile(JitVm *jv, JitMInfo *x, bool sync) {
     bo.profile = jv_profile(jv, x);
     char err[256] = "";
     JitFunc *f = b->build(vm, x->m, &bo, err, sizeof err);
-    *j = (JitJob){.owner = jv,
-                  .method = x->m,
-                  .version = version,
-                  .f = f,
-                  .cg = {.opt_level = 2,
-                         .stress_seed = jv->o.deopt_stress_seed,
-                         .stress_permille = 20},
-                  .dump = jv->o.dump,
-                  .root_bytes = x->m->code_len,
-                  .build_ns = jitq_thread_cpu_ns() - c0,
-                  .t_queued = t0,
-                  .done = jv_job_done};
+    *j = (JitJob){
+        .owner = jv,
+        .method = x->m,
+        .version = version,
+        .f = f,
+        .cg = {.opt_level = 2, .stress_seed = jv->o.deopt_stress_seed, .stress_permille = 20},
+        .dump = jv->o.dump,
+        .root_bytes = x->m->code_len,
+        .build_ns = jitq_thread_cpu_ns() - c0,
+        .t_queued = t0,
+        .done = jv_job_done};
     snprintf(j->err, sizeof j->err, "%s", err);
     if (!j->f && !j->err[0]) snprintf(j->err, sizeof j->err, "build failed");
     x->state = JMS_QUEUED;
@@ -366,8 +364,8 @@ static void jv_evaluate(JitVm *jv, JitMInfo *x) {
         x->state = JMS_NEVER;
         return;
     }
-    JitCandidate c = {x->samples, jv->sample_ns, m->invocations, x->loop_iters, m->code_len,
-                      x->known_size};
+    JitCandidate c = {x->samples,    jv->sample_ns, m->invocations,
+                      x->loop_iters, m->code_len,   x->known_size};
     JitEstimate e;
     jv->st.evaluations++;
     if (jit_rule_decide(&jv->p, &jv->calib, &c, &e)) jv_compile(jv, x, jv->o.sync);
@@ -427,7 +425,8 @@ static void jv_deopt(SomVM *vm, const SomJitCode *code, uint32_t reason) {
     if (code->method->jit == code) code->method->jit = NULL;
     x->code = NULL;
     x->state = JMS_NONE;
-    x->eligible_at = code->method->invocations + x->loop_iters + jit_rule_backoff(&jv->p, x->version);
+    x->eligible_at =
+        code->method->invocations + x->loop_iters + jit_rule_backoff(&jv->p, x->version);
     jv->st.invalidated++;
 }
 
@@ -548,8 +547,9 @@ void jit_print_stats(SomVM *vm, FILE *f) {
     if (!jv) return;
     JitStats s;
     jit_stats(vm, &s);
-    fprintf(f, "jit: methods compiled %llu, failed %llu, invalidated %llu, not compiled again %llu, "
-               "highest version %llu\n",
+    fprintf(f,
+            "jit: methods compiled %llu, failed %llu, invalidated %llu, not compiled again %llu, "
+            "highest version %llu\n",
             (unsigned long long)s.compiled, (unsigned long long)s.failed,
             (unsigned long long)s.invalidated, (unsigned long long)s.never,
             (unsigned long long)s.versions_max);
@@ -560,12 +560,14 @@ void jit_print_stats(SomVM *vm, FILE *f) {
                     (unsigned long long)jv->fails[i].n);
         fprintf(f, "\n");
     }
-    fprintf(f, "jit: compile time total %.3f ms, median %.3f ms, p95 %.3f ms; latency median "
-               "%.3f ms, p95 %.3f ms\n",
+    fprintf(f,
+            "jit: compile time total %.3f ms, median %.3f ms, p95 %.3f ms; latency median "
+            "%.3f ms, p95 %.3f ms\n",
             (double)s.compile_ns_total / 1e6, (double)s.compile_ns_median / 1e6,
             (double)s.compile_ns_p95 / 1e6, (double)s.latency_ns_median / 1e6,
             (double)s.latency_ns_p95 / 1e6);
-    fprintf(f, "jit: code bytes %llu, inlined activations %llu, evaluations %llu, rate %.0f ns/byte\n",
+    fprintf(f,
+            "jit: code bytes %llu, inlined activations %llu, evaluations %llu, rate %.0f ns/byte\n",
             (unsigned long long)s.code_bytes, (unsigned long long)s.inlined,
             (unsigned long long)s.evaluations, s.calib_ns_per_byte);
     uint64_t total = 0;

@@ -46,13 +46,13 @@ typedef struct JitStats {
     uint64_t compile_ns_total, compile_ns_median, compile_ns_p95;
     uint64_t deopts[JDR_COUNT];
     /* added by the controller (c-control) */
-    uint64_t inlined;            /* inlined activations in the installed code */
-    uint64_t versions_max;       /* highest version installed */
-    uint64_t evaluations;        /* cost/benefit decisions taken */
-    uint64_t never;              /* methods given up (failures, too many versions) */
-    uint64_t latency_ns_median;  /* queued -> compiled (wall) */
+    uint64_t inlined;           /* inlined activations in the installed code */
+    uint64_t versions_max;      /* highest version installed */
+    uint64_t evaluations;       /* cost/benefit decisions taken */
+    uint64_t never;             /* methods given up (failures, too many versions) */
+    uint64_t latency_ns_median; /* queued -> compiled (wall) */
     uint64_t latency_ns_p95;
-    double calib_ns_per_byte;    /* the compile-cost rate as calibrated so far */
+    double calib_ns_per_byte; /* the compile-cost rate as calibrated so far */
 } JitStats;
 void jit_stats(SomVM *vm, JitStats *out);
 void jit_print_stats(SomVM *vm, FILE *f);

@@ -129,7 +129,7 @@ static struct {
     atomic_int stop_sig;   /* a stop was requested because of this signal (0: none) */
     uint32_t max_contexts; /* coop/exact trees: node bound (SOMPROF_MAX_CONTEXTS for tests) */
     uint64_t ctx_folded, ctx_merged; /* summed over the detached VMs' trees */
-    struct SprKnown *known; /* async: every method named by a detached VM (pointer, name) */
+    struct SprKnown *known;       /* async: every method named by a detached VM (pointer, name) */
     _Atomic uint64_t compiler_ns; /* the JIT compiler thread's CPU time compiling */
     _Atomic int compiler_sampled; /* it is registered with libsampo (async) */
     size_t nknown, capknown;
@@ -1245,7 +1245,8 @@ static void spr_compiler_states(SpProfile *p) {
 }
 
 static void spr_states(SpProfile *p) {
-    uint64_t w[(int)VMS_COUNT > (int)SP_VM_STATE_COUNT ? (int)VMS_COUNT : (int)SP_VM_STATE_COUNT] = {0};
+    uint64_t w[(int)VMS_COUNT > (int)SP_VM_STATE_COUNT ? (int)VMS_COUNT : (int)SP_VM_STATE_COUNT] =
+        {0};
     if (S.o.mode != SOMPROF_EXACT) {
         uint64_t total = spo_state_weights(p, w);
         spr_print_states(stderr, "sampled", w, total);

@@ -323,8 +323,7 @@ static void *run_one(void *arg) {
     bool prof = r->cfg->prof.mode != SOMPROF_OFF || jit_sampling;
     if (prof && somprof_attach(vm, r->no) && r->cfg->prof.mode != SOMPROF_OFF)
         fprintf(stderr, "som: thread %d: cannot attach the profiler\n", r->no);
-    if (r->cfg->jit.mode != JIT_OFF && jit_attach(vm, &r->cfg->jit, err, sizeof err))
-        jit_warn(err);
+    if (r->cfg->jit.mode != JIT_OFF && jit_attach(vm, &r->cfg->jit, err, sizeof err)) jit_warn(err);
     r->status = som_vm_run(vm, r->cfg->argc, r->cfg->argv);
     jit_detach(vm);
     if (prof) somprof_detach(vm);

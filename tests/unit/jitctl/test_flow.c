@@ -40,8 +40,7 @@ static JitEngine *fb_engine_new(char *err, size_t errlen) {
     return (JitEngine *)&fake_engine;
 }
 
-static JitFunc *fb_build(SomVM *vm, SomMethod *m, const JitBuildOpts *o, char *err,
-                         size_t errlen) {
+static JitFunc *fb_build(SomVM *vm, SomMethod *m, const JitBuildOpts *o, char *err, size_t errlen) {
     (void)vm;
     pthread_mutex_lock(&F.mu);
     F.builds++;
@@ -318,7 +317,7 @@ static void detach_cancels_queued(void **state) {
     gate(true);
     m1.invocations = m2.invocations = 1000;
     vm.jit_hook(&vm, &m1, SOM_JIT_COUNT);
-    wait_codegens(1); /* m1 is in the compiler's hands */
+    wait_codegens(1);                     /* m1 is in the compiler's hands */
     vm.jit_hook(&vm, &m2, SOM_JIT_COUNT); /* m2 waits in the queue */
     assert_int_equal(F.builds, 2);
     pthread_t t;
@@ -337,7 +336,7 @@ static void clock_ticks(void **state) {
     setenv("SOM_JIT_TICK_MS", "5", 1);
     attach(opts(JIT_ON));
     wait_tick(&vm);
-    wait_tick(&vm); /* and again */
+    wait_tick(&vm);                      /* and again */
     vm.jit_hook(&vm, &m1, SOM_JIT_TICK); /* no profiler attached: nothing to evaluate */
     assert_null(m1.jit);
     jit_detach(&vm);
@@ -359,7 +358,8 @@ static void bad_environment(void **state) {
     setenv("SOM_JIT_DEOPT_LIMIT", "-1", 1);
     JitOptions o = opts(JIT_ON);
     assert_int_equal(jit_attach(&vm, &o, err, sizeof err), -1);
-    assert_string_equal(err, "SOM_JIT_DEOPT_LIMIT: expected a number between 0 and 1e+09, got '-1'");
+    assert_string_equal(err,
+                        "SOM_JIT_DEOPT_LIMIT: expected a number between 0 and 1e+09, got '-1'");
     assert_null(vm.jit);
     unsetenv("SOM_JIT_DEOPT_LIMIT");
 }

@@ -83,8 +83,8 @@ static void speedup_matters(void **state) {
     (void)state;
     JitEstimate e;
     JitCandidate x = {.samples = 10, .sample_ns = 1e6, .code_len = 100}; /* cost 6 ms */
-    assert_true(jit_rule_decide(&P, &C, &x, &e)); /* 7.5 ms */
-    P.speedup = 2;                                /* 5 ms */
+    assert_true(jit_rule_decide(&P, &C, &x, &e));                        /* 7.5 ms */
+    P.speedup = 2;                                                       /* 5 ms */
     assert_false(jit_rule_decide(&P, &C, &x, &e));
 }
 
@@ -140,7 +140,8 @@ static void env_parsing(void **state) {
     assert_int_equal(P.deopt_limit, 3);
     setenv("SOM_JIT_THRESHOLD", "lots", 1);
     assert_int_equal(jit_rule_from_env(&P, err, sizeof err), -1);
-    assert_string_equal(err, "SOM_JIT_THRESHOLD: expected a number between 1 and 1e+09, got 'lots'");
+    assert_string_equal(err,
+                        "SOM_JIT_THRESHOLD: expected a number between 1 and 1e+09, got 'lots'");
     assert_int_equal(P.threshold, 1000); /* unchanged on error */
     setenv("SOM_JIT_THRESHOLD", "0", 1);
     assert_int_equal(jit_rule_from_env(&P, err, sizeof err), -1);
