@@ -67,6 +67,7 @@ typedef struct JitVm {
     atomic_int has_done;
     atomic_int tick_due;
     uint64_t cpu0; /* the VM thread's CPU time at attach: sample_ns */
+    uint32_t skip, skip_left; /* clock ticks to let pass between refreshes (their cost) */
     double sample_ns;
     /* the profile handed to the builder (valid during one jit_build) */
     SomProfEdge edges[JV_EDGES];
@@ -371,12 +372,39 @@ static void jv_evaluate(JitVm *jv, JitMInfo *x) {
     if (jit_rule_decide(&jv->p, &jv->calib, &c, &e)) jv_compile(jv, x, jv->o.sync);
 }
 
+/* A refresh reads the whole CC-Map (a snapshot in async mode, the VM's tree in coop mode):
+ * its cost is kept under 1% of the VM thread's time by letting clock ticks pass (doubling
+ * while one refresh costs more than 1% of the interval it stands for, halving below 0.25%).
+ * Compiling is not counted: that is the point of the refresh. */
+static void jv_pace(JitVm *jv, uint64_t cost_ns) {
+    double span = (double)jv->p.tick_ms * 1e6 * (double)(jv->skip + 1);
+    if ((double)cost_ns > 0.01 * span && jv->skip < 1023)
+        jv->skip = jv->skip * 2 + 1;
+    else if ((double)cost_ns < 0.0025 * span && jv->skip)
+        jv->skip /= 2;
+    jv->skip_left = jv->skip;
+}
+
+static void jv_refresh_now(JitVm *jv, uint64_t cpu);
+
 /* Reads the samples into the table and evaluates the hottest methods (the clock's tick). */
 static void jv_refresh(JitVm *jv) {
+    if (jv->skip_left) {
+        jv->skip_left--;
+        return;
+    }
+    uint64_t c0 = jitq_thread_cpu_ns();
+    uint64_t compile0 = jv->vm->compile_ns;
+    jv_refresh_now(jv, c0);
+    uint64_t c1 = jitq_thread_cpu_ns(), compiled = jv->vm->compile_ns - compile0;
+    jv_pace(jv, c1 - c0 > compiled ? c1 - c0 - compiled : 0);
+}
+
+static void jv_refresh_now(JitVm *jv, uint64_t now_cpu) {
     SomVM *vm = jv->vm;
     uint64_t total = somprof_total_samples(vm);
     if (!total) return;
-    uint64_t cpu = jitq_thread_cpu_ns() - jv->cpu0;
+    uint64_t cpu = now_cpu - jv->cpu0;
     jv->sample_ns = (double)cpu / (double)total;
     SomProfHot hot[JV_HOT];
     size_t n = somprof_hot_methods(vm, true, hot, JV_HOT);
