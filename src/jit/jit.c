@@ -526,7 +526,17 @@ void jit_detach(SomVM *vm) {
         free(j);
     }
     jv->done = NULL;
-    if (jv->o.stats) jit_print_stats(vm, stderr);
+    if (jv->o.stats) { /* one write: the blocks of several VMs do not interleave */
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *mf = open_memstream(&buf, &len);
+        if (mf) {
+            jit_print_stats(vm, mf);
+            fclose(mf);
+            fwrite(buf, 1, len, stderr);
+            free(buf);
+        }
+    }
     vm->jit_hook = NULL;
     vm->jit_deopt_hook = NULL;
     vm->jit_eager = false;

@@ -1024,7 +1024,8 @@ int somprof_attach(SomVM *vm, int thread_no) {
     p->mark = 1;
     if (spn_init(&p->names, S.o.mode == SOMPROF_ASYNC && !S.late_names)) goto fail;
     vm->prof_data = p;
-    vm->prof_control = sp_control;
+    vm->prof_control = S.o.jit_only ? NULL : sp_control; /* the JIT's samples are not the
+                                                            program's to pause */
     if (spr_attach_mode(p, thread_no)) goto fail;
     pthread_mutex_lock(&S.mu);
     if (S.nall < SOMPROF_MAX_VMS) S.all[S.nall++] = vm;

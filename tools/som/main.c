@@ -248,7 +248,12 @@ static int parse_args(int argc, char **argv, Config *c) {
         fprintf(stderr, "som: --prof-exact-time: needs --prof=async (exact mode times itself)\n");
         return 2;
     }
-    if (c->prof.mode == SOMPROF_EXACT) c->jit.mode = JIT_OFF; /* see --help */
+    if (c->prof.mode == SOMPROF_EXACT && c->jit.mode != JIT_OFF) { /* see --help */
+        if (c->jit_asked)
+            fprintf(stderr, "som: note: --prof=exact runs without the JIT (it counts every "
+                            "activation)\n");
+        c->jit.mode = JIT_OFF;
+    }
     if (i >= argc) {
         fprintf(stderr, "som: no main class given\n");
         usage(stderr);
