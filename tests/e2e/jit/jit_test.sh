@@ -94,6 +94,35 @@ dump)
     run --jit=eager --jit-dump "$prog"
     [ $rc = 0 ] || fail "dump: $rc"
     grep -q "^=== jit: JitLoop>>add:to: (version 1) ===" err || fail "no IR dump: $(head err)" ;;
+states)
+    # every VM state has its name in the split, "compiled" included (no compiler needed)
+    for mode in async coop; do
+        run --prof=$mode --prof-states "$prog"
+        [ $rc = 0 ] || fail "--prof=$mode --prof-states: status $rc"
+        grep -q "^somprof: sampled states: interpreting=.* idle=[0-9.]*% compiled=[0-9.]*%$" err ||
+            fail "--prof=$mode: $(cat err)"
+        ! grep -q "(null)" err || fail "an unnamed state: $(cat err)"
+    done ;;
+prof)
+    need_compiler
+    # compiled code in the profiles: methods named (inlined ones too), state "compiled"
+    for mode in async coop; do
+        run --jit=eager --prof=$mode --prof-states --prof-report "$prog"
+        [ $rc = 0 ] && [ "$(cat out)" = "$expected" ] || fail "--prof=$mode: $rc $(cat err)"
+        grep -q "JitLoop>>" err || fail "--prof=$mode: no SOM method named: $(cat err)"
+        ! grep -q "\[unknown\]" err || fail "--prof=$mode: [unknown] frames: $(cat err)"
+    done ;;
+perf_map)
+    need_compiler
+    SAMPO_PERF_MAP=1 "$som" --jit=eager "$prog" >out 2>err &
+    pid=$!
+    wait $pid || fail "perf map run: status $?"
+    map=/tmp/perf-$pid.map
+    [ -f "$map" ] || fail "no $map"
+    grep -q "JitLoop>>add:to: \[jit t2 v1\]$" "$map" || { rm -f "$map"; fail "not named: $map"; }
+    rm -f "$map"
+    run --jit=eager "$prog" # not asked for: no files
+    ;;
 *)
     fail "unknown case $case_" ;;
 esac
