@@ -66,7 +66,7 @@ typedef struct JitVm {
     JitJob *done; /* compiled, waiting for installation (mu) */
     atomic_int has_done;
     atomic_int tick_due;
-    uint64_t cpu0; /* the VM thread's CPU time at attach: sample_ns */
+    uint64_t cpu0;            /* the VM thread's CPU time at attach: sample_ns */
     uint32_t skip, skip_left; /* clock ticks to let pass between refreshes (their cost) */
     double sample_ns;
     /* the profile handed to the builder (valid during one jit_build) */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -148,11 +149,43 @@ static void coop_expands_compiled_frames(void **state) {
     som_vm_free(vm);
 }
 
+/* Installed code is named "Class>>selector [jit tTIER vVERSION]" for perf and sampo hist -
+ * only when asked (a profile, or SAMPO_PERF_MAP=1): a plain run writes no files. */
+static void code_registration(void **state) {
+    (void)state;
+    char err[256], map[64], line[256];
+    SomOptions opts;
+    memset(&opts, 0, sizeof opts);
+    SomVM *vm = som_vm_new(&opts, ".", err, sizeof err);
+    assert_non_null(vm);
+    SomMethod *r = som_lookup(vm, vm->integerClass, som_symbol_cstr(vm, "max:"));
+    assert_non_null(r);
+    SomJitCode c = {.method = r, .version = 3, .tier = 2, .code_start = 0x5a000, .code_size = 64};
+    snprintf(map, sizeof map, "/tmp/perf-%d.map", (int)getpid());
+    unlink(map);
+    unsetenv("SAMPO_PERF_MAP");
+    unsetenv("SAMPO_JITDUMP");
+    somprof_jit_register(vm, &c);
+    FILE *f = fopen(map, "r");
+    assert_null(f); /* not asked */
+    setenv("SAMPO_PERF_MAP", "1", 1);
+    somprof_jit_register(vm, &c);
+    unsetenv("SAMPO_PERF_MAP");
+    f = fopen(map, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(line, sizeof line, f));
+    fclose(f);
+    unlink(map);
+    assert_string_equal(line, "5a000 40 Integer>>max: [jit t2 v3]\n");
+    som_vm_free(vm);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(inlined_chain),
         cmocka_unit_test(inlined_bounds),
         cmocka_unit_test(coop_expands_compiled_frames),
+        cmocka_unit_test(code_registration),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
