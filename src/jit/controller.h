@@ -39,7 +39,7 @@ typedef struct JitRuleParams {
     uint32_t max_versions;   /* SOM_JIT_MAX_VERSIONS: versions per method, then never (6) */
     uint32_t max_failures;   /* SOM_JIT_MAX_FAILURES: failed builds/codegens per method (2) */
     uint32_t tick_ms;        /* SOM_JIT_TICK_MS: the controller's clock (50) */
-    uint32_t hz;             /* SOM_JIT_HZ: internal sampling rate, start (500) */
+    uint32_t hz;             /* SOM_JIT_HZ: a fixed internal sampling rate (0: tuned) */
     double alpha;            /* SOM_JIT_CALIBRATION_ALPHA: weight of a new measurement (0.25) */
 } JitRuleParams;
 

@@ -445,10 +445,11 @@ static void spc_tune(uint64_t *last_s, uint64_t *last_r) {
     double rate = (double)(r - *last_r) / (double)(s - *last_s);
     *last_s = s, *last_r = r;
     uint64_t iv = atomic_load(&S.interval_ns), nv = iv;
-    /* a JIT-only session stays within 200-1000 Hz: the controller needs few samples, and
-     * their cost is part of the profiler's 1% budget */
-    uint64_t longest = S.o.jit_only ? 5000000ull : 100000000ull;
-    uint64_t shortest = S.o.jit_only ? 1000000ull : 200000ull;
+    /* a JIT-only session stays within 100-250 Hz (Jikes RVM's controller samples at its
+     * 100 Hz thread switches): the controller needs few samples, and their cost - mostly the
+     * marking thread's wake-ups - is part of the profiler's 1% budget (docs/design/jit.md) */
+    uint64_t longest = S.o.jit_only ? 10000000ull : 100000000ull;
+    uint64_t shortest = S.o.jit_only ? 4000000ull : 200000ull;
     if (rate > 0.15 && iv < longest)
         nv = iv * 2 < longest ? iv * 2 : longest;
     else if (rate < 0.01 && iv / 2 >= shortest)
@@ -899,9 +900,11 @@ int somprof_session_start(const SomProfOptions *user, char *err, size_t errlen) 
     SomProfOptions jo;
     const SomProfOptions *o = user;
     if (user->jit_only) { /* cooperative: no signals, and a tree per VM (--threads) */
-        jo = (SomProfOptions){.mode = SOMPROF_COOP, .jit_only = true, .tune = true};
-        jo.hz = user->hz ? user->hz : 500;
-        if (jo.hz < 200) jo.hz = 200;
+        /* a rate given is kept (SOM_JIT_HZ, 50-1000 Hz); by default 200 Hz, self-tuned
+         * within 100-250 Hz (spc_tune) */
+        jo = (SomProfOptions){.mode = SOMPROF_COOP, .jit_only = true, .tune = !user->hz};
+        jo.hz = user->hz ? user->hz : 200;
+        if (jo.hz < 50) jo.hz = 50;
         if (jo.hz > 1000) jo.hz = 1000;
         o = &jo;
     }

@@ -48,9 +48,9 @@ typedef struct SomProfOptions {
     bool exact_time;   /* async mode: also time every activation exactly (the lean tree) in
                           the same run, written to OUT.time: the samples' own ground truth */
     bool jit_only;     /* sampling for the JIT's controller only (som with the JIT on and no
-                          --prof): cooperative mode at 200-1000 Hz (self-tuned within that
-                          range), the CC-Map kept for the controller's queries, no profile,
-                          dump or report written */
+                          --prof): cooperative mode at 200 Hz self-tuned within 100-250 Hz
+                          (or `hz` fixed, 50-1000), the CC-Map kept for the controller's
+                          queries, no profile, dump or report written */
 } SomProfOptions;
 
 /* Parses a mode name ("async", "coop", "exact"); answers false if unknown. */

@@ -437,7 +437,8 @@ int main(int argc, char **argv) {
         sampling = sampling && getenv_flag("SOM_JIT_SAMPLING");
     }
     if (cfg.prof.mode == SOMPROF_OFF && sampling) {
-        SomProfOptions jo = {.jit_only = true};
+        const char *hz = getenv("SOM_JIT_HZ"); /* checked by jit_check_env */
+        SomProfOptions jo = {.jit_only = true, .hz = hz ? (uint32_t)strtoul(hz, NULL, 10) : 0};
         jit_sampling = somprof_session_start(&jo, err, sizeof err) == 0;
         if (!jit_sampling) /* counters alone drive the JIT then */
             fprintf(stderr, "som: warning: JIT sampling unavailable (%s)\n", err);
