@@ -61,7 +61,7 @@ int jit_rule_from_env(JitRuleParams *p, char *err, size_t errlen) {
         rule_env("SOM_JIT_MAX_VERSIONS", 1, 1000, &mv, err, errlen) ||
         rule_env("SOM_JIT_MAX_FAILURES", 1, 1000, &mf, err, errlen) ||
         rule_env("SOM_JIT_TICK_MS", 1, 60000, &tk, err, errlen) ||
-        rule_env("SOM_JIT_HZ", 50, 1000, &hz, err, errlen) ||
+        rule_env("SOM_JIT_HZ", 25, 1000, &hz, err, errlen) ||
         rule_env("SOM_JIT_CALIBRATION_ALPHA", 0, 1, &q.alpha, err, errlen))
         return -1;
     q.min_samples = (uint32_t)ms, q.threshold = (uint32_t)th, q.loop_threshold = (uint32_t)lt;

@@ -131,6 +131,9 @@ static struct {
     uint64_t ctx_folded, ctx_merged; /* summed over the detached VMs' trees */
     struct SprKnown *known;       /* async: every method named by a detached VM (pointer, name) */
     _Atomic uint64_t compiler_ns; /* the JIT compiler thread's CPU time compiling */
+    _Atomic uint64_t hook_cpu_ns;   /* JIT-only: CPU time the VM threads spent taking samples */
+    _Atomic uint64_t vm_cpu_ns;     /* JIT-only: CPU time of the detached VM threads */
+    _Atomic uint64_t marker_cpu_ns; /* JIT-only: the marking thread's CPU time, at its end */
     _Atomic int compiler_sampled; /* it is registered with libsampo (async) */
     size_t nknown, capknown;
 } S = {.mu = PTHREAD_MUTEX_INITIALIZER};
@@ -433,6 +436,8 @@ static void spc_hook(SomVM *vm, SomSafepoint where) {
     else if (where == SOM_SP_ENTRY && top > 0)
         top--;
     spc_take_sample(p, top, (uint8_t)(v - 1), missed, vm->state, gone);
+    if (S.o.jit_only) /* the JIT's sampling accounts for its own cost (--jit-stats) */
+        atomic_fetch_add(&S.hook_cpu_ns, spx_thread_cpu() - cpu);
 }
 
 /* Rotor's tuning rule on the cooperative samples: too many repeated tops -> sample less, too
@@ -445,11 +450,12 @@ static void spc_tune(uint64_t *last_s, uint64_t *last_r) {
     double rate = (double)(r - *last_r) / (double)(s - *last_s);
     *last_s = s, *last_r = r;
     uint64_t iv = atomic_load(&S.interval_ns), nv = iv;
-    /* a JIT-only session stays within 100-250 Hz (Jikes RVM's controller samples at its
+    /* a JIT-only session stays within 25-100 Hz (Jikes RVM's controller samples at its
      * 100 Hz thread switches): the controller needs few samples, and their cost - mostly the
-     * marking thread's wake-ups - is part of the profiler's 1% budget (docs/design/jit.md) */
-    uint64_t longest = S.o.jit_only ? 10000000ull : 100000000ull;
-    uint64_t shortest = S.o.jit_only ? 4000000ull : 200000ull;
+     * marking thread's wake-ups, 40-70 us of CPU each on a loaded 2-core machine - is part of
+     * the profiler's 1% budget (docs/design/jit.md, "The sampling that drives it") */
+    uint64_t longest = S.o.jit_only ? 40000000ull : 100000000ull;
+    uint64_t shortest = S.o.jit_only ? 10000000ull : 200000ull;
     if (rate > 0.15 && iv < longest)
         nv = iv * 2 < longest ? iv * 2 : longest;
     else if (rate < 0.01 && iv / 2 >= shortest)
@@ -525,6 +531,7 @@ static void *spc_marker(void *arg) {
         if (S.o.tune) spc_tune(&last_s, &last_r);
         pthread_mutex_unlock(&S.mu);
     }
+    atomic_store(&S.marker_cpu_ns, spx_thread_cpu());
     return NULL;
 }
 
@@ -900,11 +907,11 @@ int somprof_session_start(const SomProfOptions *user, char *err, size_t errlen) 
     SomProfOptions jo;
     const SomProfOptions *o = user;
     if (user->jit_only) { /* cooperative: no signals, and a tree per VM (--threads) */
-        /* a rate given is kept (SOM_JIT_HZ, 50-1000 Hz); by default 200 Hz, self-tuned
-         * within 100-250 Hz (spc_tune) */
+        /* a rate given is kept (SOM_JIT_HZ, 25-1000 Hz); by default 50 Hz, self-tuned
+         * within 25-100 Hz (spc_tune) */
         jo = (SomProfOptions){.mode = SOMPROF_COOP, .jit_only = true, .tune = !user->hz};
-        jo.hz = user->hz ? user->hz : 200;
-        if (jo.hz < 50) jo.hz = 50;
+        jo.hz = user->hz ? user->hz : 50;
+        if (jo.hz < 25) jo.hz = 25;
         if (jo.hz > 1000) jo.hz = 1000;
         o = &jo;
     }
@@ -924,6 +931,9 @@ int somprof_session_start(const SomProfOptions *user, char *err, size_t errlen) 
     S.coop_marker = charge && !strcmp(charge, "marker");
     S.o = *o;
     atomic_store(&S.compiler_ns, 0);
+    atomic_store(&S.hook_cpu_ns, 0);
+    atomic_store(&S.vm_cpu_ns, 0);
+    atomic_store(&S.marker_cpu_ns, 0);
     atomic_store(&S.compiler_sampled, 0);
     atomic_store(&S.stop_sig, 0);
     S.out_tmp = !o->out;
@@ -1187,6 +1197,7 @@ void somprof_detach(SomVM *vm) {
         if (S.all[i] == vm) S.all[i] = S.all[--S.nall];
     S.ctx_folded += p->tree.folded;
     S.ctx_merged += p->tree.merged;
+    atomic_fetch_add(&S.vm_cpu_ns, spx_thread_cpu() - p->cpu_attach);
     if (S.o.jit_only) {
         /* the controller's samples only: nothing to merge */
     } else if (S.o.mode != SOMPROF_ASYNC) {
@@ -1479,4 +1490,23 @@ void somprof_compiler_thread(bool start) {
 
 void somprof_compiler_ns(uint64_t ns) {
     if (S.active && !S.o.jit_only) atomic_fetch_add(&S.compiler_ns, ns);
+}
+
+/* ---- the JIT-only session's own cost ------------------------------------------------------ */
+
+int somprof_jit_sampling_cost(SomProfCost *out) {
+    memset(out, 0, sizeof *out);
+    if (!S.active || !S.o.jit_only) return -1;
+    out->samples = atomic_load(&S.coop_samples);
+    out->hz = (uint32_t)(1000000000ull / atomic_load(&S.interval_ns));
+    out->hook_ns = atomic_load(&S.hook_cpu_ns);
+    out->vm_ns = atomic_load(&S.vm_cpu_ns);
+    out->marker_ns = atomic_load(&S.marker_cpu_ns);
+    if (S.marker_running && !out->marker_ns) { /* still running: its clock now */
+        clockid_t c;
+        struct timespec ts;
+        if (!pthread_getcpuclockid(S.marker, &c) && !clock_gettime(c, &ts))
+            out->marker_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    }
+    return 0;
 }

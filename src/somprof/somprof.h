@@ -48,8 +48,8 @@ typedef struct SomProfOptions {
     bool exact_time;   /* async mode: also time every activation exactly (the lean tree) in
                           the same run, written to OUT.time: the samples' own ground truth */
     bool jit_only;     /* sampling for the JIT's controller only (som with the JIT on and no
-                          --prof): cooperative mode at 200 Hz self-tuned within 100-250 Hz
-                          (or `hz` fixed, 50-1000), the CC-Map kept for the controller's
+                          --prof): cooperative mode at 50 Hz self-tuned within 25-100 Hz
+                          (or `hz` fixed, 25-1000), the CC-Map kept for the controller's
                           queries, no profile, dump or report written */
 } SomProfOptions;
 
@@ -132,6 +132,16 @@ void somprof_compiler_thread(bool start);
 /* The compiler thread spent ns of its CPU time compiling (added to the exact "compiling"
  * state of --prof-states; reported apart as well).  Any thread. */
 void somprof_compiler_ns(uint64_t ns);
+
+/* What the JIT-only session cost so far (CPU time, self-accounted): the marking thread, and
+ * the VM threads' work taking samples (hook_ns), against the detached VM threads' CPU time
+ * (vm_ns).  Answers -1 when no JIT-only session runs.  Any thread. */
+typedef struct SomProfCost {
+    uint64_t samples;
+    uint32_t hz; /* the rate now (tuned) */
+    uint64_t marker_ns, hook_ns, vm_ns;
+} SomProfCost;
+int somprof_jit_sampling_cost(SomProfCost *out);
 
 /* Samples of this VM so far, all methods (0: no sampling session attached, or exact mode,
  * whose weights are invocations).  The controller turns samples into time with it. */

@@ -450,6 +450,16 @@ int main(int argc, char **argv) {
     } else {
         rc = run_threads(&cfg);
     }
+    SomProfCost cost;
+    if (jit_sampling && cfg.jit.stats && !somprof_jit_sampling_cost(&cost)) {
+        double own = (double)(cost.marker_ns + cost.hook_ns);
+        fprintf(stderr,
+                "jit: sampling: %llu samples, %u Hz now; marking thread %.1f ms + taking samples "
+                "%.1f ms CPU = %.2f%% of the VM threads' %.1f ms\n",
+                (unsigned long long)cost.samples, cost.hz, (double)cost.marker_ns / 1e6,
+                (double)cost.hook_ns / 1e6, cost.vm_ns ? 100.0 * own / (double)cost.vm_ns : 0,
+                (double)cost.vm_ns / 1e6);
+    }
     if (jit_sampling) somprof_session_finish(err, sizeof err);
     if (cfg.prof.mode != SOMPROF_OFF && somprof_session_finish(err, sizeof err)) {
         fprintf(stderr, "som: profiler: %s\n", err);
