@@ -101,7 +101,7 @@ static uint64_t edge(const SomProfEdge *e, size_t n, const SomMethod *c, uint32_
 
 /* Takes one cooperative sample at a loop back edge (the walker runs in the safepoint hook). */
 static void sample(SomVM *vm) {
-    spin_cpu(6); /* a sample stands for an interval of CPU time (2 ms at 500 Hz) */
+    spin_cpu(6); /* a sample stands for an interval of CPU time (1 ms at 1000 Hz) */
     vm->poll = 1 + VMS_COMPILED;
     vm->safepoint_hook(vm, SOM_SP_LOOP);
 }
@@ -109,7 +109,7 @@ static void sample(SomVM *vm) {
 static void coop_expands_compiled_frames(void **state) {
     (void)state;
     char err[256];
-    SomProfOptions o = {.jit_only = true};
+    SomProfOptions o = {.jit_only = true, .hz = 1000}; /* fixed: 1 ms per sample */
     assert_int_equal(somprof_session_start(&o, err, sizeof err), 0);
     SomOptions opts;
     memset(&opts, 0, sizeof opts);
@@ -123,6 +123,7 @@ static void coop_expands_compiled_frames(void **state) {
     JitPos t[] = {{r, 3, JIT_POS_NONE}, {a, 4, 0}, {b, 9, 1}, {a, 6, 0}};
     SomJitCode c = {.method = r, .version = 1, .tier = 2, .npos = 4, .pos = t};
     assert_int_equal(somprof_attach(vm, 0), 0);
+    assert_null(vm->prof_control); /* System profilerStop: not the JIT's samples */
     vm->frames[0] = (SomFrame){.method = run, .bci = 2};
     vm->frames[1] = (SomFrame){.method = r, .bci = 3, .jit = &c, .jit_pos = 2};
     vm->top = 1;
