@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -71,6 +72,7 @@ typedef struct VmProf {
     CoopSample *samples;
     size_t nsamples, cap_samples;
     clockid_t cpu_clock; /* the VM thread's CPU clock, read by the marking thread */
+    uint64_t tid;        /* the VM thread's OS id (its own CC-Map in async mode) */
     uint64_t cpu_ref;    /* the VM thread's CPU time at its latest sample, advanced by one
                             interval per missed tick counted (atomic: both threads) */
     uint32_t missed;     /* ticks that found the flag still set (marking thread adds) */
@@ -129,12 +131,12 @@ static struct {
     atomic_int stop_sig;   /* a stop was requested because of this signal (0: none) */
     uint32_t max_contexts; /* coop/exact trees: node bound (SOMPROF_MAX_CONTEXTS for tests) */
     uint64_t ctx_folded, ctx_merged; /* summed over the detached VMs' trees */
-    struct SprKnown *known;       /* async: every method named by a detached VM (pointer, name) */
-    _Atomic uint64_t compiler_ns; /* the JIT compiler thread's CPU time compiling */
+    struct SprKnown *known;         /* async: every method named by a detached VM (pointer, name) */
+    _Atomic uint64_t compiler_ns;   /* the JIT compiler thread's CPU time compiling */
     _Atomic uint64_t hook_cpu_ns;   /* JIT-only: CPU time the VM threads spent taking samples */
     _Atomic uint64_t vm_cpu_ns;     /* JIT-only: CPU time of the detached VM threads */
     _Atomic uint64_t marker_cpu_ns; /* JIT-only: the marking thread's CPU time, at its end */
-    _Atomic int compiler_sampled; /* it is registered with libsampo (async) */
+    _Atomic int compiler_sampled;   /* it is registered with libsampo (async) */
     size_t nknown, capknown;
 } S = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
@@ -1034,6 +1036,7 @@ int somprof_attach(SomVM *vm, int thread_no) {
     if (!p) return -1;
     p->vm = vm;
     p->no = thread_no;
+    p->tid = (uint64_t)syscall(SYS_gettid);
     p->mark = 1;
     if (spn_init(&p->names, S.o.mode == SOMPROF_ASYNC && !S.late_names)) goto fail;
     vm->prof_data = p;
@@ -1447,6 +1450,11 @@ SomProfMode spr_session_mode(void) {
 const SpcTree *spr_vm_tree(SomVM *vm) {
     VmProf *p = vm->prof_data;
     return p && (S.o.mode != SOMPROF_ASYNC) ? &p->tree : NULL;
+}
+
+uint64_t spr_vm_tid(SomVM *vm) {
+    VmProf *p = vm->prof_data;
+    return p ? p->tid : 0;
 }
 
 const char *spr_vm_name(SomVM *vm, const SomMethod *m) {
