@@ -87,6 +87,11 @@ bool jit_rule_version_ok(const JitRuleParams *p, uint32_t version, bool *unreach
  * considered (the interpreter's feedback grows meanwhile): threshold * 2^(version - 1). */
 uint64_t jit_rule_backoff(const JitRuleParams *p, uint32_t version);
 
+/* Clock ticks to let pass between two sample refreshes, given the ticks let pass so far and
+ * the CPU cost of the latest refresh: doubled (2k + 1) while a refresh costs more than 1% of
+ * the time it stands for ((skip + 1) * tick_ms), halved below 0.25%; at most 1023. */
+uint32_t jit_rule_pace(const JitRuleParams *p, uint32_t skip, uint64_t cost_ns);
+
 /* ---- the stages (real by default; test doubles through jit_set_backend) ----------------- */
 
 typedef struct JitBackend {

@@ -120,3 +120,10 @@ uint64_t jit_rule_backoff(const JitRuleParams *p, uint32_t version) {
     if (sh > 20) sh = 20;
     return (uint64_t)p->threshold << sh;
 }
+
+uint32_t jit_rule_pace(const JitRuleParams *p, uint32_t skip, uint64_t cost_ns) {
+    double span = (double)p->tick_ms * 1e6 * (double)(skip + 1);
+    if ((double)cost_ns > 0.01 * span && skip < 1023) return skip * 2 + 1;
+    if ((double)cost_ns < 0.0025 * span && skip) return skip / 2;
+    return skip;
+}

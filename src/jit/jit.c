@@ -384,11 +384,7 @@ static void jv_evaluate(JitVm *jv, JitMInfo *x) {
  * while one refresh costs more than 1% of the interval it stands for, halving below 0.25%).
  * Compiling is not counted: that is the point of the refresh. */
 static void jv_pace(JitVm *jv, uint64_t cost_ns) {
-    double span = (double)jv->p.tick_ms * 1e6 * (double)(jv->skip + 1);
-    if ((double)cost_ns > 0.01 * span && jv->skip < 1023)
-        jv->skip = jv->skip * 2 + 1;
-    else if ((double)cost_ns < 0.0025 * span && jv->skip)
-        jv->skip /= 2;
+    jv->skip = jit_rule_pace(&jv->p, jv->skip, cost_ns);
     jv->skip_left = jv->skip;
 }
 

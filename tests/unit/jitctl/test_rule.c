@@ -152,6 +152,17 @@ static void env_parsing(void **state) {
     unsetenv("SOM_JIT_DEOPT_LIMIT");
 }
 
+/* Refreshes of the samples stay under 1% of the time they stand for (tick 50 ms). */
+static void pacing(void **state) {
+    (void)state;
+    assert_int_equal(jit_rule_pace(&P, 0, 100000), 0); /* 0.1 ms of 50: 0.2% */
+    assert_int_equal(jit_rule_pace(&P, 0, 600000), 1); /* 1.2% */
+    assert_int_equal(jit_rule_pace(&P, 1, 600000), 1); /* 0.6% of 100 ms */
+    assert_int_equal(jit_rule_pace(&P, 1, 2000000), 3);
+    assert_int_equal(jit_rule_pace(&P, 3, 200000), 1); /* 0.1% of 200 ms: halve */
+    assert_int_equal(jit_rule_pace(&P, 1023, 1000000000), 1023);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(samples_decide, setup),
@@ -161,6 +172,7 @@ int main(void) {
         cmocka_unit_test_setup(calibration, setup),
         cmocka_unit_test_setup(invalidation_and_versions, setup),
         cmocka_unit_test_setup(env_parsing, setup),
+        cmocka_unit_test_setup(pacing, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
