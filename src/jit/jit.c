@@ -49,6 +49,7 @@ typedef struct JitMInfo {
     uint64_t loop_iters;  /* back edges, counted by the loop hook */
     uint64_t eligible_at; /* invocations + loop_iters from which it is considered again */
     uint64_t samples, total_samples;
+    uint64_t refresh_cnt; /* invocations + loop_iters at the previous refresh */
 } JitMInfo;
 
 #define JV_FAIL_KINDS 16
@@ -420,7 +421,13 @@ static void jv_refresh_now(JitVm *jv, uint64_t now_cpu) {
         JitMInfo *x = jv_find(jv, hot[i].method);
         if (!x) continue;
         x->samples = hot[i].self;
-        jv_evaluate(jv, x);
+        /* a method whose counters stood still since the previous refresh is not running
+         * interpreted: its recent samples come from copies inlined into compiled code
+         * (samples name inlined activations too), which compiling it alone would not speed */
+        uint64_t cnt = x->m->invocations + x->loop_iters;
+        bool moved = cnt != x->refresh_cnt;
+        x->refresh_cnt = cnt;
+        if (moved) jv_evaluate(jv, x);
     }
 }
 
