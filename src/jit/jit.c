@@ -20,6 +20,17 @@
  *
  * Threads: everything runs on the VM's thread except jv_job_done and jv_clock (compiler
  * thread), which touch only `mu`-guarded `done`, and the flags `tick_due` and vm->jit_tick.
+ *
+ * Readings of the frozen headers (the simplest for the other side):
+ *  - SomJitCode.owner belongs to the backend; the controller never uses it.  It stamps
+ *    `version` and `tier` (2) only if codegen left them 0 (a JitFunc carries no version).
+ *  - Nothing frees a SomJitCode (compile.h has no call for it): every code, installed or
+ *    not, stays in a process-wide list until exit, so frames running an invalidated version
+ *    keep valid code and leak checkers see it reachable.
+ *  - Deopts are counted here per version (the hook's calls), not read from code->deopts.
+ *  - jit_hook's `m` may be NULL for SOM_JIT_TICK; primitives are never compiled.
+ *  - Invalidation writes code->invalid through the hook's const pointer: the object is the
+ *    backend's mutable allocation.
  */
 #include "jit.h"
 
