@@ -107,9 +107,10 @@ prof)
     need_compiler
     # compiled code in the profiles: methods named (inlined ones too), state "compiled"
     for mode in async coop; do
-        run --jit=eager --prof=$mode --prof-states --prof-report "$prog"
+        run --jit=eager --prof=$mode --prof-hz 5000 --prof-states --prof-report "$prog"
         [ $rc = 0 ] && [ "$(cat out)" = "$expected" ] || fail "--prof=$mode: $rc $(cat err)"
-        grep -q "JitLoop>>" err || fail "--prof=$mode: no SOM method named: $(cat err)"
+        grep -q "[A-Za-z]>>[a-z]" err || fail "--prof=$mode: no SOM method named: $(cat err)"
+        grep -q "^somprof: sampled states: .* compiled=" err || fail "--prof=$mode: no states"
         ! grep -q "\[unknown\]" err || fail "--prof=$mode: [unknown] frames: $(cat err)"
     done ;;
 perf_map)
