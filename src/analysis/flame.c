@@ -83,6 +83,7 @@ static void flame_node_color(const Flame *f, uint32_t node, unsigned *r, unsigne
         {220, 80, 80},   /* gc */
         {180, 120, 210}, /* compiling */
         {170, 170, 170}, /* idle */
+        {240, 200, 60},  /* compiled (JIT code) */
     };
     uint32_t frame = f->nodes[node].frame;
     *what = NULL;

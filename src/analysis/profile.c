@@ -354,7 +354,7 @@ const char *sp_frame_kind_name(uint32_t kind) {
 
 const char *sp_vm_state_name(uint32_t state) {
     static const char *const names[] = {"none", "interpreting", "primitive", "native",
-                                        "gc",   "compiling",    "idle"};
+                                        "gc",   "compiling",    "idle",      "compiled"};
     return state < SP_VM_STATE_COUNT ? names[state] : "?";
 }
 

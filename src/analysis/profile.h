@@ -46,6 +46,7 @@ typedef enum {
     SP_VM_GC = 4,
     SP_VM_COMPILING = 5,
     SP_VM_IDLE = 6,
+    SP_VM_COMPILED = 7, /* running JIT-compiled code */
     SP_VM_STATE_COUNT
 } SpVmState;
 

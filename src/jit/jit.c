@@ -1,26 +1,642 @@
 /*
- * jit.c - the controller of the optimizing tier (jit.h).  Placeholder until it lands.
+ * jit.c - the controller of the optimizing tier (jit.h): the adaptive optimization system.
+ *
+ * Flow (docs/design/jit.md, "The controller"):
+ *   VM thread, at the VM's jit_hook (a safe point): counters and loop counts name a method;
+ *     the rule (controller_rule.c) weighs its sampled time (somprof's CC-Map) against the
+ *     estimated compile time; a winner is built (jit_build must run on the VM thread: it
+ *     reads inline caches and feedback) and its JitFunc queued.
+ *   compiler thread (controller_queue.c): jit_optimize + jit_codegen, then the job goes back
+ *     to its VM's `done` list and vm->jit_tick is set.
+ *   VM thread, at its next hook: installs (m->jit = code) - installation only ever happens
+ *     on the VM's own thread, so the interpreter never sees a method's code change under it
+ *     except at its own safe points.
+ *   The controller's clock (every tick_ms, on the compiler thread) sets jit_tick too: at the
+ *     next hook the VM refreshes its view of the samples and evaluates the hottest methods.
+ *
+ * Methods are considered only once a counter or loop hook of this VM named them (the table
+ * below): the CC-Map of an async session is process-wide, and another VM's methods must not
+ * be built here.
+ *
+ * Threads: everything runs on the VM's thread except jv_job_done and jv_clock (compiler
+ * thread), which touch only `mu`-guarded `done`, and the flags `tick_due` and vm->jit_tick.
+ *
+ * Readings of the frozen headers (the simplest for the other side):
+ *  - SomJitCode.owner belongs to the backend; the controller never uses it.  It stamps
+ *    `version` and `tier` (2) only if codegen left them 0 (a JitFunc carries no version).
+ *  - Nothing frees a SomJitCode (compile.h has no call for it): every code, installed or
+ *    not, stays in a process-wide list until exit, so frames running an invalidated version
+ *    keep valid code and leak checkers see it reachable.
+ *  - Deopts are counted here per version (the hook's calls), not read from code->deopts.
+ *  - jit_hook's `m` may be NULL for SOM_JIT_TICK; primitives are never compiled.
+ *  - Invalidation writes code->invalid through the hook's const pointer: the object is the
+ *    backend's mutable allocation.
  */
 #include "jit.h"
 
-#include <stdio.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "controller.h"
+#include "somprof.h"
+
+typedef enum JitMState {
+    JMS_NONE = 0, /* a candidate */
+    JMS_QUEUED,   /* being built or compiled */
+    JMS_INSTALLED,
+    JMS_NEVER, /* failed too often, or too many versions */
+} JitMState;
+
+typedef struct JitMInfo {
+    SomMethod *m;
+    SomJitCode *code; /* installed now, or NULL */
+    uint8_t state;    /* JitMState */
+    uint32_t version; /* latest version built or being built (0: none) */
+    uint32_t failures;
+    uint32_t known_size;  /* bytes compiled by the latest build (root + inlined) */
+    uint64_t deopts;      /* of the installed version */
+    uint64_t loop_iters;  /* back edges, counted by the loop hook */
+    uint64_t eligible_at; /* invocations + loop_iters from which it is considered again */
+    uint64_t samples, total_samples;
+    uint64_t refresh_cnt; /* invocations + loop_iters at the previous refresh */
+} JitMInfo;
+
+#define JV_FAIL_KINDS 16
+#define JV_EDGES 256
+#define JV_HOT 256
+
+typedef struct JitVm {
+    SomVM *vm;
+    JitOptions o;
+    JitRuleParams p;
+    JitCalib calib;
+    JitMInfo *tab; /* open addressing on the method pointer */
+    uint32_t mask, count;
+    pthread_mutex_t mu;
+    JitJob *done; /* compiled, waiting for installation (mu) */
+    atomic_int has_done;
+    atomic_int tick_due;
+    uint64_t cpu0;            /* the VM thread's CPU time at attach: sample_ns */
+    uint32_t skip, skip_left; /* clock ticks to let pass between refreshes (their cost) */
+    double sample_ns;
+    /* the profile handed to the builder (valid during one jit_build) */
+    SomProfEdge edges[JV_EDGES];
+    size_t nedges;
+    JitProfile prof;
+    /* statistics */
+    JitStats st;
+    uint64_t *ctimes, *lat;
+    size_t nct, capct;
+    struct {
+        char reason[96];
+        uint64_t n;
+    } fails[JV_FAIL_KINDS];
+    int nfails;
+} JitVm;
+
+static const char *const jdr_names[JDR_COUNT] = {
+    "class", "type", "overflow", "bounds", "boolean", "global", "divzero", "unsupported", "stress",
+};
+
+const char *jit_deopt_reason_name(uint32_t r) {
+    return r < JDR_COUNT ? jdr_names[r] : "?";
+}
+
 bool jit_parse_mode(const char *s, JitMode *out) {
-    if (!strcmp(s, "off")) *out = JIT_OFF;
-    else if (!strcmp(s, "on")) *out = JIT_ON;
-    else if (!strcmp(s, "eager")) *out = JIT_EAGER;
-    else return false;
+    if (!strcmp(s, "off"))
+        *out = JIT_OFF;
+    else if (!strcmp(s, "on"))
+        *out = JIT_ON;
+    else if (!strcmp(s, "eager"))
+        *out = JIT_EAGER;
+    else
+        return false;
     return true;
 }
 
+/* ---- every code installed in the process (code lives until exit) ---------------------- */
+
+static pthread_mutex_t codes_mu = PTHREAD_MUTEX_INITIALIZER;
+static SomJitCode **codes;
+static size_t ncodes, capcodes;
+
+static void jv_keep_code(SomJitCode *c) {
+    pthread_mutex_lock(&codes_mu);
+    if (ncodes == capcodes) {
+        size_t cap = capcodes ? capcodes * 2 : 64;
+        SomJitCode **g = realloc(codes, cap * sizeof *g);
+        if (g) codes = g, capcodes = cap;
+    }
+    if (ncodes < capcodes) codes[ncodes++] = c;
+    pthread_mutex_unlock(&codes_mu);
+}
+
+/* ---- the method table ------------------------------------------------------------------ */
+
+static uint32_t jv_hash(const SomMethod *m) {
+    uint64_t x = (uint64_t)(uintptr_t)m;
+    x ^= x >> 29;
+    x *= 0xbf58476d1ce4e5b9ull;
+    return (uint32_t)(x >> 32);
+}
+
+static int jv_grow(JitVm *jv) {
+    uint32_t cap = jv->tab ? (jv->mask + 1) * 2 : 256;
+    JitMInfo *t = calloc(cap, sizeof *t);
+    if (!t) return -1;
+    for (uint32_t i = 0; jv->tab && i <= jv->mask; i++) {
+        if (!jv->tab[i].m) continue;
+        uint32_t h = jv_hash(jv->tab[i].m) & (cap - 1);
+        while (t[h].m)
+            h = (h + 1) & (cap - 1);
+        t[h] = jv->tab[i];
+    }
+    free(jv->tab);
+    jv->tab = t;
+    jv->mask = cap - 1;
+    return 0;
+}
+
+static JitMInfo *jv_find(JitVm *jv, const SomMethod *m) {
+    if (!jv->tab) return NULL;
+    for (uint32_t h = jv_hash(m) & jv->mask;; h = (h + 1) & jv->mask) {
+        if (jv->tab[h].m == m) return &jv->tab[h];
+        if (!jv->tab[h].m) return NULL;
+    }
+}
+
+/* The entry of m, made if absent; NULL on ENOMEM. */
+static JitMInfo *jv_info(JitVm *jv, SomMethod *m) {
+    JitMInfo *x = jv_find(jv, m);
+    if (x) return x;
+    if ((!jv->tab || (jv->count + 1) * 2 > jv->mask + 1) && jv_grow(jv)) return NULL;
+    uint32_t h = jv_hash(m) & jv->mask;
+    while (jv->tab[h].m)
+        h = (h + 1) & jv->mask;
+    jv->tab[h] = (JitMInfo){.m = m};
+    jv->count++;
+    return &jv->tab[h];
+}
+
+/* ---- statistics ------------------------------------------------------------------------ */
+
+static void jv_fail(JitVm *jv, const char *reason) {
+    jv->st.failed++;
+    /* the reason's kind: up to the first ':' or '(' (messages may name the method) */
+    char kind[96];
+    snprintf(kind, sizeof kind, "%.95s", reason && *reason ? reason : "unknown");
+    kind[strcspn(kind, ":(")] = 0;
+    for (int i = 0; i < jv->nfails; i++)
+        if (!strcmp(jv->fails[i].reason, kind)) {
+            jv->fails[i].n++;
+            return;
+        }
+    int i = jv->nfails < JV_FAIL_KINDS ? jv->nfails++ : JV_FAIL_KINDS - 1;
+    if (i == JV_FAIL_KINDS - 1 && jv->nfails == JV_FAIL_KINDS && jv->fails[i].n)
+        snprintf(kind, sizeof kind, "other");
+    snprintf(jv->fails[i].reason, sizeof jv->fails[i].reason, "%s", kind);
+    jv->fails[i].n++;
+}
+
+static void jv_time(JitVm *jv, uint64_t compile_ns, uint64_t latency_ns) {
+    if (jv->nct == jv->capct) {
+        size_t cap = jv->capct ? jv->capct * 2 : 64;
+        uint64_t *a = realloc(jv->ctimes, cap * sizeof *a);
+        if (a) jv->ctimes = a;
+        uint64_t *b = realloc(jv->lat, cap * sizeof *b);
+        if (b) jv->lat = b;
+        if (!a || !b) return;
+        jv->capct = cap;
+    }
+    jv->ctimes[jv->nct] = compile_ns;
+    jv->lat[jv->nct++] = latency_ns;
+    jv->st.compile_ns_total += compile_ns;
+}
+
+static int u64_cmp(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The q-quantile (nearest rank) of n values, sorted in place. */
+static uint64_t jv_quantile(uint64_t *v, size_t n, double q) {
+    if (!n) return 0;
+    qsort(v, n, sizeof *v, u64_cmp);
+    size_t k = (size_t)(q * (double)n + 0.999999);
+    return v[k ? k - 1 : 0];
+}
+
+/* ---- the profile for the builder ------------------------------------------------------- */
+
+static uint64_t jv_edge_weight(void *arg, SomMethod *caller, uint32_t bci, SomMethod *callee) {
+    JitVm *jv = arg;
+    for (size_t i = 0; i < jv->nedges; i++)
+        if (jv->edges[i].caller == caller && jv->edges[i].bci == bci &&
+            jv->edges[i].callee == callee)
+            return jv->edges[i].count;
+    return 0;
+}
+
+static const JitProfile *jv_profile(JitVm *jv, JitMInfo *x) {
+    jv->nedges = somprof_total_samples(jv->vm) ? somprof_hot_edges(jv->vm, jv->edges, JV_EDGES) : 0;
+    if (!jv->nedges) return NULL;
+    jv->prof = (JitProfile){jv, jv_edge_weight, x->total_samples};
+    return &jv->prof;
+}
+
+/* Bytes compiled: the root's bytecode and each inlined activation's (a (method, parent)
+ * pair of the position table is one activation). */
+static uint32_t jv_compiled_bytes(const JitFunc *f) {
+    uint64_t sum = f->method ? f->method->code_len : 0;
+    uint32_t n = f->npos < 4096 ? f->npos : 4096;
+    for (uint32_t i = 0; i < n; i++) {
+        const JitPos *a = &f->pos[i];
+        if (a->parent == JIT_POS_NONE || !a->method) continue;
+        bool first = true;
+        for (uint32_t k = 0; k < i && first; k++)
+            first = !(f->pos[k].method == a->method && f->pos[k].parent == a->parent);
+        if (first) sum += a->method->code_len;
+    }
+    return sum > UINT32_MAX ? UINT32_MAX : (uint32_t)sum;
+}
+
+/* ---- compiling -------------------------------------------------------------------------- */
+
+/* Sets the VM's jit_tick from the compiler thread.  The VM reads and clears it with plain
+ * (volatile) accesses by design (vm.h): a word-sized flag whose late or lost store only delays
+ * an installation to the next tick; so this store is hidden from TSan, as somprof's marks are. */
+__attribute__((no_sanitize("thread"))) static void jv_flag(SomVM *vm) {
+    __atomic_store_n(&vm->jit_tick, 1, __ATOMIC_RELEASE);
+}
+
+static void jv_job_done(JitJob *j) { /* compiler thread */
+    JitVm *jv = j->owner;
+    pthread_mutex_lock(&jv->mu);
+    j->next = jv->done;
+    jv->done = j;
+    pthread_mutex_unlock(&jv->mu);
+    atomic_store(&jv->has_done, 1);
+    jv_flag(jv->vm);
+}
+
+static void jv_install_one(JitVm *jv, JitJob *j) {
+    JitMInfo *x = jv_find(jv, j->method);
+    uint64_t cnt = j->method->invocations + (x ? x->loop_iters : 0);
+    if (j->code) jv_keep_code(j->code);
+    if (!x || x->state != JMS_QUEUED || x->version != j->version) {
+        free(j);
+        return;
+    }
+    if (!j->code) {
+        jv_fail(jv, j->err);
+        x->version--;
+        x->failures++;
+        x->state = x->failures >= jv->p.max_failures ? JMS_NEVER : JMS_NONE;
+        x->eligible_at = cnt + jit_rule_backoff(&jv->p, x->failures + 1);
+        free(j);
+        return;
+    }
+    uint64_t ns = j->build_ns + j->compile_ns;
+    jit_calib_update(&jv->calib, &jv->p, ns, j->root_bytes, j->total_bytes);
+    jv_time(jv, ns, j->t_done - j->t_queued);
+    x->code = j->code;
+    x->deopts = 0;
+    x->known_size = j->total_bytes;
+    x->state = JMS_INSTALLED;
+    j->method->jit = j->code;
+    jv->st.compiled++;
+    jv->st.code_bytes += j->code->code_size;
+    jv->st.inlined += j->inlined;
+    if (j->version > jv->st.versions_max) jv->st.versions_max = j->version;
+    somprof_jit_register(jv->vm, j->code);
+    free(j);
+}
+
+/* Installs what the compiler thread finished (VM thread). */
+static void jv_install(JitVm *jv) {
+    if (!atomic_exchange(&jv->has_done, 0)) return;
+    pthread_mutex_lock(&jv->mu);
+    JitJob *j = jv->done;
+    jv->done = NULL;
+    pthread_mutex_unlock(&jv->mu);
+    while (j) {
+        JitJob *next = j->next;
+        jv_install_one(jv, j);
+        j = next;
+    }
+}
+
+/* Builds version x->version + 1 of x->m and compiles it, in the background or (sync) now. */
+static void jv_compile(JitVm *jv, JitMInfo *x, bool sync) {
+    SomVM *vm = jv->vm;
+    const JitBackend *b = jit_backend();
+    uint32_t version = x->version + 1;
+    JitBuildOpts bo;
+    b->build_defaults(&bo);
+    bo.version = version;
+    jit_rule_version_ok(&jv->p, version, &bo.unreached_traps);
+    JitJob *j = calloc(1, sizeof *j);
+    if (!j) return;
+    uint8_t state = vm->state;
+    som_set_state(vm, VMS_COMPILE);
+    uint64_t t0 = jitq_now_ns(), c0 = jitq_thread_cpu_ns();
+    bo.profile = jv_profile(jv, x);
+    char err[256] = "";
+    JitFunc *f = b->build(vm, x->m, &bo, err, sizeof err);
+    *j = (JitJob){
+        .owner = jv,
+        .method = x->m,
+        .version = version,
+        .f = f,
+        .cg = {.opt_level = 2, .stress_seed = jv->o.deopt_stress_seed, .stress_permille = 20},
+        .dump = jv->o.dump,
+        .root_bytes = x->m->code_len,
+        .build_ns = jitq_thread_cpu_ns() - c0,
+        .t_queued = t0,
+        .done = jv_job_done};
+    snprintf(j->err, sizeof j->err, "%s", err);
+    if (!j->f && !j->err[0]) snprintf(j->err, sizeof j->err, "build failed");
+    x->state = JMS_QUEUED;
+    x->version = version;
+    if (j->f) j->total_bytes = jv_compiled_bytes(j->f);
+    if (j->f && !sync) {
+        vm->compile_ns += jitq_now_ns() - t0;
+        som_set_state(vm, state);
+        jitq_push(j);
+        return;
+    }
+    if (j->f) jitq_run(j);
+    j->t_done = jitq_now_ns();
+    vm->compile_ns += j->t_done - t0;
+    som_set_state(vm, state);
+    jv_install_one(jv, j);
+}
+
+/* The rule for x now; compiles a winner. */
+static void jv_evaluate(JitVm *jv, JitMInfo *x) {
+    SomMethod *m = x->m;
+    if (x->state != JMS_NONE || m->jit) return;
+    uint64_t cnt = m->invocations + x->loop_iters;
+    if (cnt < x->eligible_at) return;
+    if (!jit_rule_version_ok(&jv->p, x->version + 1, NULL)) {
+        x->state = JMS_NEVER;
+        return;
+    }
+    JitCandidate c = {x->samples,    jv->sample_ns, m->invocations,
+                      x->loop_iters, m->code_len,   x->known_size};
+    JitEstimate e;
+    jv->st.evaluations++;
+    if (jit_rule_decide(&jv->p, &jv->calib, &c, &e)) jv_compile(jv, x, jv->o.sync);
+}
+
+/* A refresh reads the whole CC-Map (a snapshot in async mode, the VM's tree in coop mode):
+ * its cost is kept under 1% of the VM thread's time by letting clock ticks pass (doubling
+ * while one refresh costs more than 1% of the interval it stands for, halving below 0.25%).
+ * Compiling is not counted: that is the point of the refresh. */
+static void jv_pace(JitVm *jv, uint64_t cost_ns) {
+    jv->skip = jit_rule_pace(&jv->p, jv->skip, cost_ns);
+    jv->skip_left = jv->skip;
+}
+
+static void jv_refresh_now(JitVm *jv, uint64_t cpu);
+
+/* Reads the samples into the table and evaluates the hottest methods (the clock's tick). */
+static void jv_refresh(JitVm *jv) {
+    if (jv->skip_left) {
+        jv->skip_left--;
+        return;
+    }
+    uint64_t c0 = jitq_thread_cpu_ns();
+    uint64_t compile0 = jv->vm->compile_ns;
+    jv_refresh_now(jv, c0);
+    uint64_t c1 = jitq_thread_cpu_ns(), compiled = jv->vm->compile_ns - compile0;
+    jv_pace(jv, c1 - c0 > compiled ? c1 - c0 - compiled : 0);
+}
+
+static void jv_refresh_now(JitVm *jv, uint64_t now_cpu) {
+    SomVM *vm = jv->vm;
+    uint64_t total = somprof_total_samples(vm);
+    if (!total) return;
+    uint64_t cpu = now_cpu - jv->cpu0;
+    jv->sample_ns = (double)cpu / (double)total;
+    SomProfHot hot[JV_HOT];
+    size_t n = somprof_hot_methods(vm, true, hot, JV_HOT);
+    for (size_t i = 0; i < n; i++) {
+        JitMInfo *x = jv_find(jv, hot[i].method);
+        if (x) x->total_samples = hot[i].total;
+    }
+    n = somprof_hot_methods(vm, false, hot, JV_HOT);
+    for (size_t i = 0; i < n; i++) {
+        JitMInfo *x = jv_find(jv, hot[i].method);
+        if (!x) continue;
+        x->samples = hot[i].self;
+        /* a method whose counters stood still since the previous refresh is not running
+         * interpreted: its recent samples come from copies inlined into compiled code
+         * (samples name inlined activations too), which compiling it alone would not speed */
+        uint64_t cnt = x->m->invocations + x->loop_iters;
+        bool moved = cnt != x->refresh_cnt;
+        x->refresh_cnt = cnt;
+        if (moved) jv_evaluate(jv, x);
+    }
+}
+
+/* ---- the VM's hooks ------------------------------------------------------------------- */
+
+static void jv_hook(SomVM *vm, SomMethod *m, int why) {
+    JitVm *jv = vm->jit;
+    if (!jv) return;
+    jv_install(jv);
+    if (why == SOM_JIT_TICK) {
+        if (atomic_exchange(&jv->tick_due, 0)) jv_refresh(jv);
+        return;
+    }
+    if (!m || m->jit || m->kind == MK_PRIMITIVE) return;
+    JitMInfo *x = jv_info(jv, m);
+    if (!x) return;
+    if (why == SOM_JIT_EAGER) {
+        if (x->state == JMS_NONE && jit_rule_version_ok(&jv->p, x->version + 1, NULL))
+            jv_compile(jv, x, true);
+        return;
+    }
+    if (why == SOM_JIT_LOOP) x->loop_iters += vm->jit_loop_threshold;
+    jv_evaluate(jv, x);
+}
+
+static void jv_deopt(SomVM *vm, const SomJitCode *code, uint32_t reason) {
+    JitVm *jv = vm->jit;
+    if (!jv || !code) return;
+    jv->st.deopts[reason < JDR_COUNT ? reason : JDR_UNSUPPORTED]++;
+    JitMInfo *x = jv_find(jv, code->method);
+    if (!x || x->code != code || !jit_rule_invalidate(&jv->p, ++x->deopts)) return;
+    ((SomJitCode *)code)->invalid = 1; /* the backend's allocation: const only in the hook */
+    if (code->method->jit == code) code->method->jit = NULL;
+    x->code = NULL;
+    x->state = JMS_NONE;
+    x->eligible_at =
+        code->method->invocations + x->loop_iters + jit_rule_backoff(&jv->p, x->version);
+    jv->st.invalidated++;
+}
+
+/* The controller's clock (compiler thread): only flags. */
+static void jv_clock(void *arg) {
+    JitVm *jv = arg;
+    atomic_store(&jv->tick_due, 1);
+    jv_flag(jv->vm);
+}
+
+/* ---- attach / detach ------------------------------------------------------------------- */
+
+int jit_check_env(char *err, size_t errlen) {
+    JitRuleParams p;
+    jit_rule_defaults(&p);
+    return jit_rule_from_env(&p, err, errlen);
+}
+
+bool jit_available(char *err, size_t errlen) {
+    return jitq_engine(err, errlen) != NULL;
+}
+
 int jit_attach(SomVM *vm, const JitOptions *o, char *err, size_t errlen) {
-    (void)vm;
-    (void)o;
-    snprintf(err, errlen, "the JIT is not built yet");
-    return -1;
+    if (o->mode == JIT_OFF) return 0;
+    JitRuleParams p;
+    jit_rule_defaults(&p);
+    if (jit_rule_from_env(&p, err, errlen)) return -1;
+    if (!jitq_engine(err, errlen)) return -1;
+    JitVm *jv = calloc(1, sizeof *jv);
+    if (!jv || pthread_mutex_init(&jv->mu, NULL)) {
+        free(jv);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (jitq_retain()) {
+        pthread_mutex_destroy(&jv->mu);
+        free(jv);
+        snprintf(err, errlen, "cannot start the compiler thread");
+        return -1;
+    }
+    jv->vm = vm;
+    jv->o = *o;
+    jv->o.sync = o->sync || o->mode == JIT_EAGER;
+    jv->p = p;
+    jit_calib_init(&jv->calib, &p);
+    jv->cpu0 = jitq_thread_cpu_ns();
+    vm->jit_threshold = p.threshold;
+    vm->jit_loop_threshold = p.loop_threshold;
+    vm->jit_eager = o->mode == JIT_EAGER;
+    vm->jit_hook = jv_hook;
+    vm->jit_deopt_hook = jv_deopt;
+    vm->jit = jv;
+    if (o->mode == JIT_ON) jitq_set_clock(jv, p.tick_ms, jv_clock, jv);
+    return 0;
 }
 
 void jit_detach(SomVM *vm) {
-    (void)vm;
+    JitVm *jv = vm->jit;
+    if (!jv) return;
+    const JitBackend *b = jit_backend();
+    for (JitJob *j = jitq_cancel(jv), *next; j; j = next) {
+        next = j->next;
+        if (j->f) b->free_func(j->f);
+        free(j);
+    }
+    for (JitJob *j = jv->done, *next; j; j = next) { /* compiled too late: never installed */
+        next = j->next;
+        if (j->code) jv_keep_code(j->code);
+        free(j);
+    }
+    jv->done = NULL;
+    if (jv->o.stats) { /* one write: the blocks of several VMs do not interleave */
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *mf = open_memstream(&buf, &len);
+        if (mf) {
+            jit_print_stats(vm, mf);
+            fclose(mf);
+            fwrite(buf, 1, len, stderr);
+            free(buf);
+        }
+    }
+    vm->jit_hook = NULL;
+    vm->jit_deopt_hook = NULL;
+    vm->jit_eager = false;
+    vm->jit = NULL;
+    jitq_release();
+    pthread_mutex_destroy(&jv->mu);
+    free(jv->tab);
+    free(jv->ctimes);
+    free(jv->lat);
+    free(jv);
+}
+
+/* ---- statistics ------------------------------------------------------------------------ */
+
+void jit_stats(SomVM *vm, JitStats *out) {
+    JitVm *jv = vm->jit;
+    memset(out, 0, sizeof *out);
+    if (!jv) return;
+    *out = jv->st;
+    uint64_t *v = malloc((jv->nct ? jv->nct : 1) * sizeof *v);
+    if (!v) return;
+    memcpy(v, jv->ctimes, jv->nct * sizeof *v);
+    out->compile_ns_median = jv_quantile(v, jv->nct, 0.5);
+    out->compile_ns_p95 = jv_quantile(v, jv->nct, 0.95);
+    memcpy(v, jv->lat, jv->nct * sizeof *v);
+    out->latency_ns_median = jv_quantile(v, jv->nct, 0.5);
+    out->latency_ns_p95 = jv_quantile(v, jv->nct, 0.95);
+    free(v);
+    out->calib_ns_per_byte = jv->calib.ns_per_byte;
+    for (uint32_t i = 0; i <= jv->mask && jv->tab; i++)
+        out->never += jv->tab[i].m && jv->tab[i].state == JMS_NEVER;
+}
+
+size_t jit_failure_reasons(SomVM *vm, const char **reasons, uint64_t *counts, size_t n) {
+    JitVm *jv = vm->jit;
+    size_t k = 0;
+    for (int i = 0; jv && i < jv->nfails && k < n; i++, k++) {
+        reasons[k] = jv->fails[i].reason;
+        counts[k] = jv->fails[i].n;
+    }
+    return k;
+}
+
+void jit_print_stats(SomVM *vm, FILE *f) {
+    JitVm *jv = vm->jit;
+    if (!jv) return;
+    JitStats s;
+    jit_stats(vm, &s);
+    fprintf(f,
+            "jit: methods compiled %llu, failed %llu, invalidated %llu, not compiled again %llu, "
+            "highest version %llu\n",
+            (unsigned long long)s.compiled, (unsigned long long)s.failed,
+            (unsigned long long)s.invalidated, (unsigned long long)s.never,
+            (unsigned long long)s.versions_max);
+    if (jv->nfails) {
+        fprintf(f, "jit: failed by reason:");
+        for (int i = 0; i < jv->nfails; i++)
+            fprintf(f, "%s %s=%llu", i ? "," : "", jv->fails[i].reason,
+                    (unsigned long long)jv->fails[i].n);
+        fprintf(f, "\n");
+    }
+    fprintf(f,
+            "jit: compile time total %.3f ms, median %.3f ms, p95 %.3f ms; latency median "
+            "%.3f ms, p95 %.3f ms\n",
+            (double)s.compile_ns_total / 1e6, (double)s.compile_ns_median / 1e6,
+            (double)s.compile_ns_p95 / 1e6, (double)s.latency_ns_median / 1e6,
+            (double)s.latency_ns_p95 / 1e6);
+    fprintf(f,
+            "jit: code bytes %llu, inlined activations %llu, evaluations %llu, rate %.0f ns/byte\n",
+            (unsigned long long)s.code_bytes, (unsigned long long)s.inlined,
+            (unsigned long long)s.evaluations, s.calib_ns_per_byte);
+    uint64_t total = 0;
+    for (int r = 0; r < JDR_COUNT; r++)
+        total += s.deopts[r];
+    fprintf(f, "jit: deopts %llu", (unsigned long long)total);
+    for (int r = 0, first = 1; r < JDR_COUNT; r++) {
+        if (!s.deopts[r]) continue;
+        fprintf(f, "%s %s=%llu", first ? ":" : ",", jdr_names[r], (unsigned long long)s.deopts[r]);
+        first = 0;
+    }
+    fprintf(f, "\n");
 }

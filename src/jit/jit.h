@@ -28,6 +28,12 @@ typedef struct JitOptions {
 
 /* Parses "on", "off", "eager"; false if unknown. */
 bool jit_parse_mode(const char *s, JitMode *out);
+/* Checks the controller's SOM_JIT_* tunables in the environment: 0, or -1 with
+ * "SOM_JIT_X: expected ..., got '...'" in err. */
+int jit_check_env(char *err, size_t errlen);
+/* Whether the JIT can run in this process (its engine is made on the first call; thread-safe);
+ * false with the reason in err ("the JIT is not built yet", LLVM could not start). */
+bool jit_available(char *err, size_t errlen);
 /* Attaches the JIT to vm (on vm's thread, after som_vm_new).  Answers 0, or -1 with a
  * message in err (LLVM could not be initialised: the VM then runs interpreted). */
 int jit_attach(SomVM *vm, const JitOptions *o, char *err, size_t errlen);
@@ -39,8 +45,20 @@ typedef struct JitStats {
     uint64_t code_bytes;
     uint64_t compile_ns_total, compile_ns_median, compile_ns_p95;
     uint64_t deopts[JDR_COUNT];
+    /* added by the controller (c-control) */
+    uint64_t inlined;           /* inlined activations in the installed code */
+    uint64_t versions_max;      /* highest version installed */
+    uint64_t evaluations;       /* cost/benefit decisions taken */
+    uint64_t never;             /* methods given up (failures, too many versions) */
+    uint64_t latency_ns_median; /* queued -> compiled (wall) */
+    uint64_t latency_ns_p95;
+    double calib_ns_per_byte; /* the compile-cost rate as calibrated so far */
 } JitStats;
 void jit_stats(SomVM *vm, JitStats *out);
 void jit_print_stats(SomVM *vm, FILE *f);
+/* The failures so far by kind (the reason up to its first ':'); answers how many written. */
+size_t jit_failure_reasons(SomVM *vm, const char **reasons, uint64_t *counts, size_t n);
+/* "class", "type", ... for a JitDeoptReason ("?" if out of range). */
+const char *jit_deopt_reason_name(uint32_t reason);
 
 #endif

@@ -2,11 +2,12 @@
  * capi.c - the compiler-controller queries of somprof.h: hot methods, hot call edges with
  * every calling context they occur in, and the targets of a call site.
  *
- * Async mode answers from a snapshot of libsampo's CC-Map (sampo_ccmap_*: the Rotor
- * queries); cooperative and exact modes from the VM's own calling-context tree (cct.h),
- * where a context's weight is the samples through it (coop) or its invocations (exact).
- * An edge's weight counts each sample once even when recursion puts the edge on its stack
- * twice (a context below another context of the same edge adds nothing), as libsampo does.
+ * Async mode answers from a snapshot of libsampo's CC-Map of the VM's own thread
+ * (sampo_ccmap_*: the Rotor queries; with --threads, another VM's methods never appear);
+ * cooperative and exact modes from the VM's own calling-context tree (cct.h), where a context's
+ * weight is the samples through it (coop) or its invocations (exact). An edge's weight counts each
+ * sample once even when recursion puts the edge on its stack twice (a context below another context
+ * of the same edge adds nothing), as libsampo does.
  *
  * On the VM's own thread, between somprof_attach and somprof_detach; allocates.
  */
@@ -80,8 +81,8 @@ static int cap_edge_cmp(const void *a, const void *b) {
 
 /* ---- hot methods ------------------------------------------------------------------------ */
 
-static size_t cap_hot_async(bool by_total, SomProfHot *out, size_t n) {
-    SampoCCMap *m = sampo_ccmap_snapshot(0);
+static size_t cap_hot_async(uint64_t tid, bool by_total, SomProfHot *out, size_t n) {
+    SampoCCMap *m = sampo_ccmap_snapshot(tid);
     SampoMethodStat *st = m ? calloc(n, sizeof *st) : NULL;
     size_t k = st ? sampo_ccmap_hot_methods(m, by_total ? 1 : 0, st, n) : 0;
     for (size_t i = 0; i < k; i++)
@@ -95,7 +96,7 @@ static size_t cap_hot_async(bool by_total, SomProfHot *out, size_t n) {
 size_t somprof_hot_methods(SomVM *vm, bool by_total, SomProfHot *out, size_t n) {
     if (!vm->prof_data || !n) return 0;
     const SpcTree *t = spr_vm_tree(vm);
-    if (!t) return cap_hot_async(by_total, out, n);
+    if (!t) return cap_hot_async(spr_vm_tid(vm), by_total, out, n);
     /* tree modes: per-method count of contexts ending in it (self == total here) */
     size_t k = 0;
     for (uint32_t i = 1; i < t->len; i++) {
@@ -132,7 +133,8 @@ size_t somprof_site_targets(SomVM *vm, SomMethod *caller, uint32_t bci, SomMetho
         }
         return k;
     }
-    SampoCCMap *m = sampo_ccmap_snapshot(0);
+    uint64_t tid = spr_vm_tid(vm);
+    SampoCCMap *m = sampo_ccmap_snapshot(tid);
     uint64_t *ids = m ? calloc(n ? n : 1, sizeof *ids) : NULL;
     size_t k = ids ? sampo_ccmap_site_targets(m, (uint64_t)(uintptr_t)caller, bci, ids, n) : 0;
     for (size_t i = 0; i < k; i++)
@@ -144,8 +146,8 @@ size_t somprof_site_targets(SomVM *vm, SomMethod *caller, uint32_t bci, SomMetho
 
 /* ---- hot edges -------------------------------------------------------------------------- */
 
-static size_t cap_edges_async(SomProfEdge *out, size_t n) {
-    SampoCCMap *m = sampo_ccmap_snapshot(0);
+static size_t cap_edges_async(uint64_t tid, SomProfEdge *out, size_t n) {
+    SampoCCMap *m = sampo_ccmap_snapshot(tid);
     SampoEdgeStat *st = m ? calloc(n, sizeof *st) : NULL;
     size_t k = st ? sampo_ccmap_hot_edges(m, st, n) : 0;
     for (size_t i = 0; i < k; i++)
@@ -178,7 +180,7 @@ static int cap_edge_add(SomProfEdge **all, size_t *k, size_t *cap, SomMethod *c,
 size_t somprof_hot_edges(SomVM *vm, SomProfEdge *out, size_t n) {
     if (!vm->prof_data || !n) return 0;
     const SpcTree *t = spr_vm_tree(vm);
-    if (!t) return cap_edges_async(out, n);
+    if (!t) return cap_edges_async(spr_vm_tid(vm), out, n);
     uint64_t *w = cap_through(t);
     SomProfEdge *all = NULL;
     size_t k = 0, cap = 0;
@@ -220,9 +222,9 @@ static int cap_ctx_async(const SampoCCMap *m, uint32_t ctx, SomProfContextFn fn,
     return ms && sites ? 0 : -1;
 }
 
-static size_t cap_contexts_async(SomMethod *caller, uint32_t bci, SomMethod *callee,
+static size_t cap_contexts_async(uint64_t tid, SomMethod *caller, uint32_t bci, SomMethod *callee,
                                  SomProfContextFn fn, void *arg) {
-    SampoCCMap *m = sampo_ccmap_snapshot(0);
+    SampoCCMap *m = sampo_ccmap_snapshot(tid);
     size_t cap = 256, k = 0;
     uint32_t *ids = NULL;
     while (m) {
@@ -246,7 +248,7 @@ size_t somprof_edge_contexts(SomVM *vm, SomMethod *caller, uint32_t bci, SomMeth
                              SomProfContextFn fn, void *arg) {
     if (!vm->prof_data || !fn) return 0;
     const SpcTree *t = spr_vm_tree(vm);
-    if (!t) return cap_contexts_async(caller, bci, callee, fn, arg);
+    if (!t) return cap_contexts_async(spr_vm_tid(vm), caller, bci, callee, fn, arg);
     uint64_t *w = cap_through(t);
     uint32_t *path = malloc(sizeof *path * t->len);
     SomMethod **ms = malloc(sizeof *ms * t->len);
@@ -267,4 +269,21 @@ size_t somprof_edge_contexts(SomVM *vm, SomMethod *caller, uint32_t bci, SomMeth
     free(ms);
     free(sites);
     return done;
+}
+
+/* ---- the samples' total ----------------------------------------------------------------- */
+
+uint64_t somprof_total_samples(SomVM *vm) {
+    if (!vm->prof_data || spr_session_mode() == SOMPROF_EXACT) return 0;
+    const SpcTree *t = spr_vm_tree(vm);
+    if (t) {
+        uint64_t sum = 0;
+        for (uint32_t i = 1; i < t->len; i++)
+            sum += t->n[i].count;
+        return sum;
+    }
+    SampoCCMap *m = sampo_ccmap_snapshot(spr_vm_tid(vm));
+    uint64_t total = m ? sampo_ccmap_total(m) : 0;
+    sampo_ccmap_free(m);
+    return total;
 }

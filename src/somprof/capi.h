@@ -15,6 +15,8 @@
 SomProfMode spr_session_mode(void);
 /* The VM's tree in cooperative and exact modes; NULL in async mode or when not attached. */
 const SpcTree *spr_vm_tree(SomVM *vm);
+/* The OS thread id of the VM's thread (async mode: its own CC-Map); 0 when not attached. */
+uint64_t spr_vm_tid(SomVM *vm);
 /* "Class>>selector" of m (interned, lives until exit); NULL when not attached. */
 const char *spr_vm_name(SomVM *vm, const SomMethod *m);
 

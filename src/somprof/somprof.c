@@ -20,10 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "capi.h"
+#include "jitabi.h"
 #include "cct.h"
 #include "interp.h"
 #include "names.h"
@@ -70,6 +72,7 @@ typedef struct VmProf {
     CoopSample *samples;
     size_t nsamples, cap_samples;
     clockid_t cpu_clock; /* the VM thread's CPU clock, read by the marking thread */
+    uint64_t tid;        /* the VM thread's OS id (its own CC-Map in async mode) */
     uint64_t cpu_ref;    /* the VM thread's CPU time at its latest sample, advanced by one
                             interval per missed tick counted (atomic: both threads) */
     uint32_t missed;     /* ticks that found the flag still set (marking thread adds) */
@@ -128,7 +131,12 @@ static struct {
     atomic_int stop_sig;   /* a stop was requested because of this signal (0: none) */
     uint32_t max_contexts; /* coop/exact trees: node bound (SOMPROF_MAX_CONTEXTS for tests) */
     uint64_t ctx_folded, ctx_merged; /* summed over the detached VMs' trees */
-    struct SprKnown *known; /* async: every method named by a detached VM (pointer, name) */
+    struct SprKnown *known;         /* async: every method named by a detached VM (pointer, name) */
+    _Atomic uint64_t compiler_ns;   /* the JIT compiler thread's CPU time compiling */
+    _Atomic uint64_t hook_cpu_ns;   /* JIT-only: CPU time the VM threads spent taking samples */
+    _Atomic uint64_t vm_cpu_ns;     /* JIT-only: CPU time of the detached VM threads */
+    _Atomic uint64_t marker_cpu_ns; /* JIT-only: the marking thread's CPU time, at its end */
+    _Atomic int compiler_sampled;   /* it is registered with libsampo (async) */
     size_t nknown, capknown;
 } S = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
@@ -183,6 +191,31 @@ bool somprof_parse_mode(const char *s, SomProfMode *out) {
     return false;
 }
 
+/* ---- compiled frames ---------------------------------------------------------------------
+ * A compiled activation (f->jit set) may be running inlined activations: f->jit_pos names the
+ * innermost one's position, whose parent chain ends at the frame's own method (jitabi.h).
+ * Walkers report them innermost first, before the frame itself.  The visited mark stays a
+ * property of the physical frame: a mark on a compiled frame says that the frame's own
+ * activation and its callers were recorded, not its inlined activations, which start and end
+ * without the frame changing; so they are walked afresh by every sample, never marked, and
+ * a partial sample that stops at a marked compiled frame still carries them, below the
+ * frame's recorded context.  Only reads: async-signal-safe. */
+
+uint32_t somprof_inlined(const SomFrame *f, SomProfLogical *out, uint32_t max) {
+    const SomJitCode *c = f->jit;
+    uint32_t pos = f->jit_pos;
+    if (!c || pos == JIT_POS_NONE || !c->pos) return 0;
+    const JitPos *t = c->pos;
+    uint32_t npos = c->npos, depth = 0;
+    for (uint32_t q = pos; q < npos && depth < npos && t[q].parent != JIT_POS_NONE; q = t[q].parent)
+        depth++;
+    /* deeper than max: the innermost are left out, their time goes to the nearest kept caller */
+    uint32_t skip = depth > max ? depth - max : 0, n = 0;
+    for (uint32_t q = pos, d = 0; d < depth; q = t[q].parent, d++)
+        if (d >= skip) out[n++] = (SomProfLogical){t[q].method, t[q].bci};
+    return n;
+}
+
 /* ---- async mode ------------------------------------------------------------------------ */
 
 static void spa_pending_push(VmProf *p, const SomMethod *m) {
@@ -196,15 +229,24 @@ static void spa_pending_push(VmProf *p, const SomMethod *m) {
     p->vm->poll = 1;
 }
 
-/* The frame callback: runs in the SIGPROF handler on the VM's own thread. */
+/* The frame callback: runs in the SIGPROF handler on the VM's own thread.  A compiled frame
+ * stands for its inlined activations too (somprof_inlined): they come first, unmarked and
+ * without a token (libsampo never looks them up: only a frame reported seen is). */
 static int spa_frames(void *ctx, SampoFrameInfo *out, int max) {
     VmProf *p = ctx;
     SomVM *vm = p->vm;
     int32_t top = __atomic_load_n(&vm->top, __ATOMIC_ACQUIRE);
     uint32_t mark = p->mark;
     int n = 0;
+    SomProfLogical in[SOMPROF_MAX_INLINED];
     for (int32_t i = top; i >= 0 && n < max; i--) {
         SomFrame *f = &vm->frames[i];
+        uint32_t k = somprof_inlined(f, in, SOMPROF_MAX_INLINED);
+        for (uint32_t j = 0; j < k && n < max; j++) {
+            out[n++] = (SampoFrameInfo){(uint64_t)(uintptr_t)in[j].method, in[j].bci, 0, 0};
+            if (!spn_has(&p->names, in[j].method)) spa_pending_push(p, in[j].method);
+        }
+        if (n >= max) break;
         SomMethod *m = f->method;
         uint32_t seen = f->visited == mark;
         out[n++] = (SampoFrameInfo){(uint64_t)(uintptr_t)m, f->bci, seen, (uint64_t)(uintptr_t)f};
@@ -228,8 +270,13 @@ static void spa_name_pending(VmProf *p) {
     }
     if (p->overflow) {
         p->overflow = 0;
-        for (int32_t f = 0; f <= p->vm->top; f++)
+        SomProfLogical in[SOMPROF_MAX_INLINED];
+        for (int32_t f = 0; f <= p->vm->top; f++) {
+            uint32_t k = somprof_inlined(&p->vm->frames[f], in, SOMPROF_MAX_INLINED);
+            for (uint32_t j = 0; j < k; j++)
+                spn_name(&p->names, in[j].method);
             spn_name(&p->names, p->vm->frames[f].method);
+        }
     }
 }
 
@@ -313,6 +360,14 @@ static void spc_take_sample(VmProf *p, int32_t top, uint8_t state, uint32_t miss
     }
     for (int32_t i = top; i >= 0; i--) {
         SomFrame *f = &vm->frames[i];
+        SomProfLogical in[SOMPROF_MAX_INLINED];
+        uint32_t k = somprof_inlined(f, in, SOMPROF_MAX_INLINED);
+        if (k && spc_scratch(p, n + k + (uint32_t)i + 2)) return;
+        for (uint32_t j = 0; j < k; j++) { /* never marked: they change under the frame */
+            p->scr_m[n] = in[j].method;
+            p->scr_p[n] = in[j].bci;
+            p->scr_f[n++] = UINT32_MAX;
+        }
         p->scr_m[n] = f->method;
         p->scr_p[n] = f->bci;
         p->scr_f[n++] = (uint32_t)i;
@@ -383,6 +438,8 @@ static void spc_hook(SomVM *vm, SomSafepoint where) {
     else if (where == SOM_SP_ENTRY && top > 0)
         top--;
     spc_take_sample(p, top, (uint8_t)(v - 1), missed, vm->state, gone);
+    if (S.o.jit_only) /* the JIT's sampling accounts for its own cost (--jit-stats) */
+        atomic_fetch_add(&S.hook_cpu_ns, spx_thread_cpu() - cpu);
 }
 
 /* Rotor's tuning rule on the cooperative samples: too many repeated tops -> sample less, too
@@ -395,9 +452,15 @@ static void spc_tune(uint64_t *last_s, uint64_t *last_r) {
     double rate = (double)(r - *last_r) / (double)(s - *last_s);
     *last_s = s, *last_r = r;
     uint64_t iv = atomic_load(&S.interval_ns), nv = iv;
-    if (rate > 0.15 && iv < 100000000ull)
-        nv = iv * 2;
-    else if (rate < 0.01 && iv / 2 >= 200000ull)
+    /* a JIT-only session stays within 25-100 Hz (Jikes RVM's controller samples at its
+     * 100 Hz thread switches): the controller needs few samples, and their cost - mostly the
+     * marking thread's wake-ups, 40-70 us of CPU each on a loaded 2-core machine - is part of
+     * the profiler's 1% budget (docs/design/jit.md, "The sampling that drives it") */
+    uint64_t longest = S.o.jit_only ? 40000000ull : 100000000ull;
+    uint64_t shortest = S.o.jit_only ? 10000000ull : 200000ull;
+    if (rate > 0.15 && iv < longest)
+        nv = iv * 2 < longest ? iv * 2 : longest;
+    else if (rate < 0.01 && iv / 2 >= shortest)
         nv = iv / 2; /* at most 5 kHz */
     int dir = nv > iv ? 1 : nv < iv ? -1 : 0;
     if (dir && dir == -S.tune_dir) {
@@ -470,6 +533,7 @@ static void *spc_marker(void *arg) {
         if (S.o.tune) spc_tune(&last_s, &last_r);
         pthread_mutex_unlock(&S.mu);
     }
+    atomic_store(&S.marker_cpu_ns, spx_thread_cpu());
     return NULL;
 }
 
@@ -841,7 +905,18 @@ static int spr_check_out(const char *opt, const char *path, const char *suffix, 
     return 0;
 }
 
-int somprof_session_start(const SomProfOptions *o, char *err, size_t errlen) {
+int somprof_session_start(const SomProfOptions *user, char *err, size_t errlen) {
+    SomProfOptions jo;
+    const SomProfOptions *o = user;
+    if (user->jit_only) { /* cooperative: no signals, and a tree per VM (--threads) */
+        /* a rate given is kept (SOM_JIT_HZ, 25-1000 Hz); by default 50 Hz, self-tuned
+         * within 25-100 Hz (spc_tune) */
+        jo = (SomProfOptions){.mode = SOMPROF_COOP, .jit_only = true, .tune = !user->hz};
+        jo.hz = user->hz ? user->hz : 50;
+        if (jo.hz < 25) jo.hz = 25;
+        if (jo.hz > 1000) jo.hz = 1000;
+        o = &jo;
+    }
     if (S.active) {
         snprintf(err, errlen, "profiler already started");
         return -1;
@@ -857,6 +932,11 @@ int somprof_session_start(const SomProfOptions *o, char *err, size_t errlen) {
     }
     S.coop_marker = charge && !strcmp(charge, "marker");
     S.o = *o;
+    atomic_store(&S.compiler_ns, 0);
+    atomic_store(&S.hook_cpu_ns, 0);
+    atomic_store(&S.vm_cpu_ns, 0);
+    atomic_store(&S.marker_cpu_ns, 0);
+    atomic_store(&S.compiler_sampled, 0);
     atomic_store(&S.stop_sig, 0);
     S.out_tmp = !o->out;
     S.out[0] = S.dump[0] = 0;
@@ -956,10 +1036,12 @@ int somprof_attach(SomVM *vm, int thread_no) {
     if (!p) return -1;
     p->vm = vm;
     p->no = thread_no;
+    p->tid = (uint64_t)syscall(SYS_gettid);
     p->mark = 1;
     if (spn_init(&p->names, S.o.mode == SOMPROF_ASYNC && !S.late_names)) goto fail;
     vm->prof_data = p;
-    vm->prof_control = sp_control;
+    vm->prof_control = S.o.jit_only ? NULL : sp_control; /* the JIT's samples are not the
+                                                            program's to pause */
     if (spr_attach_mode(p, thread_no)) goto fail;
     pthread_mutex_lock(&S.mu);
     if (S.nall < SOMPROF_MAX_VMS) S.all[S.nall++] = vm;
@@ -1118,7 +1200,10 @@ void somprof_detach(SomVM *vm) {
         if (S.all[i] == vm) S.all[i] = S.all[--S.nall];
     S.ctx_folded += p->tree.folded;
     S.ctx_merged += p->tree.merged;
-    if (S.o.mode != SOMPROF_ASYNC) {
+    atomic_fetch_add(&S.vm_cpu_ns, spx_thread_cpu() - p->cpu_attach);
+    if (S.o.jit_only) {
+        /* the controller's samples only: nothing to merge */
+    } else if (S.o.mode != SOMPROF_ASYNC) {
         spr_merge(p);
     } else {
         spr_keep_names(p);
@@ -1146,7 +1231,7 @@ void somprof_detach(SomVM *vm) {
 /* ---- finish ----------------------------------------------------------------------------- */
 
 static const char *const spr_state_names[VMS_COUNT] = {
-    "none", "interpreting", "primitive", "native", "gc", "compiling", "idle"};
+    "none", "interpreting", "primitive", "native", "gc", "compiling", "idle", "compiled"};
 
 static void spr_print_states(FILE *f, const char *what, const uint64_t *w, uint64_t total) {
     fprintf(f, "somprof: %s states:", what);
@@ -1156,13 +1241,37 @@ static void spr_print_states(FILE *f, const char *what, const uint64_t *w, uint6
     fprintf(f, "\n");
 }
 
+/* The compiler thread's share: its samples (async: the thread named "som-jit") and its own
+ * CPU clock.  Both are in the splits above too, as "compiling". */
+static void spr_compiler_states(SpProfile *p) {
+    uint64_t ns = atomic_load(&S.compiler_ns);
+    if (!ns && !atomic_load(&S.compiler_sampled)) return;
+    uint64_t n = 0, total = 0;
+    for (uint32_t i = 0; i < p->nsamples; i++) {
+        const SpSample *s = &p->samples[i];
+        total += s->weight;
+        if (s->thread < p->nthreads && !strcmp(sp_str(p, p->threads[s->thread].name), "som-jit"))
+            n += s->weight;
+    }
+    fprintf(stderr, "somprof: JIT compiler thread: compiling %.1f ms exact (its CPU clock)",
+            (double)ns / 1e6);
+    if (S.o.mode == SOMPROF_ASYNC)
+        fprintf(stderr, ", %llu samples sampled (%.2f%% of all)", (unsigned long long)n,
+                total ? 100.0 * (double)n / (double)total : 0);
+    fprintf(stderr, "\n");
+    sp_meta_setu(p, "jit_compiler_thread_ns", ns);
+}
+
 static void spr_states(SpProfile *p) {
-    uint64_t w[SP_VM_STATE_COUNT];
+    uint64_t w[(int)VMS_COUNT > (int)SP_VM_STATE_COUNT ? (int)VMS_COUNT : (int)SP_VM_STATE_COUNT] =
+        {0};
     if (S.o.mode != SOMPROF_EXACT) {
         uint64_t total = spo_state_weights(p, w);
         spr_print_states(stderr, "sampled", w, total);
     }
+    spr_compiler_states(p);
     if (!S.have_exact_states) return;
+    S.exact_state_ns[VMS_COMPILE] += atomic_load(&S.compiler_ns);
     uint64_t total = 0;
     for (int s = 0; s < VMS_COUNT; s++)
         total += S.exact_state_ns[s];
@@ -1295,6 +1404,16 @@ static int spr_write_time(SpProfile *p, char *err, size_t errlen) {
 
 int somprof_session_finish(char *err, size_t errlen) {
     if (!S.active) return 0;
+    if (S.o.jit_only) { /* nothing to write */
+        atomic_store(&S.stop, 1);
+        if (S.marker_running) pthread_join(S.marker, NULL);
+        S.marker_running = false;
+        sp_profile_free(S.prof);
+        S.prof = NULL;
+        spc_fini(&S.merged);
+        S.active = false;
+        return 0;
+    }
     SpProfile *p = NULL;
     int rc = spr_collect(&p, err, errlen);
     if (rc) goto out;
@@ -1333,7 +1452,69 @@ const SpcTree *spr_vm_tree(SomVM *vm) {
     return p && (S.o.mode != SOMPROF_ASYNC) ? &p->tree : NULL;
 }
 
+uint64_t spr_vm_tid(SomVM *vm) {
+    VmProf *p = vm->prof_data;
+    return p ? p->tid : 0;
+}
+
 const char *spr_vm_name(SomVM *vm, const SomMethod *m) {
     VmProf *p = vm->prof_data;
     return p ? spn_name(&p->names, m) : NULL;
+}
+
+/* ---- compiled code ---------------------------------------------------------------------- */
+
+/* Whether the environment asks for perf's files: then JIT code is registered even when no
+ * profile is being taken (libsampo writes the perf map, and the jitdump with SAMPO_JITDUMP=1). */
+static bool spr_env_on(const char *name) {
+    const char *v = getenv(name);
+    return v && !strcmp(v, "1");
+}
+
+void somprof_jit_register(SomVM *vm, const struct SomJitCode *code) {
+    (void)vm;
+    if (!code || !code->code_size || !code->method) return;
+    bool user = S.active && !S.o.jit_only;
+    if (!user && !spr_env_on("SAMPO_PERF_MAP") && !spr_env_on("SAMPO_JITDUMP")) return;
+    char name[320];
+    spn_format(code->method, name, 256);
+    size_t n = strlen(name);
+    snprintf(name + n, sizeof name - n, " [jit t%u v%u]", code->tier, code->version);
+    sampo_jit_register((uint64_t)code->code_start, code->code_size, name);
+}
+
+/* ---- the JIT's compiler thread ---------------------------------------------------------- */
+
+void somprof_compiler_thread(bool start) {
+    if (!S.active || S.o.jit_only || S.o.mode != SOMPROF_ASYNC) return;
+    if (start) {
+        if (sampo_thread_register("som-jit")) return;
+        sampo_vm_set_state(SAMPO_VM_COMPILING);
+        atomic_store(&S.compiler_sampled, 1);
+    } else {
+        sampo_thread_unregister();
+    }
+}
+
+void somprof_compiler_ns(uint64_t ns) {
+    if (S.active && !S.o.jit_only) atomic_fetch_add(&S.compiler_ns, ns);
+}
+
+/* ---- the JIT-only session's own cost ------------------------------------------------------ */
+
+int somprof_jit_sampling_cost(SomProfCost *out) {
+    memset(out, 0, sizeof *out);
+    if (!S.active || !S.o.jit_only) return -1;
+    out->samples = atomic_load(&S.coop_samples);
+    out->hz = (uint32_t)(1000000000ull / atomic_load(&S.interval_ns));
+    out->hook_ns = atomic_load(&S.hook_cpu_ns);
+    out->vm_ns = atomic_load(&S.vm_cpu_ns);
+    out->marker_ns = atomic_load(&S.marker_cpu_ns);
+    if (S.marker_running && !out->marker_ns) { /* still running: its clock now */
+        clockid_t c;
+        struct timespec ts;
+        if (!pthread_getcpuclockid(S.marker, &c) && !clock_gettime(c, &ts))
+            out->marker_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    }
+    return 0;
 }

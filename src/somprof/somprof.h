@@ -47,6 +47,10 @@ typedef struct SomProfOptions {
                           inlined, so the timed run sees the frames a sampler sees */
     bool exact_time;   /* async mode: also time every activation exactly (the lean tree) in
                           the same run, written to OUT.time: the samples' own ground truth */
+    bool jit_only;     /* sampling for the JIT's controller only (som with the JIT on and no
+                          --prof): cooperative mode at 50 Hz self-tuned within 25-100 Hz
+                          (or `hz` fixed, 25-1000), the CC-Map kept for the controller's
+                          queries, no profile, dump or report written */
 } SomProfOptions;
 
 /* Parses a mode name ("async", "coop", "exact"); answers false if unknown. */
@@ -106,5 +110,48 @@ typedef void (*SomProfContextFn)(void *arg, SomMethod *const *methods, const uin
  * contexts of a hot edge"); answers how many. */
 size_t somprof_edge_contexts(SomVM *vm, SomMethod *caller, uint32_t bci, SomMethod *callee,
                              SomProfContextFn fn, void *arg);
+
+/* ---- compiled frames --------------------------------------------------------------------- */
+
+typedef struct SomProfLogical {
+    SomMethod *method;
+    uint32_t bci;
+} SomProfLogical;
+
+#define SOMPROF_MAX_INLINED 16
+
+/* The inlined activations compiled frame f is running, innermost first, each (method, bci),
+ * up to max (the innermost are dropped beyond it); the frame's own method is not among them.
+ * 0 for an interpreted frame or one running only its own method.  Reads only.
+ * [signal-safe on the VM's thread] */
+uint32_t somprof_inlined(const SomFrame *f, SomProfLogical *out, uint32_t max);
+
+/* The JIT's compiler thread, at its start (start true) and end: in an async session it is
+ * sampled too, as a thread "som-jit" whose VM state is always "compiling".  Its own thread. */
+void somprof_compiler_thread(bool start);
+/* The compiler thread spent ns of its CPU time compiling (added to the exact "compiling"
+ * state of --prof-states; reported apart as well).  Any thread. */
+void somprof_compiler_ns(uint64_t ns);
+
+/* What the JIT-only session cost so far (CPU time, self-accounted): the marking thread, and
+ * the VM threads' work taking samples (hook_ns), against the detached VM threads' CPU time
+ * (vm_ns).  Answers -1 when no JIT-only session runs.  Any thread. */
+typedef struct SomProfCost {
+    uint64_t samples;
+    uint32_t hz; /* the rate now (tuned) */
+    uint64_t marker_ns, hook_ns, vm_ns;
+} SomProfCost;
+int somprof_jit_sampling_cost(SomProfCost *out);
+
+/* Samples of this VM so far, all methods (0: no sampling session attached, or exact mode,
+ * whose weights are invocations).  The controller turns samples into time with it. */
+uint64_t somprof_total_samples(SomVM *vm);
+
+struct SomJitCode;
+/* Names compiled code for symbolization: registers [code_start, +code_size) with libsampo as
+ * "Class>>selector [jit t2 v1]" (tier, version) when a profile is being taken, or when the
+ * environment asks for perf's files (SAMPO_PERF_MAP=1 or SAMPO_JITDUMP=1); a JIT-only session
+ * (SomProfOptions.jit_only) writes nothing by itself.  VM thread. */
+void somprof_jit_register(SomVM *vm, const struct SomJitCode *code);
 
 #endif

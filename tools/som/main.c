@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "../../src/vm/vm.h"
+#include "jit.h"
 #include "somprof.h"
 
 #define SOM_VERSION "0.1.0"
@@ -46,15 +47,28 @@ static void usage(FILE *f) {
                "                 trivial methods inlined): the low-distortion time view\n"
                "  --prof-exact-time  async mode: also time every activation exactly in the\n"
                "                 same run, written to F.time (the samples' ground truth)\n"
+               "  --jit=MODE     the optimizing JIT: on (default; hot methods, chosen from the\n"
+               "                 samples, compile in the background), off, or eager (every\n"
+               "                 method compiles at its first call, synchronously; for testing).\n"
+               "                 With --prof=exact the JIT stays off: exact profiling counts\n"
+               "                 every activation, which compiled code does not report\n"
+               "  --jit-deopt-stress[=SEED]  compiled guards fail at random (seeded; default\n"
+               "                 seed 1), to exercise deoptimization\n"
+               "  --jit-stats    print JIT statistics on stderr at exit (compiled, failed,\n"
+               "                 compile times, code bytes, deopts by reason, invalidations)\n"
+               "  --jit-dump     print the IR of each compiled function on stderr\n"
                "  -h, --help     show this help\n"
                "  --version      show the version\n"
                "\n"
-               "environment: SOM_CORELIB=DIR replaces the built-in core library.\n");
+               "environment: SOM_CORELIB=DIR replaces the built-in core library;\n"
+               "SOM_JIT_* tune the JIT's controller (docs/design/jit.md).\n");
 }
 
 typedef struct Config {
     SomOptions opts;
     SomProfOptions prof;
+    JitOptions jit;
+    bool jit_asked; /* a --jit* option was given: a JIT that cannot run is worth a warning */
     char *classpath;
     int threads;
     int argc;
@@ -148,11 +162,44 @@ static int parse_prof(int argc, char **argv, int *i, SomProfOptions *p) {
     return -1;
 }
 
+/* One --jit* option; answers -1 to continue, else an exit status. */
+static int parse_jit(const char *a, JitOptions *j) {
+    if (!strncmp(a, "--jit=", 6)) {
+        if (!jit_parse_mode(a + 6, &j->mode)) {
+            fprintf(stderr, "som: --jit: expected on, off or eager, got '%s'\n", a + 6);
+            return 2;
+        }
+    } else if (!strcmp(a, "--jit")) {
+        j->mode = JIT_ON;
+    } else if (!strcmp(a, "--jit-stats")) {
+        j->stats = true;
+    } else if (!strcmp(a, "--jit-dump")) {
+        j->dump = true;
+    } else if (!strcmp(a, "--jit-deopt-stress")) {
+        j->deopt_stress_seed = 1;
+    } else if (!strncmp(a, "--jit-deopt-stress=", 19)) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(a + 19, &end, 10);
+        if (end == a + 19 || *end || errno || v == 0 || a[19] == '-') {
+            fprintf(stderr, "som: --jit-deopt-stress: expected a positive seed, got '%s'\n",
+                    a + 19);
+            return 2;
+        }
+        j->deopt_stress_seed = v;
+    } else {
+        fprintf(stderr, "som: unknown option '%s'\n", a);
+        return 2;
+    }
+    return -1;
+}
+
 /* Answers -1 to continue, else an exit status. */
 static int parse_args(int argc, char **argv, Config *c) {
     int i = 1;
     const char *cp = NULL;
     c->threads = 1;
+    c->jit.mode = JIT_ON;
     for (; i < argc && argv[i][0] == '-'; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -175,6 +222,10 @@ static int parse_args(int argc, char **argv, Config *c) {
                 fprintf(stderr, "som: --threads needs a number between 1 and 256\n");
                 return 2;
             }
+        } else if (!strncmp(a, "--jit", 5)) {
+            c->jit_asked = true;
+            int r = parse_jit(a, &c->jit);
+            if (r >= 0) return r;
         } else if (!strncmp(a, "--prof", 6)) {
             int r = parse_prof(argc, argv, &i, &c->prof);
             if (r >= 0) return r;
@@ -196,6 +247,12 @@ static int parse_args(int argc, char **argv, Config *c) {
     if (c->prof.exact_time && c->prof.mode != SOMPROF_ASYNC) {
         fprintf(stderr, "som: --prof-exact-time: needs --prof=async (exact mode times itself)\n");
         return 2;
+    }
+    if (c->prof.mode == SOMPROF_EXACT && c->jit.mode != JIT_OFF) { /* see --help */
+        if (c->jit_asked)
+            fprintf(stderr, "som: note: --prof=exact runs without the JIT (it counts every "
+                            "activation)\n");
+        c->jit.mode = JIT_OFF;
     }
     if (i >= argc) {
         fprintf(stderr, "som: no main class given\n");
@@ -248,6 +305,16 @@ static void config_free(Config *c) {
     free(c->classpath);
 }
 
+/* The JIT's sampling session (somprof's jit_only mode) runs: the JIT is on without --prof. */
+static bool jit_sampling;
+static atomic_flag jit_warned = ATOMIC_FLAG_INIT;
+
+/* A JIT that cannot attach leaves the program interpreted: said once, not per thread. */
+static void jit_warn(const char *why) {
+    if (!atomic_flag_test_and_set(&jit_warned))
+        fprintf(stderr, "som: warning: JIT unavailable (%s); running interpreted\n", why);
+}
+
 static void *run_one(void *arg) {
     Run *r = arg;
     char err[1024];
@@ -258,10 +325,12 @@ static void *run_one(void *arg) {
         r->status = 1;
         return NULL;
     }
-    bool prof = r->cfg->prof.mode != SOMPROF_OFF;
-    if (prof && somprof_attach(vm, r->no))
+    bool prof = r->cfg->prof.mode != SOMPROF_OFF || jit_sampling;
+    if (prof && somprof_attach(vm, r->no) && r->cfg->prof.mode != SOMPROF_OFF)
         fprintf(stderr, "som: thread %d: cannot attach the profiler\n", r->no);
+    if (r->cfg->jit.mode != JIT_OFF && jit_attach(vm, &r->cfg->jit, err, sizeof err)) jit_warn(err);
     r->status = som_vm_run(vm, r->cfg->argc, r->cfg->argv);
+    jit_detach(vm);
     if (prof) somprof_detach(vm);
     if (r->cfg->opts.gc_verbose)
         fprintf(stderr, "som: GC: %llu collections, %.1f ms, %.1f MB allocated, %.1f MB live\n",
@@ -273,6 +342,12 @@ static void *run_one(void *arg) {
 }
 
 static int run_threads(Config *c);
+
+/* An environment variable set to 1. */
+static bool getenv_flag(const char *name) {
+    const char *v = getenv(name);
+    return v && !strcmp(v, "1");
+}
 
 /* ---- SIGINT / SIGTERM while profiling ---------------------------------------------------
  * The signals are blocked in every thread (the mask is set before any thread starts) and
@@ -346,6 +421,28 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
+    if (cfg.jit.mode != JIT_OFF && jit_check_env(err, sizeof err)) {
+        fprintf(stderr, "som: %s\n", err);
+        config_free(&cfg);
+        return 2;
+    }
+    /* The JIT's own sampling runs whenever the JIT does (no --prof: with it, the user's
+     * session serves both).  SOM_JIT_SAMPLING=0 leaves it out, =1 runs it even when the JIT
+     * cannot: the two sides of its overhead measurement (docs/design/jit.md). */
+    const char *js = getenv("SOM_JIT_SAMPLING");
+    bool sampling = cfg.jit.mode == JIT_ON && !(js && !strcmp(js, "0"));
+    if (cfg.jit.mode != JIT_OFF && !jit_available(err, sizeof err)) {
+        if (cfg.jit_asked) jit_warn(err); /* by default, a build without it runs quietly */
+        cfg.jit.mode = JIT_OFF;
+        sampling = sampling && getenv_flag("SOM_JIT_SAMPLING");
+    }
+    if (cfg.prof.mode == SOMPROF_OFF && sampling) {
+        const char *hz = getenv("SOM_JIT_HZ"); /* checked by jit_check_env */
+        SomProfOptions jo = {.jit_only = true, .hz = hz ? (uint32_t)strtoul(hz, NULL, 10) : 0};
+        jit_sampling = somprof_session_start(&jo, err, sizeof err) == 0;
+        if (!jit_sampling) /* counters alone drive the JIT then */
+            fprintf(stderr, "som: warning: JIT sampling unavailable (%s)\n", err);
+    }
     if (cfg.threads == 1) {
         Run r = {&cfg, 0, 0, 0};
         run_one(&r);
@@ -353,6 +450,17 @@ int main(int argc, char **argv) {
     } else {
         rc = run_threads(&cfg);
     }
+    SomProfCost cost;
+    if (jit_sampling && cfg.jit.stats && !somprof_jit_sampling_cost(&cost)) {
+        double own = (double)(cost.marker_ns + cost.hook_ns);
+        fprintf(stderr,
+                "jit: sampling: %llu samples, %u Hz now; marking thread %.1f ms + taking samples "
+                "%.1f ms CPU = %.2f%% of the VM threads' %.1f ms\n",
+                (unsigned long long)cost.samples, cost.hz, (double)cost.marker_ns / 1e6,
+                (double)cost.hook_ns / 1e6, cost.vm_ns ? 100.0 * own / (double)cost.vm_ns : 0,
+                (double)cost.vm_ns / 1e6);
+    }
+    if (jit_sampling) somprof_session_finish(err, sizeof err);
     if (cfg.prof.mode != SOMPROF_OFF && somprof_session_finish(err, sizeof err)) {
         fprintf(stderr, "som: profiler: %s\n", err);
         if (!rc) rc = 1;

@@ -1,0 +1,158 @@
+/*
+ * controller.h - the inside of the adaptive optimization system (jit.c, controller_*.c):
+ * the cost/benefit rule as pure functions (controller_rule.c), the process-wide compiler
+ * thread and its queue (controller_queue.c), and the stages the controller drives, replaceable
+ * by test doubles (JitBackend).  Not for the embedder (jit.h is).  docs/design/jit.md,
+ * "The controller", gives the rule with its formulas and defaults.
+ *
+ * Threads: the rule functions are pure (any thread); everything else says where it runs.
+ */
+#ifndef SOM_JIT_CONTROLLER_H
+#define SOM_JIT_CONTROLLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "compile.h"
+#include "jit.h"
+
+/* ---- the rule (controller_rule.c) ------------------------------------------------------ */
+
+/* Tunables; defaults from jit_rule_defaults, overridden by SOM_JIT_* (jit_rule_from_env). */
+typedef struct JitRuleParams {
+    double speedup;          /* SOM_JIT_SPEEDUP: compiled vs interpreted, per tier (4) */
+    double ns_per_byte;      /* SOM_JIT_COMPILE_NS_PER_BYTE: initial compile rate per byte of
+                              * bytecode compiled, inlined bytes included (20000) */
+    double expansion;        /* SOM_JIT_EXPANSION: initial (root + inlined bytes) / root
+                              * bytes, before a build measured it (3) */
+    double call_ns;          /* SOM_JIT_CALL_NS: interpreted cost of one activation (40) */
+    double byte_ns;          /* SOM_JIT_BYTE_NS: interpreted cost per bytecode byte run (4) */
+    uint32_t min_samples;    /* SOM_JIT_MIN_SAMPLES: samples trusted alone (3) */
+    uint32_t threshold;      /* SOM_JIT_THRESHOLD: invocations between evaluations (1000) */
+    uint32_t loop_threshold; /* SOM_JIT_LOOP_THRESHOLD: back edges between evaluations (1000) */
+    uint32_t deopt_limit;    /* SOM_JIT_DEOPT_LIMIT: deopts of one version before it is
+                              * invalidated (8) */
+    uint32_t traps_off;      /* SOM_JIT_TRAPS_OFF_VERSION: from this version on, no uncommon
+                              * traps for unreached code (4) */
+    uint32_t max_versions;   /* SOM_JIT_MAX_VERSIONS: versions per method, then never (6) */
+    uint32_t max_failures;   /* SOM_JIT_MAX_FAILURES: failed builds/codegens per method (2) */
+    uint32_t tick_ms;        /* SOM_JIT_TICK_MS: the controller's clock (50) */
+    uint32_t hz;             /* SOM_JIT_HZ: a fixed internal sampling rate (0: tuned) */
+    double alpha;            /* SOM_JIT_CALIBRATION_ALPHA: weight of a new measurement (0.25) */
+} JitRuleParams;
+
+void jit_rule_defaults(JitRuleParams *p);
+/* Applies the SOM_JIT_* variables set in the environment; -1 with "SOM_JIT_X: expected ...,
+ * got '...'" in err for a bad value (p unchanged then). */
+int jit_rule_from_env(JitRuleParams *p, char *err, size_t errlen);
+
+/* The compile-cost model, calibrated online from measured compilations. */
+typedef struct JitCalib {
+    double ns_per_byte; /* compile time per compiled byte (root + inlined) */
+    double expansion;   /* compiled bytes per root byte */
+    uint32_t n;         /* measurements so far */
+} JitCalib;
+
+void jit_calib_init(JitCalib *c, const JitRuleParams *p);
+/* One compilation took compile_ns for root_bytes of root bytecode, total_bytes compiled. */
+void jit_calib_update(JitCalib *c, const JitRuleParams *p, uint64_t compile_ns, uint32_t root_bytes,
+                      uint32_t total_bytes);
+
+typedef struct JitCandidate {
+    uint64_t samples;     /* self samples of the method so far */
+    double sample_ns;     /* time one sample stands for (0: no samples yet) */
+    uint64_t invocations; /* activations so far */
+    uint64_t loop_iters;  /* back edges taken so far (as counted by the loop hook) */
+    uint32_t code_len;    /* bytecode bytes of the method */
+    uint32_t known_size;  /* bytes compiled by an earlier build (root + inlined), 0 unknown */
+} JitCandidate;
+
+typedef struct JitEstimate {
+    double past_ns, future_ns, benefit_ns, cost_ns;
+    bool from_samples; /* the past time came from samples, not from counters */
+    bool compile;      /* benefit > cost */
+} JitEstimate;
+
+/* The decision for one method (Jikes RVM AOS): future = past; benefit = future * (1 - 1 /
+ * speedup); cost = size * ns_per_byte; compile when benefit > cost.  Answers e->compile. */
+bool jit_rule_decide(const JitRuleParams *p, const JitCalib *c, const JitCandidate *x,
+                     JitEstimate *e);
+/* Whether a version that deoptimized `deopts` times is invalidated. */
+bool jit_rule_invalidate(const JitRuleParams *p, uint64_t deopts);
+/* Whether `version` may be built, and with uncommon traps or not. */
+bool jit_rule_version_ok(const JitRuleParams *p, uint32_t version, bool *unreached_traps);
+/* Activations plus back edges to wait after `version` was invalidated, before the next one is
+ * considered (the interpreter's feedback grows meanwhile): threshold * 2^(version - 1). */
+uint64_t jit_rule_backoff(const JitRuleParams *p, uint32_t version);
+
+/* Clock ticks to let pass between two sample refreshes, given the ticks let pass so far and
+ * the CPU cost of the latest refresh: doubled (2k + 1) while a refresh costs more than 1% of
+ * the time it stands for ((skip + 1) * tick_ms), halved below 0.25%; at most 1023. */
+uint32_t jit_rule_pace(const JitRuleParams *p, uint32_t skip, uint64_t cost_ns);
+
+/* ---- the stages (real by default; test doubles through jit_set_backend) ----------------- */
+
+typedef struct JitBackend {
+    JitEngine *(*engine_new)(char *err, size_t errlen);
+    void (*build_defaults)(JitBuildOpts *o);
+    JitFunc *(*build)(SomVM *vm, SomMethod *m, const JitBuildOpts *o, char *err, size_t errlen);
+    void (*optimize)(JitFunc *f);
+    SomJitCode *(*codegen)(JitEngine *e, const JitFunc *f, const JitCodegenOpts *o, char *err,
+                           size_t errlen);
+    void (*print)(const JitFunc *f, FILE *out);
+    void (*free_func)(JitFunc *f);
+} JitBackend;
+
+/* The real stages (compile.h, ir.h). */
+extern const JitBackend jit_real_backend;
+/* Replaces the stages (tests; NULL = the real ones).  Only while no VM is attached: it also
+ * forgets the process's engine, so the next attach makes one with the new backend. */
+void jit_set_backend(const JitBackend *b);
+const JitBackend *jit_backend(void);
+
+/* ---- the compiler thread and its queue (controller_queue.c) ----------------------------- */
+
+typedef struct JitJob JitJob;
+typedef void (*JitJobDone)(JitJob *j); /* on the compiler thread, after the stages */
+
+/* One compilation handed to the compiler thread.  `f` is built; the thread runs optimize and
+ * codegen, sets code (or err), the times, and calls done(j), which passes it back to its VM. */
+struct JitJob {
+    JitJob *next;
+    void *owner; /* the VM's controller state (queue cancellation matches on it) */
+    SomMethod *method;
+    uint32_t version;
+    JitFunc *f;
+    JitCodegenOpts cg;
+    bool dump;
+    uint32_t root_bytes, total_bytes, inlined;
+    uint64_t build_ns;   /* on the VM thread */
+    uint64_t compile_ns; /* optimize + codegen, compiler thread's CPU time */
+    uint64_t t_queued, t_done;
+    SomJitCode *code;
+    char err[256];
+    JitJobDone done;
+};
+
+/* The process's engine, made once by the backend (thread-safe); NULL with the reason. */
+JitEngine *jitq_engine(char *err, size_t errlen);
+/* Starts the compiler thread for one more user (VM); -1 if it cannot start. */
+int jitq_retain(void);
+/* One user less; the last one stops and joins the thread. */
+void jitq_release(void);
+/* Queues j (any thread holding no JIT lock). */
+void jitq_push(JitJob *j);
+/* Removes owner's queued jobs and waits until none of them runs; answers them as a list
+ * (their done was not called). */
+JitJob *jitq_cancel(void *owner);
+/* Runs the stages of j on the calling thread (the compiler thread, or the VM's for sync). */
+void jitq_run(JitJob *j);
+/* Calls fn(arg) every `ms` milliseconds on the compiler thread while it runs (the
+ * controller's clock); one per owner, removed by jitq_cancel. */
+void jitq_set_clock(void *owner, uint32_t ms, void (*fn)(void *arg), void *arg);
+uint64_t jitq_now_ns(void);
+uint64_t jitq_thread_cpu_ns(void);
+
+#endif

@@ -1,0 +1,254 @@
+/*
+ * controller_queue.c - the process's JIT engine and its one compiler thread (controller.h).
+ *
+ * One compiler thread per process, not per VM: compilation is background work that should
+ * take at most one core whatever --threads says (with N VMs, N compiler threads would
+ * compete with the N program threads, and LLVM serialises much of its work in the one shared
+ * engine anyway); Jikes RVM's AOS too has one compilation thread.  Jobs are served first in,
+ * first out across VMs.  The thread is started by the first attached VM and joined when the
+ * last one detaches.  It also runs the controller's clock: every VM's tick function, every
+ * tick_ms, which only sets that VM's jit_tick flag.
+ *
+ * Invariants: a job is in exactly one place - the queue, the thread's hands (`running`), or
+ * handed back through its done() - and jitq_cancel returns only when no job of its owner is
+ * in the first two.  The engine is made once (under Q.mu) and never freed: code lives until
+ * the process exits.
+ */
+#include "controller.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "somprof.h"
+
+#define JITQ_MAX_CLOCKS 256
+
+typedef struct JitqClock {
+    void *owner;
+    void (*fn)(void *arg);
+    void *arg;
+    uint32_t ms;
+    uint64_t next;
+} JitqClock;
+
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t wake; /* the thread: a job or a stop */
+    pthread_cond_t idle; /* cancellers: the running job finished */
+    JitJob *head, *tail;
+    JitJob *running;
+    pthread_t thread;
+    int users;
+    bool started, stop;
+    JitEngine *engine;
+    bool engine_tried;
+    char engine_err[256];
+    const JitBackend *backend;
+    JitqClock clocks[JITQ_MAX_CLOCKS];
+    int nclocks;
+} Q = {.mu = PTHREAD_MUTEX_INITIALIZER,
+       .wake = PTHREAD_COND_INITIALIZER,
+       .idle = PTHREAD_COND_INITIALIZER};
+
+uint64_t jitq_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t jitq_thread_cpu_ns(void) {
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)) return 0;
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- the backend ------------------------------------------------------------------------ */
+
+void jit_set_backend(const JitBackend *b) {
+    pthread_mutex_lock(&Q.mu);
+    Q.backend = b;
+    Q.engine = NULL;
+    Q.engine_tried = false;
+    pthread_mutex_unlock(&Q.mu);
+}
+
+const JitBackend *jit_backend(void) {
+    const JitBackend *b = __atomic_load_n(&Q.backend, __ATOMIC_ACQUIRE);
+    return b ? b : &jit_real_backend;
+}
+
+JitEngine *jitq_engine(char *err, size_t errlen) {
+    pthread_mutex_lock(&Q.mu);
+    if (!Q.engine_tried) {
+        Q.engine_tried = true;
+        Q.engine = jit_backend()->engine_new(Q.engine_err, sizeof Q.engine_err);
+        if (!Q.engine && !Q.engine_err[0])
+            snprintf(Q.engine_err, sizeof Q.engine_err, "the JIT engine could not be made");
+    }
+    JitEngine *e = Q.engine;
+    if (!e) snprintf(err, errlen, "%s", Q.engine_err);
+    pthread_mutex_unlock(&Q.mu);
+    return e;
+}
+
+/* ---- the stages of one job ------------------------------------------------------------- */
+
+static pthread_mutex_t dump_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void jitq_run(JitJob *j) {
+    const JitBackend *b = jit_backend();
+    uint64_t c0 = jitq_thread_cpu_ns();
+    char err[256] = "";
+    b->optimize(j->f);
+    if (j->dump) {
+        pthread_mutex_lock(&dump_mu);
+        fprintf(stderr, "=== jit: %s (version %u) ===\n", j->f->name, j->version);
+        b->print(j->f, stderr);
+        fflush(stderr);
+        pthread_mutex_unlock(&dump_mu);
+    }
+    JitEngine *e = jitq_engine(err, sizeof err);
+    j->code = e ? b->codegen(e, j->f, &j->cg, err, sizeof err) : NULL;
+    if (!j->code) snprintf(j->err, sizeof j->err, "%s", err[0] ? err : "code generation failed");
+    /* the JitFunc does not carry the version: the controller stamps it if the backend did not */
+    if (j->code && !j->code->version) j->code->version = j->version;
+    if (j->code && !j->code->tier) j->code->tier = 2;
+    j->inlined = j->f->inlined;
+    b->free_func(j->f);
+    j->f = NULL;
+    j->compile_ns = jitq_thread_cpu_ns() - c0;
+    j->t_done = jitq_now_ns();
+}
+
+/* ---- the thread ------------------------------------------------------------------------- */
+
+/* Runs the clocks that are due (Q.mu held; released around the calls is not needed: a tick
+ * function only stores a flag) and answers the nearest next deadline (0: none). */
+static uint64_t jitq_tick(uint64_t now) {
+    uint64_t next = 0;
+    for (int i = 0; i < Q.nclocks; i++) {
+        JitqClock *c = &Q.clocks[i];
+        if (now >= c->next) {
+            c->fn(c->arg);
+            c->next = now + (uint64_t)c->ms * 1000000ull;
+        }
+        if (!next || c->next < next) next = c->next;
+    }
+    return next;
+}
+
+static void *jitq_main(void *arg) {
+    (void)arg;
+    somprof_compiler_thread(true); /* sampled as "compiling" by an async session */
+    pthread_mutex_lock(&Q.mu);
+    for (;;) {
+        uint64_t next = jitq_tick(jitq_now_ns());
+        if (Q.stop) break;
+        JitJob *j = Q.head;
+        if (!j) {
+            if (next) {
+                struct timespec ts;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                uint64_t wait = next - jitq_now_ns();
+                if (wait > next) wait = 0; /* already due */
+                uint64_t t = (uint64_t)ts.tv_nsec + wait;
+                ts.tv_sec += (time_t)(t / 1000000000ull);
+                ts.tv_nsec = (long)(t % 1000000000ull);
+                pthread_cond_timedwait(&Q.wake, &Q.mu, &ts);
+            } else {
+                pthread_cond_wait(&Q.wake, &Q.mu);
+            }
+            continue;
+        }
+        Q.head = j->next;
+        if (!Q.head) Q.tail = NULL;
+        j->next = NULL;
+        Q.running = j;
+        pthread_mutex_unlock(&Q.mu);
+        jitq_run(j);
+        somprof_compiler_ns(j->compile_ns);
+        j->done(j); /* hands it back to its VM (takes the VM's own lock only) */
+        pthread_mutex_lock(&Q.mu);
+        Q.running = NULL;
+        pthread_cond_broadcast(&Q.idle);
+    }
+    pthread_mutex_unlock(&Q.mu);
+    somprof_compiler_thread(false);
+    return NULL;
+}
+
+int jitq_retain(void) {
+    pthread_mutex_lock(&Q.mu);
+    int rc = 0;
+    if (!Q.started) {
+        Q.stop = false;
+        if (pthread_create(&Q.thread, NULL, jitq_main, NULL))
+            rc = -1;
+        else
+            Q.started = true;
+    }
+    if (!rc) Q.users++;
+    pthread_mutex_unlock(&Q.mu);
+    return rc;
+}
+
+void jitq_release(void) {
+    pthread_mutex_lock(&Q.mu);
+    bool join = Q.started && --Q.users == 0;
+    if (join) {
+        Q.stop = true;
+        pthread_cond_broadcast(&Q.wake);
+    }
+    pthread_mutex_unlock(&Q.mu);
+    if (!join) return;
+    pthread_join(Q.thread, NULL);
+    pthread_mutex_lock(&Q.mu);
+    Q.started = false;
+    pthread_mutex_unlock(&Q.mu);
+}
+
+void jitq_push(JitJob *j) {
+    pthread_mutex_lock(&Q.mu);
+    j->next = NULL;
+    if (Q.tail)
+        Q.tail->next = j;
+    else
+        Q.head = j;
+    Q.tail = j;
+    pthread_cond_signal(&Q.wake);
+    pthread_mutex_unlock(&Q.mu);
+}
+
+JitJob *jitq_cancel(void *owner) {
+    JitJob *out = NULL;
+    pthread_mutex_lock(&Q.mu);
+    for (int i = 0; i < Q.nclocks; i++)
+        if (Q.clocks[i].owner == owner) Q.clocks[i--] = Q.clocks[--Q.nclocks];
+    JitJob **pp = &Q.head;
+    Q.tail = NULL;
+    while (*pp) {
+        JitJob *j = *pp;
+        if (j->owner == owner) {
+            *pp = j->next;
+            j->next = out;
+            out = j;
+        } else {
+            Q.tail = j;
+            pp = &j->next;
+        }
+    }
+    while (Q.running && Q.running->owner == owner)
+        pthread_cond_wait(&Q.idle, &Q.mu);
+    pthread_mutex_unlock(&Q.mu);
+    return out;
+}
+
+void jitq_set_clock(void *owner, uint32_t ms, void (*fn)(void *arg), void *arg) {
+    pthread_mutex_lock(&Q.mu);
+    if (Q.nclocks < JITQ_MAX_CLOCKS)
+        Q.clocks[Q.nclocks++] = (JitqClock){owner, fn, arg, ms ? ms : 1, jitq_now_ns()};
+    pthread_cond_signal(&Q.wake);
+    pthread_mutex_unlock(&Q.mu);
+}

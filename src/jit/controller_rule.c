@@ -1,0 +1,129 @@
+/*
+ * controller_rule.c - the controller's cost/benefit rule (controller.h), pure functions of
+ * samples, counters, sizes and the calibrated compile rate.  docs/design/jit.md, "The
+ * controller", states it with the same names.
+ */
+#include "controller.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void jit_rule_defaults(JitRuleParams *p) {
+    *p = (JitRuleParams){
+        .speedup = 4.0,
+        .ns_per_byte = 20000.0,
+        .expansion = 3.0,
+        .call_ns = 40.0,
+        .byte_ns = 4.0,
+        .min_samples = 3,
+        .threshold = 1000,
+        .loop_threshold = 1000,
+        .deopt_limit = 8,
+        .traps_off = 4,
+        .max_versions = 6,
+        .max_failures = 2,
+        .tick_ms = 50,
+        .hz = 0,
+        .alpha = 0.25,
+    };
+}
+
+/* One numeric variable: absent leaves *out; present must lie in [lo, hi]. */
+static int rule_env(const char *name, double lo, double hi, double *out, char *err, size_t errlen) {
+    const char *s = getenv(name);
+    if (!s) return 0;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end || errno || !(v >= lo && v <= hi)) {
+        snprintf(err, errlen, "%s: expected a number between %g and %g, got '%s'", name, lo, hi, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int jit_rule_from_env(JitRuleParams *p, char *err, size_t errlen) {
+    JitRuleParams q = *p;
+    double th = q.threshold, lt = q.loop_threshold, dl = q.deopt_limit, to = q.traps_off,
+           mv = q.max_versions, mf = q.max_failures, tk = q.tick_ms, hz = q.hz, ms = q.min_samples;
+    if (rule_env("SOM_JIT_SPEEDUP", 1.01, 1000, &q.speedup, err, errlen) ||
+        rule_env("SOM_JIT_COMPILE_NS_PER_BYTE", 0, 1e9, &q.ns_per_byte, err, errlen) ||
+        rule_env("SOM_JIT_EXPANSION", 1, 1000, &q.expansion, err, errlen) ||
+        rule_env("SOM_JIT_CALL_NS", 0, 1e9, &q.call_ns, err, errlen) ||
+        rule_env("SOM_JIT_BYTE_NS", 0, 1e9, &q.byte_ns, err, errlen) ||
+        rule_env("SOM_JIT_MIN_SAMPLES", 1, 1e6, &ms, err, errlen) ||
+        rule_env("SOM_JIT_THRESHOLD", 1, 1e9, &th, err, errlen) ||
+        rule_env("SOM_JIT_LOOP_THRESHOLD", 1, 1e9, &lt, err, errlen) ||
+        rule_env("SOM_JIT_DEOPT_LIMIT", 0, 1e9, &dl, err, errlen) ||
+        rule_env("SOM_JIT_TRAPS_OFF_VERSION", 1, 1000, &to, err, errlen) ||
+        rule_env("SOM_JIT_MAX_VERSIONS", 1, 1000, &mv, err, errlen) ||
+        rule_env("SOM_JIT_MAX_FAILURES", 1, 1000, &mf, err, errlen) ||
+        rule_env("SOM_JIT_TICK_MS", 1, 60000, &tk, err, errlen) ||
+        rule_env("SOM_JIT_HZ", 25, 1000, &hz, err, errlen) ||
+        rule_env("SOM_JIT_CALIBRATION_ALPHA", 0, 1, &q.alpha, err, errlen))
+        return -1;
+    q.min_samples = (uint32_t)ms, q.threshold = (uint32_t)th, q.loop_threshold = (uint32_t)lt;
+    q.deopt_limit = (uint32_t)dl, q.traps_off = (uint32_t)to, q.max_versions = (uint32_t)mv;
+    q.max_failures = (uint32_t)mf, q.tick_ms = (uint32_t)tk, q.hz = (uint32_t)hz;
+    *p = q;
+    return 0;
+}
+
+void jit_calib_init(JitCalib *c, const JitRuleParams *p) {
+    *c = (JitCalib){p->ns_per_byte, p->expansion, 0};
+}
+
+/* An exponentially weighted mean, the first measurement taken as it is: the defaults are
+ * guesses, a measurement on this machine is not. */
+void jit_calib_update(JitCalib *c, const JitRuleParams *p, uint64_t compile_ns, uint32_t root_bytes,
+                      uint32_t total_bytes) {
+    if (!total_bytes || !root_bytes) return;
+    double rate = (double)compile_ns / (double)total_bytes;
+    double exp = (double)total_bytes / (double)root_bytes;
+    double a = c->n ? p->alpha : 1.0;
+    c->ns_per_byte += a * (rate - c->ns_per_byte);
+    c->expansion += a * (exp - c->expansion);
+    c->n++;
+}
+
+bool jit_rule_decide(const JitRuleParams *p, const JitCalib *c, const JitCandidate *x,
+                     JitEstimate *e) {
+    /* past time: the samples, or - too few of them yet - the counters converted at the
+     * interpreter's cost per activation (a back edge costs as much as one run of the
+     * method's bytes, a conservative share of a loop body that calls nothing) */
+    double sampled = x->sample_ns > 0 ? (double)x->samples * x->sample_ns : 0;
+    double per = p->call_ns + p->byte_ns * (double)x->code_len;
+    double counted = (double)(x->invocations + x->loop_iters) * per;
+    e->from_samples = x->samples >= p->min_samples && x->sample_ns > 0;
+    e->past_ns = e->from_samples ? sampled : (sampled > counted ? sampled : counted);
+    e->future_ns = e->past_ns; /* the program runs as long again */
+    e->benefit_ns = e->future_ns * (1.0 - 1.0 / p->speedup);
+    double size = x->known_size ? (double)x->known_size : (double)x->code_len * c->expansion;
+    e->cost_ns = size * c->ns_per_byte;
+    e->compile = e->benefit_ns > e->cost_ns;
+    return e->compile;
+}
+
+bool jit_rule_invalidate(const JitRuleParams *p, uint64_t deopts) {
+    return deopts > p->deopt_limit;
+}
+
+bool jit_rule_version_ok(const JitRuleParams *p, uint32_t version, bool *unreached_traps) {
+    if (unreached_traps) *unreached_traps = version < p->traps_off;
+    return version >= 1 && version <= p->max_versions;
+}
+
+uint64_t jit_rule_backoff(const JitRuleParams *p, uint32_t version) {
+    uint32_t sh = version ? version - 1 : 0;
+    if (sh > 20) sh = 20;
+    return (uint64_t)p->threshold << sh;
+}
+
+uint32_t jit_rule_pace(const JitRuleParams *p, uint32_t skip, uint64_t cost_ns) {
+    double span = (double)p->tick_ms * 1e6 * (double)(skip + 1);
+    if ((double)cost_ns > 0.01 * span && skip < 1023) return skip * 2 + 1;
+    if ((double)cost_ns < 0.0025 * span && skip) return skip / 2;
+    return skip;
+}

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# End-to-end tests of `som --jit*`.  Usage: jit_test.sh SOM WORKDIR CASE
+# Cases that need the real compiler exit 77 (ctest's SKIP_RETURN_CODE) while the JIT is not
+# built in ("the JIT is not built yet"), so they pass only where it truly works.
+set -uo pipefail
+som=$(realpath "$1") work=$2 case_=$3
+here=$(cd "$(dirname "$0")" && pwd)
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+prog=$here/JitLoop.som
+expected=$'1010000\n6765\n6'
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# run ARGS...: stdout in out, stderr in err, status in rc
+run() { "$som" "$@" >out 2>err; rc=$?; }
+
+need_compiler() {
+    run --jit=eager "$prog"
+    if grep -q "not built yet" err; then echo "SKIP: the JIT is not built yet"; exit 77; fi
+}
+
+case $case_ in
+cli_errors)
+    run --jit=fast "$prog"
+    [ $rc = 2 ] || fail "--jit=fast: status $rc"
+    [ "$(cat err)" = "som: --jit: expected on, off or eager, got 'fast'" ] || fail "$(cat err)"
+    [ ! -s out ] || fail "output despite the error"
+    run --jit= "$prog"
+    [ $rc = 2 ] && grep -q "expected on, off or eager, got ''" err || fail "--jit=: $rc $(cat err)"
+    for bad in 0 -3 x 12x; do
+        run --jit-deopt-stress=$bad "$prog"
+        [ $rc = 2 ] || fail "--jit-deopt-stress=$bad: status $rc"
+        grep -q "^som: --jit-deopt-stress: expected a positive seed, got '$bad'$" err ||
+            fail "--jit-deopt-stress=$bad: $(cat err)"
+    done
+    run --jit-stat "$prog"
+    [ $rc = 2 ] && grep -q "unknown option '--jit-stat'" err || fail "--jit-stat: $rc"
+    SOM_JIT_THRESHOLD=many run --jit=on "$prog"
+    [ $rc = 2 ] && [ ! -s out ] || fail "bad SOM_JIT_THRESHOLD: status $rc"
+    [ "$(cat err)" = "som: SOM_JIT_THRESHOLD: expected a number between 1 and 1e+09, got 'many'" ] ||
+        fail "bad SOM_JIT_THRESHOLD not reported: $(cat err)"
+    SOM_JIT_THRESHOLD=many run --jit=off "$prog" # the JIT's tunables do not matter then
+    [ $rc = 0 ] || fail "SOM_JIT_THRESHOLD with --jit=off: status $rc"
+    ;;
+help)
+    run --help
+    [ $rc = 0 ] || fail "--help: status $rc"
+    for flag in "--jit=MODE" "--jit-deopt-stress" "--jit-stats" "--jit-dump" "prof=exact the JIT"; do
+        grep -q -- "$flag" out || fail "--help does not mention $flag"
+    done ;;
+modes)
+    # every mode runs the program right, compiler or not
+    for args in "--jit=off" "--jit=on" "" "--jit=eager" "--jit=eager --jit-deopt-stress=7" \
+        "--jit=on --jit-stats --threads 2" "--prof=exact --jit=eager"; do
+        # shellcheck disable=SC2086
+        run $args "$prog"
+        [ $rc = 0 ] || fail "som $args: status $rc: $(cat err)"
+        if [[ $args == *threads* ]]; then # the two VMs' lines interleave
+            [ "$(sort out)" = "$(printf '%s\n%s\n' "$expected" "$expected" | sort)" ] ||
+                fail "som $args: $(cat out)"
+        else
+            [ "$(cat out)" = "$expected" ] || fail "som $args: $(cat out)"
+        fi
+        n=$(grep -c "JIT unavailable" err)
+        [ "$n" -le 1 ] || fail "som $args: the warning $n times"
+    done
+    run --jit=off --jit-stats "$prog"
+    ! grep -q "^jit:" err || fail "--jit=off printed statistics"
+    run "$prog" # the default: no warning when the JIT cannot run, and no statistics
+    [ ! -s err ] || fail "default run wrote on stderr: $(cat err)" ;;
+stats)
+    need_compiler
+    run --jit=eager --jit-stats "$prog"
+    [ $rc = 0 ] && [ "$(cat out)" = "$expected" ] || fail "eager: $rc $(cat out) $(cat err)"
+    n=$(sed -n 's/^jit: methods compiled \([0-9]*\),.*/\1/p' err)
+    [ -n "$n" ] && [ "$n" -ge 3 ] || fail "eager compiled '$n' methods: $(cat err)"
+    for line in "^jit: compile time total [0-9.]* ms, median [0-9.]* ms, p95 [0-9.]* ms" \
+        "^jit: code bytes [1-9][0-9]*, inlined activations" "^jit: deopts [0-9]*"; do
+        grep -q "$line" err || fail "no '$line' in: $(cat err)"
+    done ;;
+stress)
+    need_compiler
+    run --jit=eager --jit-deopt-stress=3 --jit-stats "$prog"
+    [ $rc = 0 ] && [ "$(cat out)" = "$expected" ] || fail "stress: $rc $(cat out) $(cat err)"
+    grep -q "^jit: deopts [1-9][0-9]*:.*stress=" err || fail "no stress deopts: $(cat err)" ;;
+threads)
+    need_compiler
+    run --jit=eager --jit-stats --threads 3 "$prog"
+    [ $rc = 0 ] || fail "threads: $rc $(cat err)"
+    [ "$(grep -c '^jit: methods compiled' err)" = 3 ] || fail "not one block per VM: $(cat err)"
+    [ "$(grep -c '^1010000$' out)" = 3 ] || fail "threads output: $(cat out)" ;;
+dump)
+    need_compiler
+    run --jit=eager --jit-dump "$prog"
+    [ $rc = 0 ] || fail "dump: $rc"
+    grep -q "^=== jit: JitLoop>>add:to: (version 1) ===" err || fail "no IR dump: $(head err)" ;;
+states)
+    # every VM state has its name in the split, "compiled" included (no compiler needed)
+    for mode in async coop; do
+        run --prof=$mode --prof-states "$prog"
+        [ $rc = 0 ] || fail "--prof=$mode --prof-states: status $rc"
+        grep -q "^somprof: sampled states: interpreting=.* idle=[0-9.]*% compiled=[0-9.]*%$" err ||
+            fail "--prof=$mode: $(cat err)"
+        ! grep -q "(null)" err || fail "an unnamed state: $(cat err)"
+    done ;;
+prof)
+    need_compiler
+    # compiled code in the profiles: methods named (inlined ones too), state "compiled"
+    for mode in async coop; do
+        run --jit=eager --prof=$mode --prof-hz 5000 --prof-states --prof-report "$prog"
+        [ $rc = 0 ] && [ "$(cat out)" = "$expected" ] || fail "--prof=$mode: $rc $(cat err)"
+        grep -q "[A-Za-z]>>[a-z]" err || fail "--prof=$mode: no SOM method named: $(cat err)"
+        grep -q "^somprof: sampled states: .* compiled=" err || fail "--prof=$mode: no states"
+        ! grep -q "\[unknown\]" err || fail "--prof=$mode: [unknown] frames: $(cat err)"
+    done ;;
+perf_map)
+    need_compiler
+    SAMPO_PERF_MAP=1 "$som" --jit=eager "$prog" >out 2>err &
+    pid=$!
+    wait $pid || fail "perf map run: status $?"
+    map=/tmp/perf-$pid.map
+    [ -f "$map" ] || fail "no $map"
+    grep -q "JitLoop>>add:to: \[jit t2 v1\]$" "$map" || { rm -f "$map"; fail "not named: $map"; }
+    rm -f "$map"
+    run --jit=eager "$prog" # not asked for: no files
+    ;;
+*)
+    fail "unknown case $case_" ;;
+esac
+echo "ok $case_"

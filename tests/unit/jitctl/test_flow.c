@@ -1,0 +1,423 @@
+/*
+ * test_flow.c - the controller's flow with a fake backend (controller.h: JitBackend), so it
+ * runs without the real compiler: a counter hook decides and queues, the compiler thread
+ * compiles while the VM goes on, the next hook installs; sync and eager modes; failures by
+ * reason and their limit; deopts invalidating a version, backoff, versions with and without
+ * uncommon traps, the version limit; detach cancelling queued work; the controller's clock;
+ * the statistics.  The VM is a zeroed SomVM: the controller touches only its jit fields.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "controller.h"
+
+/* ---- the fake backend ------------------------------------------------------------------- */
+
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool gate_closed; /* codegen waits while set */
+    int builds, codegens, frees, in_codegen;
+    bool fail_build;
+    JitBuildOpts last;
+    pthread_t codegen_thread;
+} F = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+static int fake_engine;
+static SomMethod inl; /* an inlined callee: 30 bytes */
+
+static JitEngine *fb_engine_new(char *err, size_t errlen) {
+    (void)err, (void)errlen;
+    return (JitEngine *)&fake_engine;
+}
+
+static JitFunc *fb_build(SomVM *vm, SomMethod *m, const JitBuildOpts *o, char *err, size_t errlen) {
+    (void)vm;
+    pthread_mutex_lock(&F.mu);
+    F.builds++;
+    F.last = *o;
+    bool fail = F.fail_build;
+    pthread_mutex_unlock(&F.mu);
+    if (fail) {
+        snprintf(err, errlen, "unsupported: thisContext in %p", (void *)m);
+        return NULL;
+    }
+    JitFunc *f = calloc(1, sizeof *f);
+    f->method = m;
+    snprintf(f->name, sizeof f->name, "Fake>>m");
+    /* positions: the root (twice), one inlined activation at two points */
+    f->pos = calloc(4, sizeof *f->pos);
+    f->pos[0] = (JitPos){m, 0, JIT_POS_NONE};
+    f->pos[1] = (JitPos){m, 5, JIT_POS_NONE};
+    f->pos[2] = (JitPos){&inl, 0, 1};
+    f->pos[3] = (JitPos){&inl, 7, 1};
+    f->npos = 4;
+    f->inlined = 1;
+    return f;
+}
+
+static void fb_optimize(JitFunc *f) {
+    (void)f;
+}
+
+static SomJitCode *fb_codegen(JitEngine *e, const JitFunc *f, const JitCodegenOpts *o, char *err,
+                              size_t errlen) {
+    (void)o, (void)err, (void)errlen;
+    assert_ptr_equal(e, &fake_engine);
+    pthread_mutex_lock(&F.mu);
+    F.codegens++;
+    F.in_codegen++;
+    F.codegen_thread = pthread_self();
+    pthread_cond_broadcast(&F.cv);
+    while (F.gate_closed)
+        pthread_cond_wait(&F.cv, &F.mu);
+    F.in_codegen--;
+    pthread_mutex_unlock(&F.mu);
+    SomJitCode *c = calloc(1, sizeof *c);
+    c->method = f->method;
+    c->code_size = 100;
+    return c;
+}
+
+static void fb_print(const JitFunc *f, FILE *out) {
+    fprintf(out, "%s\n", f->name);
+}
+
+static void fb_free(JitFunc *f) {
+    pthread_mutex_lock(&F.mu);
+    F.frees++;
+    pthread_mutex_unlock(&F.mu);
+    free(f->pos);
+    free(f);
+}
+
+static const JitBackend fake = {fb_engine_new, jit_build_defaults, fb_build, fb_optimize,
+                                fb_codegen,    fb_print,           fb_free};
+
+static void gate(bool closed) {
+    pthread_mutex_lock(&F.mu);
+    F.gate_closed = closed;
+    pthread_cond_broadcast(&F.cv);
+    pthread_mutex_unlock(&F.mu);
+}
+
+/* Waits (at most 20 s: a loaded machine) until codegen is entered n times in all. */
+static void wait_codegens(int n) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += 20;
+    pthread_mutex_lock(&F.mu);
+    while (F.codegens < n)
+        if (pthread_cond_timedwait(&F.cv, &F.mu, &ts)) break;
+    int got = F.codegens;
+    pthread_mutex_unlock(&F.mu);
+    assert_int_equal(got, n);
+}
+
+static void wait_tick(SomVM *vm) {
+    for (int i = 0; i < 20000 && !vm->jit_tick; i++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    assert_int_equal(vm->jit_tick, 1);
+    vm->jit_tick = 0; /* as the VM does before calling the hook */
+}
+
+/* ---- fixtures --------------------------------------------------------------------------- */
+
+static SomVM vm;
+static SomMethod m1, m2;
+
+static int setup(void **state) {
+    (void)state;
+    memset(&vm, 0, sizeof vm);
+    memset(&m1, 0, sizeof m1);
+    memset(&m2, 0, sizeof m2);
+    m1.kind = m2.kind = MK_METHOD;
+    m1.code_len = 50;
+    m2.code_len = 50;
+    inl.code_len = 30;
+    vm.state = VMS_INTERP;
+    F.builds = F.codegens = F.frees = 0;
+    F.fail_build = false;
+    F.gate_closed = false;
+    /* a cheap compiler: a method run 1000 times is worth compiling */
+    setenv("SOM_JIT_COMPILE_NS_PER_BYTE", "10", 1);
+    unsetenv("SOM_JIT_TICK_MS");
+    return 0;
+}
+
+static JitOptions opts(JitMode mode) {
+    return (JitOptions){.mode = mode};
+}
+
+static void attach(JitOptions o) {
+    char err[256];
+    assert_int_equal(jit_attach(&vm, &o, err, sizeof err), 0);
+    assert_non_null(vm.jit);
+    assert_non_null(vm.jit_hook);
+    assert_non_null(vm.jit_deopt_hook);
+}
+
+/* ---- tests ------------------------------------------------------------------------------ */
+
+static void background_compile_then_install(void **state) {
+    (void)state;
+    attach(opts(JIT_ON));
+    assert_int_equal(vm.jit_threshold, 1000);
+    gate(true);
+    m1.invocations = 1000;
+    vm.jit_hook(&vm, &m1, SOM_JIT_COUNT); /* decides, builds here, queues: does not wait */
+    assert_int_equal(F.builds, 1);
+    assert_null(m1.jit);
+    wait_codegens(1);
+    assert_false(pthread_equal(F.codegen_thread, pthread_self()));
+    vm.jit_hook(&vm, &m1, SOM_JIT_COUNT); /* queued: not built twice, not installed yet */
+    assert_int_equal(F.builds, 1);
+    assert_null(m1.jit);
+    gate(false);
+    for (int i = 0; i < 1000 && !m1.jit; i++) { /* the clock ticks too */
+        wait_tick(&vm);
+        assert_null(m1.jit); /* only the VM thread installs, at a hook */
+        vm.jit_hook(&vm, &m2, SOM_JIT_TICK);
+    }
+    SomJitCode *c = m1.jit;
+    assert_non_null(c);
+    assert_int_equal(c->version, 1);
+    assert_int_equal(c->tier, 2);
+    assert_true(F.last.unreached_traps);
+    JitStats s;
+    jit_stats(&vm, &s);
+    assert_int_equal(s.compiled, 1);
+    assert_int_equal(s.code_bytes, 100);
+    assert_int_equal(s.inlined, 1);
+    assert_int_equal(F.frees, 1);
+    jit_detach(&vm);
+    assert_null(vm.jit);
+    assert_null(vm.jit_hook);
+}
+
+static void cold_method_not_compiled(void **state) {
+    (void)state;
+    unsetenv("SOM_JIT_COMPILE_NS_PER_BYTE"); /* 20 us/byte: 1000 calls are not enough */
+    JitOptions o = opts(JIT_ON);
+    o.sync = true;
+    attach(o);
+    m1.invocations = 1000;
+    vm.jit_hook(&vm, &m1, SOM_JIT_COUNT);
+    assert_null(m1.jit);
+    assert_int_equal(F.builds, 0);
+    /* 24 k activations of 50 bytes: 24000 * 240 ns * 0.75 = 4.3 ms > 50 * 3 * 20 us = 3 ms */
+    m1.invocations = 24000;
+    vm.jit_hook(&vm, &m1, SOM_JIT_COUNT);
+    assert_non_null(m1.jit);
+    JitStats s;
+    jit_stats(&vm, &s);
+    assert_int_equal(s.evaluations, 2);
+    assert_int_equal(s.compiled, 1);
+    jit_detach(&vm);
+}
+
+static void loops_count(void **state) {
+    (void)state;
+    JitOptions o = opts(JIT_ON);
+    o.sync = true;
+    attach(o);
+    m1.invocations = 1;
+    vm.jit_hook(&vm, &m1, SOM_JIT_LOOP); /* 1000 back edges: enough at 10 ns/byte */
+    assert_non_null(m1.jit);
+    jit_detach(&vm);
+}
+
+static void eager_and_failures(void **state) {
+    (void)state;
+    attach(opts(JIT_EAGER));
+    assert_true(vm.jit_eager);
+    vm.jit_hook(&vm, &m1, SOM_JIT_EAGER); /* compiled at once, on this thread */
+    assert_non_null(m1.jit);
+    assert_true(pthread_equal(F.codegen_thread, pthread_self()));
+    F.fail_build = true;
+    for (int i = 0; i < 5; i++)
+        vm.jit_hook(&vm, &m2, SOM_JIT_EAGER);
+    assert_null(m2.jit);
+    assert_int_equal(F.builds, 3); /* m1, then m2 twice: max_failures = 2 */
+    JitStats s;
+    jit_stats(&vm, &s);
+    assert_int_equal(s.failed, 2);
+    assert_int_equal(s.never, 1);
+    const char *why[4];
+    uint64_t n[4];
+    assert_int_equal(jit_failure_reasons(&vm, why, n, 4), 1);
+    assert_string_equal(why[0], "unsupported");
+    assert_int_equal(n[0], 2);
+    jit_detach(&vm);
+}
+
+static void deopts_invalidate_and_recompile(void **state) {
+    (void)state;
+    JitOptions o = opts(JIT_ON);
+    o.sync = true;
+    attach(o);
+    m1.invocations = 1000;
+    for (uint32_t v = 1; v <= 6; v++) {
+        vm.jit_hook(&vm, &m1, SOM_JIT_COUNT);
+        SomJitCode *c = m1.jit;
+        assert_non_null(c);
+        assert_int_equal(c->version, v);
+        assert_int_equal(F.last.version, v);
+        assert_true(F.last.unreached_traps == (v < 4)); /* K = 4 */
+        for (int i = 0; i < 8; i++)
+            vm.jit_deopt_hook(&vm, c, i % 2 ? JDR_OVERFLOW : JDR_CLASS);
+        assert_ptr_equal(m1.jit, c);
+        assert_int_equal(c->invalid, 0);
+        vm.jit_deopt_hook(&vm, c, JDR_CLASS); /* the 9th */
+        assert_int_equal(c->invalid, 1);
+        assert_null(m1.jit);
+        /* backoff: 1000 * 2^(v-1) more activations before the next version */
+        vm.jit_hook(&vm, &m1, SOM_JIT_COUNT);
+        assert_null(m1.jit);
+        m1.invocations += (1000ull << (v - 1)) - 1;
+        vm.jit_hook(&vm, &m1, SOM_JIT_COUNT);
+        assert_null(m1.jit);
+        m1.invocations += 1;
+    }
+    vm.jit_hook(&vm, &m1, SOM_JIT_COUNT); /* version 7: over the limit */
+    assert_null(m1.jit);
+    JitStats s;
+    jit_stats(&vm, &s);
+    assert_int_equal(s.invalidated, 6);
+    assert_int_equal(s.compiled, 6);
+    assert_int_equal(s.versions_max, 6);
+    assert_int_equal(s.never, 1);
+    assert_int_equal(s.deopts[JDR_CLASS], 6 * 5);
+    assert_int_equal(s.deopts[JDR_OVERFLOW], 6 * 4);
+    jit_detach(&vm);
+}
+
+static void *open_later(void *arg) {
+    (void)arg;
+    struct timespec ms = {0, 50000000};
+    nanosleep(&ms, NULL);
+    gate(false);
+    return NULL;
+}
+
+static void detach_cancels_queued(void **state) {
+    (void)state;
+    attach(opts(JIT_ON));
+    gate(true);
+    m1.invocations = m2.invocations = 1000;
+    vm.jit_hook(&vm, &m1, SOM_JIT_COUNT);
+    wait_codegens(1);                     /* m1 is in the compiler's hands */
+    vm.jit_hook(&vm, &m2, SOM_JIT_COUNT); /* m2 waits in the queue */
+    assert_int_equal(F.builds, 2);
+    pthread_t t;
+    pthread_create(&t, NULL, open_later, NULL);
+    jit_detach(&vm); /* drops m2, waits for m1 */
+    pthread_join(t, NULL);
+    assert_int_equal(F.codegens, 1);
+    assert_int_equal(F.frees, 2);
+    assert_int_equal(F.in_codegen, 0);
+    assert_null(m1.jit); /* never installed: the VM is gone */
+    assert_null(m2.jit);
+}
+
+static void clock_ticks(void **state) {
+    (void)state;
+    setenv("SOM_JIT_TICK_MS", "5", 1);
+    attach(opts(JIT_ON));
+    wait_tick(&vm);
+    wait_tick(&vm);                      /* and again */
+    vm.jit_hook(&vm, &m1, SOM_JIT_TICK); /* no profiler attached: nothing to evaluate */
+    assert_null(m1.jit);
+    jit_detach(&vm);
+}
+
+static void off_attaches_nothing(void **state) {
+    (void)state;
+    char err[64];
+    JitOptions o = opts(JIT_OFF);
+    assert_int_equal(jit_attach(&vm, &o, err, sizeof err), 0);
+    assert_null(vm.jit);
+    assert_null(vm.jit_hook);
+    jit_detach(&vm);
+}
+
+static void bad_environment(void **state) {
+    (void)state;
+    char err[256];
+    setenv("SOM_JIT_DEOPT_LIMIT", "-1", 1);
+    JitOptions o = opts(JIT_ON);
+    assert_int_equal(jit_attach(&vm, &o, err, sizeof err), -1);
+    assert_string_equal(err,
+                        "SOM_JIT_DEOPT_LIMIT: expected a number between 0 and 1e+09, got '-1'");
+    assert_null(vm.jit);
+    unsetenv("SOM_JIT_DEOPT_LIMIT");
+}
+
+static void stats_text(void **state) {
+    (void)state;
+    JitOptions o = opts(JIT_ON);
+    o.sync = true;
+    attach(o);
+    m1.invocations = 1000;
+    vm.jit_hook(&vm, &m1, SOM_JIT_COUNT);
+    vm.jit_deopt_hook(&vm, m1.jit, JDR_BOUNDS);
+    F.fail_build = true;
+    m2.invocations = 1000;
+    vm.jit_hook(&vm, &m2, SOM_JIT_COUNT);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    jit_print_stats(&vm, f);
+    fclose(f);
+    assert_non_null(strstr(buf, "jit: methods compiled 1, failed 1, invalidated 0"));
+    assert_non_null(strstr(buf, "jit: failed by reason: unsupported=1\n"));
+    assert_non_null(strstr(buf, "jit: compile time total "));
+    assert_non_null(strstr(buf, "jit: code bytes 100, inlined activations 1"));
+    assert_non_null(strstr(buf, "jit: deopts 1: bounds=1\n"));
+    free(buf);
+    assert_string_equal(jit_deopt_reason_name(JDR_STRESS), "stress");
+    assert_string_equal(jit_deopt_reason_name(99), "?");
+    jit_detach(&vm);
+}
+
+static void parse_modes(void **state) {
+    (void)state;
+    JitMode m = JIT_OFF;
+    assert_true(jit_parse_mode("eager", &m));
+    assert_int_equal(m, JIT_EAGER);
+    assert_true(jit_parse_mode("on", &m));
+    assert_int_equal(m, JIT_ON);
+    assert_true(jit_parse_mode("off", &m));
+    assert_int_equal(m, JIT_OFF);
+    assert_false(jit_parse_mode("ON", &m));
+    assert_false(jit_parse_mode("", &m));
+}
+
+int main(void) {
+    jit_set_backend(&fake);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(background_compile_then_install, setup),
+        cmocka_unit_test_setup(cold_method_not_compiled, setup),
+        cmocka_unit_test_setup(loops_count, setup),
+        cmocka_unit_test_setup(eager_and_failures, setup),
+        cmocka_unit_test_setup(deopts_invalidate_and_recompile, setup),
+        cmocka_unit_test_setup(detach_cancels_queued, setup),
+        cmocka_unit_test_setup(clock_ticks, setup),
+        cmocka_unit_test_setup(off_attaches_nothing, setup),
+        cmocka_unit_test_setup(bad_environment, setup),
+        cmocka_unit_test_setup(stats_text, setup),
+        cmocka_unit_test_setup(parse_modes, setup),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
