@@ -233,7 +233,9 @@ static void flame_header(Flame *f) {
     sp_xml_text(f->out, f->o->title);
     sp_buf_printf(f->out, "</text>\n<text x=\"10\" y=\"%u\">total %llu %s</text>\n", f->height - 10,
                   (unsigned long long)f->total,
-                  f->p->flavour == SP_FLAVOUR_EXACT ? "calls" : "samples");
+                  sp_weight_unit(f->p) == SP_UNIT_CALLS   ? "calls"
+                  : sp_weight_unit(f->p) == SP_UNIT_NANOS ? "nanoseconds"
+                                                          : "samples");
 }
 
 /* Merges siblings that share a frame (they differ only in call site), keeping the

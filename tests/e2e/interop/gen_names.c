@@ -1,0 +1,46 @@
+/*
+ * gen_names.c - writes a synthetic sampled profile whose frame names stress every export:
+ * a 2 kB UTF-8 name (multi-byte characters right at the old 511-byte cut) containing ';',
+ * '%' and a quote, a C++ and a Rust legacy mangled name, and a rate change halfway.
+ * usage: gen_names OUT.prof  (prints the long name on stdout)
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "profile.h"
+#include "profile_io.h"
+
+int main(int argc, char **argv) {
+    if (argc != 2) return 2;
+    char longname[2100];
+    size_t n = 0;
+    n += (size_t)snprintf(longname, sizeof longname, "Längst>>");
+    while (n < 2000) { /* 'Ω' (2 bytes) and '€' (3 bytes): no prefix cut is on a boundary */
+        memcpy(longname + n, n % 5 ? "\xce\xa9" : "\xe2\x82\xac", n % 5 ? 2 : 3);
+        n += n % 5 ? 2 : 3;
+    }
+    n += (size_t)snprintf(longname + n, sizeof longname - n, ";semi%%pct\"q");
+    SpProfile *p = sp_profile_new(SP_FLAVOUR_SAMPLED);
+    uint32_t root = sp_frame_addv(p, SP_FRAME_NATIVE, "main", "/bin/prog", 0x1000, 0x100, NULL, 0);
+    uint32_t cxx = sp_frame_addv(p, SP_FRAME_NATIVE, "_ZN5outer5inner4workEi", "/bin/prog",
+                                 0x1100, 0x100, NULL, 0);
+    uint32_t rust = sp_frame_addv(p, SP_FRAME_NATIVE, "_ZN4core3fmt5write17h0123456789abcdefE",
+                                  "/bin/prog", 0x1200, 0x100, NULL, 0);
+    uint32_t lng = sp_frame_addv(p, SP_FRAME_VM_METHOD, longname, NULL, 0, 0, "Long.som", 3);
+    uint32_t t = sp_thread_add(p, 4242, "names");
+    sp_mapping_add(p, 0x1000, 0x2000, 0, "/bin/prog", "0123456789abcdef0123456789abcdef01234567");
+    sp_meta_set(p, "mode", "cpu");
+    sp_meta_setu(p, "interval_initial_ns", 1000000);
+    sp_event_add(p, 50, SP_EVENT_RATE_CHANGE, 1000000, 4000000, "tune");
+    for (int i = 0; i < 100; i++) {
+        uint32_t st[2] = {i % 3 == 0 ? cxx : i % 3 == 1 ? rust : lng, root};
+        sp_sample_add(p, t, (uint64_t)i, st, 2, 0x1100 + (uint64_t)(i % 3) * 0x100 + 8, 1,
+                      SP_VM_NONE);
+    }
+    char err[256];
+    int rc = sp_profile_write(p, argv[1], err, sizeof err);
+    if (rc) fprintf(stderr, "%s\n", err);
+    printf("%s\n", longname);
+    sp_profile_free(p);
+    return rc ? 1 : 0;
+}
