@@ -22,8 +22,8 @@ int main(int argc, char **argv) {
     n += (size_t)snprintf(longname + n, sizeof longname - n, ";semi%%pct\"q");
     SpProfile *p = sp_profile_new(SP_FLAVOUR_SAMPLED);
     uint32_t root = sp_frame_addv(p, SP_FRAME_NATIVE, "main", "/bin/prog", 0x1000, 0x100, NULL, 0);
-    uint32_t cxx = sp_frame_addv(p, SP_FRAME_NATIVE, "_ZN5outer5inner4workEi", "/bin/prog",
-                                 0x1100, 0x100, NULL, 0);
+    uint32_t cxx = sp_frame_addv(p, SP_FRAME_NATIVE, "_ZN5outer5inner4workEi", "/bin/prog", 0x1100,
+                                 0x100, NULL, 0);
     uint32_t rust = sp_frame_addv(p, SP_FRAME_NATIVE, "_ZN4core3fmt5write17h0123456789abcdefE",
                                   "/bin/prog", 0x1200, 0x100, NULL, 0);
     uint32_t lng = sp_frame_addv(p, SP_FRAME_VM_METHOD, longname, NULL, 0, 0, "Long.som", 3);
