@@ -118,8 +118,10 @@ static void pp_location(Pp *e, SpBuf *b, SpBuf *s, SpBuf *line, uint64_t id, uin
     uint32_t m = addr ? sp_mapping_find(e->p, addr) : SP_NONE;
     if (m != SP_NONE) pb_field_varint(s, 2, m + 1);
     if (addr) pb_field_varint(s, 3, addr);
+    (void)f;
     pb_field_varint(line, 1, (uint64_t)frame + 1);
-    if (f->line) pb_field_varint(line, 2, f->line);
+    /* a frame's line is where its function starts (Function.start_line), not the line of
+     * the sampled PC: Line.line stays 0 (unknown) rather than pointing at the header */
     pb_sub(s, 4, line);
     pb_sub(b, 4, s);
 }
@@ -150,7 +152,8 @@ static void pp_locations_functions(Pp *e, SpBuf *b, SpBuf *s) {
     sp_buf_fini(&line);
 }
 
-/* has_functions / has_filenames / has_line_numbers of mapping m, from its frames. */
+/* has_functions / has_filenames of mapping m, from its frames; has_line_numbers stays 0
+ * (no per-PC lines, see pp_location). */
 static void pp_mapping_flags(const SpProfile *p, uint32_t m, int *fn, int *file, int *line) {
     *fn = *file = *line = 0;
     for (uint32_t i = 0; i < p->nframes; i++) {
@@ -158,7 +161,6 @@ static void pp_mapping_flags(const SpProfile *p, uint32_t m, int *fn, int *file,
         if (!f->addr || f->kind == SP_FRAME_VM_METHOD || sp_mapping_find(p, f->addr) != m) continue;
         *fn |= f->name != 0;
         *file |= f->file != 0;
-        *line |= f->line != 0;
     }
 }
 
@@ -303,19 +305,28 @@ static const char *pp_meta2(const SpProfile *p, const char *a, const char *b) {
 
 static void pp_comments(Pp *e, SpBuf *out) {
     const SpProfile *p = e->p;
-    static const char *const units[] = {"samples", "calls", "nanoseconds"};
-    char buf[160];
-    snprintf(buf, sizeof buf, "weights: %s (sampo unit %s)", sp_unit_type(e->unit), units[e->unit]);
+    static const char *const what[] = {
+        "samples; the second value is each sample's interval in force (time-weighted)",
+        "invocation counts", "nanoseconds of time"};
+    char buf[256];
+    snprintf(buf, sizeof buf, "sampo weights: %s", what[e->unit]);
     pb_field_varint(out, 13, pp_str(e, buf));
     pp_comment(e, out, "command", sp_meta_get(p, "command") ? "command" : "cmdline");
     pp_comment(e, out, "trigger", "trigger");
     pp_comment(e, out, "mode", "mode");
     const char *rq = pp_meta2(p, "requested_hz", "hz_requested");
     const char *dl = pp_meta2(p, "delivered_hz", "hz_delivered");
-    if (rq || dl || e->unit == SP_UNIT_SAMPLES) {
-        snprintf(buf, sizeof buf,
-                 "rate: requested %s Hz, delivered %s Hz, initial interval %llu ns",
-                 rq && *rq ? rq : "?", dl && *dl ? dl : "?", (unsigned long long)e->interval);
+    const char *dur = sp_meta_get(p, "duration_ns");
+    double secs = dur ? strtod(dur, NULL) / 1e9 : 0;
+    if (e->unit == SP_UNIT_SAMPLES) {
+        char got[80] = "?";
+        if (dl && *dl)
+            snprintf(got, sizeof got, "%s Hz", dl);
+        else if (secs > 0)
+            snprintf(got, sizeof got, "%.1f samples/s over %.3f s (all threads)",
+                     (double)p->nsamples / secs, secs);
+        snprintf(buf, sizeof buf, "rate: requested %s Hz, delivered %s, initial interval %llu ns",
+                 rq && *rq ? rq : "?", got, (unsigned long long)e->interval);
         pb_field_varint(out, 13, pp_str(e, buf));
     }
     pp_comment(e, out, "rate changes", "rate_changes");

@@ -3,6 +3,8 @@
  * a 2 kB UTF-8 name (multi-byte characters right at the old 511-byte cut) containing ';',
  * '%' and a quote, a C++ and a Rust legacy mangled name, and a rate change halfway.
  * usage: gen_names OUT.prof  (prints the long name on stdout)
+ *        gen_names --roundtrip OUT.prof: a small profile with a known value in every field
+ *        the pprof exporter writes (checked against `go tool pprof -raw`, roundtrip.raw)
  */
 #include <stdio.h>
 #include <string.h>
@@ -10,7 +12,36 @@
 #include "profile.h"
 #include "profile_io.h"
 
+static int roundtrip(const char *out) {
+    SpProfile *p = sp_profile_new(SP_FLAVOUR_SAMPLED);
+    sp_mapping_add(p, 0x400000, 0x401000, 0x1000, "/bin/rt",
+                   "abcdef0123456789abcdef0123456789abcdef01");
+    uint32_t mn = sp_frame_addv(p, SP_FRAME_NATIVE, "main", "/bin/rt", 0x400100, 0x100, "rt.c", 10);
+    uint32_t lf =
+        sp_frame_addv(p, SP_FRAME_NATIVE, "_Z4leafv", "/bin/rt", 0x400200, 0x40, "rt.c", 20);
+    uint32_t km = sp_frame_addv(p, SP_FRAME_VM_METHOD, "K>>m", NULL, 0, 0, "K.som", 3);
+    uint32_t t = sp_thread_add(p, 9, "w");
+    uint32_t s1[] = {lf, mn}, s2[] = {km, mn};
+    sp_sample_add(p, t, 10, s1, 2, 0x400210, 1, SP_VM_NONE);
+    sp_sample_add(p, t, 20, s2, 2, 0x7000, 2, SP_VM_INTERPRETING);
+    sp_meta_set(p, "mode", "wall");
+    sp_meta_set(p, "trigger", "timer");
+    sp_meta_set(p, "command", "rt a b");
+    sp_meta_setu(p, "requested_hz", 500);
+    sp_meta_setu(p, "interval_initial_ns", 2000000);
+    sp_meta_setu(p, "dropped", 3);
+    sp_meta_setu(p, "pid", 77);
+    sp_meta_setu(p, "duration_ns", 5000000);
+    sp_meta_setu(p, "start_unix_ns", 1700000000123456789ull);
+    char err[256];
+    int rc = sp_profile_write(p, out, err, sizeof err);
+    if (rc) fprintf(stderr, "%s\n", err);
+    sp_profile_free(p);
+    return rc ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc == 3 && strcmp(argv[1], "--roundtrip") == 0) return roundtrip(argv[2]);
     if (argc != 2) return 2;
     char longname[2100];
     size_t n = 0;

@@ -115,6 +115,10 @@ if [ $HAVE_GO = 1 ]; then
     check "pprof: Rust system_name kept" has names-raw.txt "(_ZN4core3fmt5write17h0123456789abcdefE)"
     check "pprof: sample types" has names-raw.txt "samples/count cpu/nanoseconds"
     check "pprof: build ID" has names-raw.txt "/bin/prog 0123456789abcdef0123456789abcdef01234567"
+    # every field the exporter writes, as the real tool reads it back (byte-exact)
+    $GEN --roundtrip rt.prof && $SAMPO export --pprof rt.prof -o rt.pb.gz
+    TZ=UTC GP -raw rt.pb.gz >rt.raw 2>&1
+    check "pprof round trip: every field (roundtrip.raw)" diff -u "$HERE/roundtrip.raw" rt.raw
     GP -top names.pb.gz >names-top.txt 2>&1
     check "pprof: cpu total follows the rate change (250 ms)" has names-top.txt "of 250ms total"
     check "pprof: comment" has names-top.txt "rate: requested"
