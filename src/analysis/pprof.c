@@ -51,6 +51,13 @@ typedef struct {
     uint64_t *extra_pc;
     uint32_t nextra, cap_extra;
     uint64_t pid;
+    SpLineFn linefn; /* per-PC source lines, or NULL */
+    void *linectx;
+    uint8_t *mflags; /* per mapping: bit 0 file names, bit 1 line numbers, bit 2 inlines */
+    uint64_t *ffile; /* per frame: pprof string of its file found through the lines, or 0 */
+    U64Map fnkey;    /* (name, file) pprof string ids -> index of an inlined function */
+    uint64_t *fn_name, *fn_file;
+    uint32_t nfn, cap_fn;
 } Pp;
 
 static uint64_t pp_str(Pp *e, const char *s) {
@@ -111,18 +118,59 @@ static uint64_t pp_leaf_loc(Pp *e, uint32_t frame, uint64_t pc) {
     return (uint64_t)e->p->nframes + 1 + e->nextra++;
 }
 
+/* Function id of an inlined function named name in file (ids after the frames'). */
+static uint64_t pp_inline_fn(Pp *e, const char *name, const char *file) {
+    uint64_t n = pp_str(e, name), f = pp_str(e, file ? file : "");
+    uint32_t i = u64map_get(&e->fnkey, n << 32 | f);
+    if (i != UINT32_MAX) return (uint64_t)e->p->nframes + 1 + i;
+    if (e->nfn == e->cap_fn) {
+        uint32_t nc = e->cap_fn ? 2 * e->cap_fn : 32;
+        uint64_t *a = realloc(e->fn_name, nc * sizeof *a);
+        if (a) e->fn_name = a;
+        uint64_t *b = a ? realloc(e->fn_file, nc * sizeof *b) : NULL;
+        if (!b) {
+            e->oom = 1;
+            return 0;
+        }
+        e->fn_file = b;
+        e->cap_fn = nc;
+    }
+    if (u64map_put(&e->fnkey, n << 32 | f, e->nfn)) e->oom = 1;
+    e->fn_name[e->nfn] = n, e->fn_file[e->nfn] = f;
+    return (uint64_t)e->p->nframes + 1 + e->nfn++;
+}
+
+/* The Line entries of a sampled PC from the resolver: innermost inlined function first,
+ * the frame's own function last.  Returns 0 when the PC has no known position. */
+static int pp_lines(Pp *e, SpBuf *s, SpBuf *line, uint32_t frame, uint32_t m, uint64_t pc) {
+    SpSrcLine sl[32];
+    uint32_t n = e->linefn(e->linectx, e->p, m, pc, sl, 32);
+    if (n == 0) return 0;
+    for (uint32_t k = 0; k < n; k++) {
+        uint64_t fn =
+            k + 1 < n && sl[k].func ? pp_inline_fn(e, sl[k].func, sl[k].file) : (uint64_t)frame + 1;
+        pb_field_varint(line, 1, fn);
+        if (sl[k].line) pb_field_varint(line, 2, sl[k].line);
+        pb_sub(s, 4, line);
+        e->mflags[m] |= (sl[k].file ? 1 : 0) | (sl[k].line ? 2 : 0) | (n > 1 ? 4 : 0);
+    }
+    if (sl[n - 1].file && !e->p->frames[frame].file && !e->ffile[frame])
+        e->ffile[frame] = pp_str(e, sl[n - 1].file);
+    return 1;
+}
+
 static void pp_location(Pp *e, SpBuf *b, SpBuf *s, SpBuf *line, uint64_t id, uint32_t frame,
-                        uint64_t addr) {
-    const SpFrame *f = &e->p->frames[frame];
+                        uint64_t addr, int sampled) {
     pb_field_varint(s, 1, id);
     uint32_t m = addr ? sp_mapping_find(e->p, addr) : SP_NONE;
     if (m != SP_NONE) pb_field_varint(s, 2, m + 1);
     if (addr) pb_field_varint(s, 3, addr);
-    (void)f;
-    pb_field_varint(line, 1, (uint64_t)frame + 1);
-    /* a frame's line is where its function starts (Function.start_line), not the line of
-     * the sampled PC: Line.line stays 0 (unknown) rather than pointing at the header */
-    pb_sub(s, 4, line);
+    /* a frame's line is where its function starts (Function.start_line), not the line of a
+     * PC: without a resolved position Line.line stays 0 (unknown), not the header's line */
+    if (!(sampled && m != SP_NONE && e->linefn && pp_lines(e, s, line, frame, m, addr))) {
+        pb_field_varint(line, 1, (uint64_t)frame + 1);
+        pb_sub(s, 4, line);
+    }
     pb_sub(b, 4, s);
 }
 
@@ -134,10 +182,10 @@ static void pp_locations_functions(Pp *e, SpBuf *b, SpBuf *s) {
         const SpFrame *f = &p->frames[i];
         /* callers: the function's entry (we keep only the leaf's PC per sample) */
         uint64_t addr = f->kind == SP_FRAME_NATIVE || f->kind == SP_FRAME_JIT ? f->addr : 0;
-        pp_location(e, b, s, &line, (uint64_t)i + 1, i, addr);
+        pp_location(e, b, s, &line, (uint64_t)i + 1, i, addr, 0);
     }
     for (uint32_t i = 0; i < e->nextra; i++)
-        pp_location(e, b, s, &line, (uint64_t)p->nframes + 1 + i, e->extra[i], e->extra_pc[i]);
+        pp_location(e, b, s, &line, (uint64_t)p->nframes + 1 + i, e->extra[i], e->extra_pc[i], 1);
     char buf[64];
     for (uint32_t i = 0; i < p->nframes; i++) {
         const SpFrame *f = &p->frames[i];
@@ -145,15 +193,22 @@ static void pp_locations_functions(Pp *e, SpBuf *b, SpBuf *s) {
         pb_field_varint(s, 2, pp_str(e, sp_frame_label(p, i, buf, sizeof buf)));
         uint32_t sys = sp_frame_system_name(p, i);
         pb_field_varint(s, 3, pp_pstr(e, sys));
-        pb_field_varint(s, 4, pp_pstr(e, f->file));
+        pb_field_varint(s, 4, f->file ? pp_pstr(e, f->file) : e->ffile[i]);
         if (f->line) pb_field_varint(s, 5, f->line);
+        pb_sub(b, 5, s);
+    }
+    for (uint32_t i = 0; i < e->nfn; i++) { /* inlined functions */
+        pb_field_varint(s, 1, (uint64_t)p->nframes + 1 + i);
+        pb_field_varint(s, 2, e->fn_name[i]);
+        pb_field_varint(s, 3, e->fn_name[i]);
+        pb_field_varint(s, 4, e->fn_file[i]);
         pb_sub(b, 5, s);
     }
     sp_buf_fini(&line);
 }
 
-/* has_functions / has_filenames of mapping m, from its frames; has_line_numbers stays 0
- * (no per-PC lines, see pp_location). */
+/* has_functions / has_filenames of mapping m, from its frames (the resolved lines add
+ * theirs in pp_mappings). */
 static void pp_mapping_flags(const SpProfile *p, uint32_t m, int *fn, int *file, int *line) {
     *fn = *file = *line = 0;
     for (uint32_t i = 0; i < p->nframes; i++) {
@@ -170,6 +225,8 @@ static void pp_mappings(Pp *e, SpBuf *b, SpBuf *s) {
         const SpMapping *m = &p->mappings[i];
         int fn, file, line;
         pp_mapping_flags(p, i, &fn, &file, &line);
+        file |= e->mflags[i] & 1, line |= (e->mflags[i] >> 1) & 1;
+        int inl = (e->mflags[i] >> 2) & 1;
         pb_field_varint(s, 1, (uint64_t)i + 1);
         pb_field_varint(s, 2, m->start);
         pb_field_varint(s, 3, m->end);
@@ -179,6 +236,7 @@ static void pp_mappings(Pp *e, SpBuf *b, SpBuf *s) {
         if (fn) pb_field_varint(s, 7, 1);
         if (file) pb_field_varint(s, 8, 1);
         if (line) pb_field_varint(s, 9, 1);
+        if (inl) pb_field_varint(s, 10, 1);
         pb_sub(b, 3, s);
     }
 }
@@ -342,8 +400,13 @@ static void pp_strings(Pp *e, SpBuf *out) {
 }
 
 int sp_pprof_encode(SpProfile *p, SpBuf *out) {
+    return sp_pprof_encode_lines(p, out, NULL, NULL);
+}
+
+int sp_pprof_encode_lines(SpProfile *p, SpBuf *out, SpLineFn fn, void *ctx) {
     Pp e = {.p = p, .unit = sp_weight_unit(p), .interval = sp_interval_ns(p)};
     SpBuf s, packed;
+    e.linefn = fn, e.linectx = ctx;
     if (!p->nsamples && sp_ccmap_ensure(p)) return -1;
     for (uint32_t i = 0; e.unit == SP_UNIT_CALLS && !p->nsamples && i < p->cc.nnodes && !e.timed;
          i++)
@@ -353,6 +416,10 @@ int sp_pprof_encode(SpProfile *p, SpBuf *out) {
     e.strs = sp_profile_new(SP_FLAVOUR_SAMPLED);
     if (!e.strs) return -1;
     u64map_init(&e.pcs);
+    u64map_init(&e.fnkey);
+    e.mflags = calloc(p->nmappings + 1, 1);
+    e.ffile = calloc(p->nframes + 1, sizeof *e.ffile);
+    if (!e.mflags || !e.ffile) e.oom = 1;
     sp_buf_init(&s);
     sp_buf_init(&packed);
     const char *tk = sp_time_kind(p);
@@ -369,8 +436,8 @@ int sp_pprof_encode(SpProfile *p, SpBuf *out) {
         pp_samples_of_samples(&e, out, &s, &packed);
     else
         pp_samples_of_tree(&e, out, &s, &packed);
-    pp_mappings(&e, out, &s);
-    pp_locations_functions(&e, out, &s);
+    if (!e.oom) pp_locations_functions(&e, out, &s);
+    if (!e.oom) pp_mappings(&e, out, &s); /* after the lines: their flags */
     const char *t0 = sp_meta_get(p, "start_unix_ns");
     if (t0 && *t0) pb_field_varint(out, 9, strtoull(t0, NULL, 10));
     const char *dur = sp_meta_get(p, "duration_ns");
@@ -392,6 +459,11 @@ int sp_pprof_encode(SpProfile *p, SpBuf *out) {
     sp_buf_fini(&s);
     sp_buf_fini(&packed);
     u64map_fini(&e.pcs);
+    u64map_fini(&e.fnkey);
+    free(e.mflags);
+    free(e.ffile);
+    free(e.fn_name);
+    free(e.fn_file);
     free(e.extra);
     free(e.extra_pc);
     sp_profile_free(e.strs);
@@ -424,9 +496,13 @@ int sp_gzip(const uint8_t *in, size_t len, SpBuf *out) {
 }
 
 int sp_export_pprof(SpProfile *p, SpBuf *out) {
+    return sp_export_pprof_lines(p, out, NULL, NULL);
+}
+
+int sp_export_pprof_lines(SpProfile *p, SpBuf *out, SpLineFn fn, void *ctx) {
     SpBuf raw;
     sp_buf_init(&raw);
-    int rc = sp_pprof_encode(p, &raw);
+    int rc = sp_pprof_encode_lines(p, &raw, fn, ctx);
     if (rc == 0) rc = sp_gzip(raw.data, raw.len, out);
     sp_buf_fini(&raw);
     return rc;

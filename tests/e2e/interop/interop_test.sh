@@ -150,16 +150,31 @@ if [ -n "$PRELOAD" ]; then
         check "pprof: numeric tid and pid labels" grep -qE 'pid:\[[0-9]+\] tid:\[[0-9]+\]' r-raw.txt
         bid=$(readelf -n "$PROG" | sed -n 's/.*Build ID: //p')
         check "pprof: program's build ID in its mapping" grep -qE " $PROG $bid \[FN\]" r-raw.txt
+        $SAMPO export --pprof --no-lines r.prof -o r-nolines.pb.gz
+        GP -raw r-nolines.pb.gz >r-nolines.txt 2>&1
+        check "pprof --no-lines: no line flags" grep -qE " $PROG $bid \[FN\]\$" r-nolines.txt
         check "pprof: libc mapping has a build ID" grep -qE 'libc\.so\.6 [0-9a-f]{40}' r-raw.txt
-        nspin=$(sed -n '/^Locations/,/^Mappings/p' r-raw.txt | grep -cE ' M=1 spin ')
+        check "pprof: mapping has lines and inlines" grep -qE " $PROG $bid \[FN\]\[FL\]\[LN\]\[IN\]" r-raw.txt
+        check "pprof: inlined mix expanded under spin's call site" python3 - r-raw.txt <<'EOF'
+import re, sys
+txt = open(sys.argv[1]).read().split("Locations\n")[1].split("Mappings\n")[0]
+assert re.search(r" M=1 mix \S*rename_prog\.c:\d+ s=0\n\s+spin \S*rename_prog\.c:\d+", txt), txt[:800]
+EOF
+        nspin=$(sed -n '/^Locations/,/^Mappings/p' r-raw.txt | grep -cE ' M=1 (spin|mix) ')
         check "pprof: one location per sampled PC in spin ($nspin)" test "$nspin" -gt 2
         GP -top -focus=spin -sample_index=cpu r.pb.gz >r-top.txt 2>&1
         truth=$(cat spin.txt)
         got=$(sed -n 's/.*accounting for \([0-9.]*\)\(m\?s\),.*/\1 \2/p' r-top.txt | head -1)
-        check "pprof: spin cpu total within 2% of the measured CPU time ($got vs $truth ns)" \
+        rep=$(sed -n 's/^# weight *cpu, \([0-9.]*\) ms.*/\1/p' r-report.txt)
+        check "pprof: cpu total = sampo's time-weighted total ($got vs $rep ms)" python3 -c "
+v, u = '$got'.split(); v = float(v) * (1 if u == 'ms' else 1e3)
+assert abs(v - float('$rep')) < 0.5, (v, '$rep')"
+        # the engine's perf-sw sampling delivers 97-100% of the CPU time here (re-arms):
+        # 5% bounds what the export can be blamed for (a unit error is 1000x or more)
+        check "pprof: spin cpu total within 5% of the measured CPU time ($got vs $truth ns)" \
             python3 -c "
 v, u = '$got'.split(); v = float(v) * (1e6 if u == 'ms' else 1e9)
-t = float('$truth'); assert abs(v - t) <= 0.02 * t, (v, t)"
+t = float('$truth'); assert abs(v - t) <= 0.05 * t, (v, t)"
         $SAMPO record -q -F 500 --mode wall -o w.prof -- "$PROG" 0.2 >/dev/null
         $SAMPO export --pprof w.prof -o w.pb.gz
         GP -raw w.pb.gz >w-raw.txt 2>&1
@@ -175,8 +190,9 @@ t = float('$truth'); assert abs(v - t) <= 0.02 * t, (v, t)"
             check "pprof -disasm: routine" has r-disasm.txt "ROUTINE ======================== spin"
             check "pprof -disasm: samples on several instructions" \
                 test "$(grep -cE '^ +[0-9.]+m?s +' r-disasm.txt)" -gt 2
-            "$UP" -list=spin -symbolize=force r.pb.gz >r-list.txt 2>&1
-            check "pprof -list: source lines of spin" has r-list.txt "rename_prog.c"
+            "$UP" -list=spin r.pb.gz >r-list.txt 2>&1
+            check "pprof -list: spin's source with samples on its loop" \
+                grep -qE '^ +[0-9.]+m?s +[0-9.]+m?s +[0-9]+: +g_sink \+= mix\(i\);' r-list.txt
         fi
     fi
 else
