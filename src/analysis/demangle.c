@@ -30,14 +30,26 @@ char *sp_demangle(const char *name) {
     if (!name || name[0] != '_' || name[1] != 'Z') return NULL;
     pthread_once(&dm_once, dm_find);
     if (!dm_fn) return NULL;
+    /* a "@plt" or "@@VERSION" suffix is not part of the mangling: kept as perf keeps it */
+    size_t base = strcspn(name, "@");
+    char *mangled = strndup(name, base);
+    if (!mangled) return NULL;
     int status = -1;
-    char *d = dm_fn(name, NULL, NULL, &status);
-    if (status != 0) {
+    char *d = dm_fn(mangled, NULL, NULL, &status);
+    free(mangled);
+    if (status != 0 || !d) {
         free(d);
         return NULL;
     }
+    if (name[base]) {
+        char *full = malloc(strlen(d) + strlen(name + base) + 1);
+        if (full) strcat(strcpy(full, d), name + base);
+        free(d);
+        d = full;
+        if (!d) return NULL;
+    }
     /* Rust legacy symbols end in "::h" + 16 hex digits of hash; rustc-demangle hides it */
-    size_t n = strlen(d);
+    size_t n = name[base] ? 0 : strlen(d);
     if (n > 19 && strncmp(d + n - 19, "::h", 3) == 0 &&
         strspn(d + n - 16, "0123456789abcdef") == 16)
         d[n - 19] = 0;

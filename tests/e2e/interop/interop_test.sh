@@ -53,6 +53,35 @@ EOF
 HAVE_SCHEMA=0
 if [ -f "$SCHEMA" ] && python3 -c 'import jsonschema' 2>/dev/null; then HAVE_SCHEMA=1; else
     skip "speedscope schema validation (npm ci --prefix tests/e2e/interop; python3-jsonschema)"; fi
+# pprof's web UI (-http) on FILE: every view answers, none with a server error or a panic
+web_ui_ok() { # FILE
+    python3 - "$UP" "$1" <<'EOF'
+import socket, subprocess, sys, time, urllib.error, urllib.request
+s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
+p = subprocess.Popen([sys.argv[1], "-http=127.0.0.1:%d" % port, "-no_browser", sys.argv[2]],
+                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+codes = {}
+try:
+    for view in ["ui/top", "ui/flamegraph", "ui/peek?f=.", "ui/source?f=.", "ui/disasm?f=."]:
+        for _ in range(100):
+            try:
+                codes[view] = urllib.request.urlopen("http://127.0.0.1:%d/%s" % (port, view),
+                                                     timeout=60).status
+                break
+            except urllib.error.HTTPError as e:
+                codes[view] = e.code
+                break
+            except OSError:
+                time.sleep(0.2)
+finally:
+    p.kill()
+log = p.communicate()[0].decode(errors="replace")
+print(codes)
+assert "panic" not in log, log[-2000:]
+assert codes.get("ui/top") == 200 and all(c < 500 for c in codes.values()), codes
+EOF
+}
+
 speedscope_ok() { # NAME FILE
     if [ $HAVE_SCHEMA = 1 ]; then check "$1: speedscope schema" validate_speedscope "$2"; fi
 }
@@ -190,6 +219,7 @@ t = float('$truth'); assert abs(v - t) <= 0.05 * t, (v, t)"
             check "pprof -disasm: routine" has r-disasm.txt "ROUTINE ======================== spin"
             check "pprof -disasm: samples on several instructions" \
                 test "$(grep -cE '^ +[0-9.]+m?s +' r-disasm.txt)" -gt 2
+            check "upstream pprof -http views on the native profile" web_ui_ok r.pb.gz
             "$UP" -list=spin r.pb.gz >r-list.txt 2>&1
             check "pprof -list: spin's source with samples on its loop" \
                 grep -qE '^ +[0-9.]+m?s +[0-9.]+m?s +[0-9]+: +g_sink \+= mix\(i\);' r-list.txt
@@ -227,6 +257,7 @@ if [ -n "$SOM" ]; then
             for f in s.sampo s.sampo.time e.sampo; do
                 "$UP" -disasm=. $f.pb.gz >d.txt 2>&1
                 check "upstream pprof -disasm=. on som $f: no panic" bash -c "! grep -q panic d.txt"
+                check "upstream pprof -http views on som $f (incl. /ui/disasm)" web_ui_ok $f.pb.gz
             done
         fi
     fi
