@@ -3,6 +3,7 @@
  * a 2 kB UTF-8 name (multi-byte characters right at the old 511-byte cut) containing ';',
  * '%' and a quote, a C++ and a Rust legacy mangled name, and a rate change halfway.
  * usage: gen_names OUT.prof  (prints the long name on stdout)
+ *        gen_names --shifted OUT.prof: the same frames, 60% of the samples in the C++ one
  *        gen_names --roundtrip OUT.prof: a small profile with a known value in every field
  *        the pprof exporter writes (checked against `go tool pprof -raw`, roundtrip.raw)
  */
@@ -42,6 +43,8 @@ static int roundtrip(const char *out) {
 
 int main(int argc, char **argv) {
     if (argc == 3 && strcmp(argv[1], "--roundtrip") == 0) return roundtrip(argv[2]);
+    int shift = argc == 3 && strcmp(argv[1], "--shifted") == 0; /* the diff's "new" side */
+    if (shift) argv++, argc--;
     if (argc != 2) return 2;
     char longname[2100];
     size_t n = 0;
@@ -64,7 +67,8 @@ int main(int argc, char **argv) {
     sp_meta_setu(p, "interval_initial_ns", 1000000);
     sp_event_add(p, 50, SP_EVENT_RATE_CHANGE, 1000000, 4000000, "tune");
     for (int i = 0; i < 100; i++) {
-        uint32_t st[2] = {i % 3 == 0 ? cxx : i % 3 == 1 ? rust : lng, root};
+        int k = shift ? (i % 10 < 6 ? 0 : i % 10 < 8 ? 1 : 2) : i % 3; /* cxx 60% when shifted */
+        uint32_t st[2] = {k == 0 ? cxx : k == 1 ? rust : lng, root};
         sp_sample_add(p, t, (uint64_t)i, st, 2, 0x1100 + (uint64_t)(i % 3) * 0x100 + 8, 1,
                       SP_VM_NONE);
     }
