@@ -164,6 +164,11 @@ $SAMPO flame --html -t names names.prof -o names.html; check "flame --html exit"
 $SAMPO flame --diff names.prof -t diff names2.prof -o diff.html; check "flame --diff exit" test $? -eq 0
 check "flame html: no external references" bash -c "! grep -qiE '(src|href)=|https?://' names.html diff.html"
 $SAMPO flame --diff names.prof 2>/dev/null; check "flame --diff without NEW: usage error" test $? -eq 2
+if [ $HAVE_GO = 1 ]; then # the same comparison in pprof: the C++ frame grew by 65 ms
+    $SAMPO export --pprof names2.prof -o names2.pb.gz
+    GP -top -diff_base=names.pb.gz names2.pb.gz >diff-top.txt 2>&1
+    check "pprof -diff_base" grep -qE '^ +65ms 26\.00% .* outer::inner::work\(int\)$' diff-top.txt
+fi
 CHROMIUM=${CHROMIUM:-$(command -v chromium || true)}
 if command -v node >/dev/null && [ -n "$CHROMIUM" ] && [ -d "$HERE/node_modules/playwright-core" ]; then
     mkdir -p screenshots
