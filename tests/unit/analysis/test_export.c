@@ -1,9 +1,10 @@
 /*
  * test_export.c - byte-exact tests of the exporters on fixed profiles: collapsed and
- * speedscope spelled out by hand, pprof against bytes from an independent protobuf encoder,
- * gzip round trip, and golden files (tests/unit/analysis/golden, reviewed by eye as PNG)
+ * speedscope spelled out by hand, pprof against pinned bytes (tests/e2e/interop checks
+ * every field with go tool pprof), units, UTF-8 cuts, demangling, gzip round trip, and golden files (tests/unit/analysis/golden, reviewed by eye as PNG)
  * for the report and the SVG writers.  SAMPO_UPDATE_GOLDEN=1 rewrites the golden files.
  */
+#define _GNU_SOURCE /* memmem */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -96,6 +97,94 @@ static void test_speedscope(void **state) {
             "\"startValue\":0,\"samples\":[[0,1,3],[0,1,3]],\"weights\":[1000000,2000000],"
             "\"endValue\":3000000}]}\n");
     sp_buf_fini(&b);
+    sp_profile_free(p);
+}
+
+/* UTF-8 prefixes never end inside a character. */
+static void test_utf8_prefix(void **state) {
+    (void)state;
+    const char *s = "a\xce\xa9\xe2\x82\xac"; /* a, Omega (2 bytes), Euro (3 bytes) */
+    assert_int_equal(sp_utf8_prefix(s, 0), 0);
+    assert_int_equal(sp_utf8_prefix(s, 1), 1);
+    assert_int_equal(sp_utf8_prefix(s, 2), 1); /* not half an Omega */
+    assert_int_equal(sp_utf8_prefix(s, 3), 3);
+    assert_int_equal(sp_utf8_prefix(s, 4), 3);
+    assert_int_equal(sp_utf8_prefix(s, 5), 3);
+    assert_int_equal(sp_utf8_prefix(s, 6), 6);
+    assert_int_equal(sp_utf8_prefix(s, 100), 6);
+}
+
+/* Units: exact -> calls, META unit nanoseconds -> time, else samples; wall from META mode. */
+static void test_units(void **state) {
+    (void)state;
+    SpProfile *p = sp_profile_new(SP_FLAVOUR_SAMPLED);
+    assert_int_equal(sp_weight_unit(p), SP_UNIT_SAMPLES);
+    assert_string_equal(sp_time_kind(p), "cpu");
+    assert_int_equal(sp_interval_ns(p), 1000000); /* unknown: 1 ms */
+    sp_meta_set(p, "mode", "wall");
+    sp_meta_setu(p, "requested_hz", 250);
+    assert_string_equal(sp_time_kind(p), "wall");
+    assert_int_equal(sp_interval_ns(p), 4000000);
+    sp_meta_set(p, "unit", "nanoseconds of self time");
+    assert_int_equal(sp_weight_unit(p), SP_UNIT_NANOS);
+    assert_string_equal(sp_unit_type(SP_UNIT_NANOS), "time");
+    sp_meta_set(p, "unit", "invocations");
+    assert_int_equal(sp_weight_unit(p), SP_UNIT_CALLS);
+    sp_profile_free(p);
+    p = sp_profile_new(SP_FLAVOUR_EXACT);
+    assert_int_equal(sp_weight_unit(p), SP_UNIT_CALLS);
+    sp_profile_free(p);
+}
+
+/* A .time profile: speedscope in nanoseconds, pprof's only value type time/nanoseconds. */
+static void test_time_profile_units(void **state) {
+    (void)state;
+    SpProfile *p = sp_profile_new(SP_FLAVOUR_SAMPLED);
+    uint32_t f = sp_frame_addv(p, SP_FRAME_VM_METHOD, "A>>b", NULL, 0, 0, NULL, 0);
+    uint32_t t = sp_thread_add(p, 1, "vm");
+    sp_meta_set(p, "unit", "nanoseconds of self time");
+    sp_sample_add(p, t, 0, &f, 1, 0, 123456789, SP_VM_INTERPRETING);
+    SpBuf b;
+    sp_buf_init(&b);
+    assert_int_equal(sp_export_speedscope(p, &b), 0);
+    sp_buf_u8(&b, 0);
+    assert_non_null(strstr((const char *)b.data, "\"unit\":\"nanoseconds\""));
+    assert_non_null(strstr((const char *)b.data, "\"weights\":[123456789]"));
+    b.len = 0;
+    assert_int_equal(sp_export_collapsed(p, &b), 0);
+    assert_buf_str(&b, "A>>b 123456789\n"); /* not multiplied by an interval */
+    b.len = 0;
+    assert_int_equal(sp_pprof_encode(p, &b), 0);
+    /* the string table holds "time" and "nanoseconds" but neither "samples" nor "cpu" */
+    assert_non_null(memmem(b.data, b.len, "\x04time", 5));
+    assert_non_null(memmem(b.data, b.len, "\x0bnanoseconds", 12));
+    assert_null(memmem(b.data, b.len, "\x07samples", 8));
+    assert_null(memmem(b.data, b.len, "\x03cpu", 4));
+    sp_buf_fini(&b);
+    sp_profile_free(p);
+}
+
+/* Demangling: C++, Rust legacy (hash dropped), a @plt suffix kept, C names untouched; the
+ * pprof system name stays the recorded one. */
+static void test_demangle(void **state) {
+    (void)state;
+    SpProfile *p = sp_profile_new(SP_FLAVOUR_SAMPLED);
+    uint32_t a = sp_frame_addv(p, SP_FRAME_NATIVE, "_ZN2ns1fEi", "x", 0x10, 1, NULL, 0);
+    uint32_t b = sp_frame_addv(p, SP_FRAME_NATIVE, "_ZN4core3fmt5write17h0123456789abcdefE", "x",
+                               0x20, 1, NULL, 0);
+    uint32_t c = sp_frame_addv(p, SP_FRAME_NATIVE, "_Z3foov@plt", "x", 0x30, 1, NULL, 0);
+    uint32_t d = sp_frame_addv(p, SP_FRAME_NATIVE, "main", "x", 0x40, 1, NULL, 0);
+    int n = sp_profile_demangle(p);
+    if (n == 0) skip(); /* no C++ runtime in this process or on this system */
+    assert_int_equal(n, 3);
+    assert_string_equal(sp_str(p, p->frames[a].name), "ns::f(int)");
+    assert_string_equal(sp_str(p, p->frames[b].name), "core::fmt::write");
+    assert_string_equal(sp_str(p, p->frames[c].name), "foo()@plt");
+    assert_string_equal(sp_str(p, p->frames[d].name), "main");
+    assert_string_equal(sp_str(p, sp_frame_system_name(p, a)), "_ZN2ns1fEi");
+    assert_string_equal(sp_str(p, sp_frame_system_name(p, d)), "main");
+    /* frames are still found by their (new) identity */
+    assert_int_equal(sp_frame_addv(p, SP_FRAME_NATIVE, "ns::f(int)", "x", 0x10, 1, NULL, 0), a);
     sp_profile_free(p);
 }
 
@@ -456,6 +545,10 @@ int main(void) {
         cmocka_unit_test(test_collapsed_merges_callsites),
         cmocka_unit_test(test_speedscope),
         cmocka_unit_test(test_json_escape),
+        cmocka_unit_test(test_utf8_prefix),
+        cmocka_unit_test(test_units),
+        cmocka_unit_test(test_time_profile_units),
+        cmocka_unit_test(test_demangle),
         cmocka_unit_test(test_pprof_bytes),
         cmocka_unit_test(test_pb_varint),
         cmocka_unit_test(test_golden_report),
