@@ -1,8 +1,9 @@
 /*
  * test_export.c - byte-exact tests of the exporters on fixed profiles: collapsed and
  * speedscope spelled out by hand, pprof against pinned bytes (tests/e2e/interop checks
- * every field with go tool pprof), units, UTF-8 cuts, demangling, gzip round trip, and golden files (tests/unit/analysis/golden, reviewed by eye as PNG)
- * for the report and the SVG writers.  SAMPO_UPDATE_GOLDEN=1 rewrites the golden files.
+ * every field with go tool pprof), units, UTF-8 cuts, demangling, gzip round trip, and golden files
+ * (tests/unit/analysis/golden, reviewed by eye as PNG) for the report and the SVG writers.
+ * SAMPO_UPDATE_GOLDEN=1 rewrites the golden files.
  */
 #define _GNU_SOURCE /* memmem */
 #include <setjmp.h>
