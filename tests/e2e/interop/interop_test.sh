@@ -20,7 +20,7 @@ check() { local name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; 
 has() { grep -qF -- "$2" "$1" || { echo "  '$2' not in $1:"; head -40 "$1"; return 1; }; }
 skip() { echo "SKIP $*"; }
 
-export GOCACHE=$W/gocache GOPATH=$W/gopath HOME=${HOME:-$W} GOFLAGS=-mod=mod GOPROXY=off
+export GOCACHE=$(dirname "$W")/gocache GOPATH=$(dirname "$W")/gopath HOME=${HOME:-$W} GOFLAGS=-mod=mod GOPROXY=off
 HAVE_GO=0
 command -v go >/dev/null && HAVE_GO=1
 GP() { go tool pprof "$@"; }
