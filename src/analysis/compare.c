@@ -82,7 +82,7 @@ int sp_has_times(const SpProfile *p) {
 }
 
 static int tab_fill(MethodTab *t, const SpProfile *p, int side, int tw) {
-    char name[512];
+    char name[64];
     tw = tw && sp_has_times(p);
     for (uint32_t i = 0; i < p->cc.nmethods; i++) {
         const SpCcMethod *m = &p->cc.methods[i];
@@ -120,13 +120,15 @@ static double sum(const double *v, size_t n) {
 static int compare_diffs(MethodTab *t, SpProfile *a, SpProfile *b, SpCompare *r) {
     r->diffs = calloc(t->n ? t->n : 1, sizeof *r->diffs);
     if (!r->diffs) return -1;
+    r->ndiffs = t->n; /* names are freed by sp_compare_free even on a later failure */
     double sa = sum(t->self[0], t->n), sb = sum(t->self[1], t->n);
     for (size_t i = 0; i < t->n; i++) {
         SpDiff *d = &r->diffs[i];
-        if (t->frame[0][i] != SP_NONE)
-            sp_frame_label(a, t->frame[0][i], d->name, sizeof d->name);
-        else
-            sp_frame_label(b, t->frame[1][i], d->name, sizeof d->name);
+        char buf[64];
+        d->name =
+            strdup(t->frame[0][i] != SP_NONE ? sp_frame_label(a, t->frame[0][i], buf, sizeof buf)
+                                             : sp_frame_label(b, t->frame[1][i], buf, sizeof buf));
+        if (!d->name) return -1;
         d->pct_a = sa > 0 ? 100.0 * t->self[0][i] / sa : 0;
         d->pct_b = sb > 0 ? 100.0 * t->self[1][i] / sb : 0;
     }
@@ -160,6 +162,8 @@ out:
 }
 
 void sp_compare_fini(SpCompare *r) {
+    for (size_t i = 0; r->diffs && i < r->ndiffs; i++)
+        free(r->diffs[i].name);
     free(r->diffs);
     r->diffs = NULL;
     r->ndiffs = 0;
@@ -179,10 +183,11 @@ static uint64_t *path_hashes(const SpProfile *p) {
     if (!h || !lh || !canon) goto fail;
     for (uint32_t i = 0; i < n; i++) {
         const SpCcNode *x = &p->cc.nodes[i];
-        lh[i] = cmp_hash(sp_frame_label(p, x->frame, name, sizeof name), 0);
+        const char *nm = sp_frame_label(p, x->frame, name, sizeof name);
+        lh[i] = cmp_hash(nm, 0);
         canon[i] = i;
         if (x->parent == SP_NONE) {
-            h[i] = cmp_hash(name, 14695981039346656037ull);
+            h[i] = cmp_hash(nm, 14695981039346656037ull);
             continue;
         }
         uint32_t up = canon[x->parent]; /* the caller, folded */
@@ -194,7 +199,7 @@ static uint64_t *path_hashes(const SpProfile *p) {
                 break;
             }
         }
-        h[i] = canon[i] != i ? h[canon[i]] : cmp_hash(name, h[up]);
+        h[i] = canon[i] != i ? h[canon[i]] : cmp_hash(nm, h[up]);
     }
     free(lh);
     free(canon);

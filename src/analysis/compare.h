@@ -24,7 +24,7 @@
 double sp_pearson(const double *x, const double *y, size_t n);
 
 typedef struct {
-    char name[200];
+    char *name;          /* owned */
     double pct_a, pct_b; /* self weight as a percentage of each profile's total */
 } SpDiff;
 

@@ -18,9 +18,8 @@ const char *sp_frame_label(const SpProfile *p, uint32_t frame, char *buf, size_t
     }
     const SpFrame *f = &p->frames[frame];
     const char *name = sp_str(p, f->name);
-    if (*name) {
-        snprintf(buf, len, "%s", name);
-    } else {
+    if (*name) return name; /* whole, however long: no fixed name limit */
+    {
         const char *mod = sp_str(p, f->module), *base = strrchr(mod, '/');
         base = base ? base + 1 : mod;
         if (*base)
@@ -66,19 +65,35 @@ void sp_xml_text(SpBuf *out, const char *s) {
     }
 }
 
+size_t sp_utf8_prefix(const char *s, size_t max) {
+    size_t n = strnlen(s, max + 1);
+    if (n <= max) return n;
+    n = max;
+    while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80) /* s[n] continues a character */
+        n--;
+    return n;
+}
+
 /* ---- collapsed --------------------------------------------------------------------- */
 
-/* Appends the path root..node to b, separated by ';'. */
-static void collapsed_path(const SpProfile *p, uint32_t node, SpBuf *b) {
-    uint32_t chain[4096], n = 0;
-    for (uint32_t i = node; i != SP_NONE && n < 4096; i = p->cc.nodes[i].parent)
-        chain[n++] = i;
-    char name[512];
+/* Appends a frame name with the bytes the collapsed format gives a meaning percent-escaped:
+ * ';' (frame separator) as %3B, newline as %0A, carriage return as %0D and '%' itself as
+ * %25, so distinct names stay distinct and the text maps back to the names. */
+static void collapsed_name(SpBuf *b, const char *s) {
+    for (; *s; s++) {
+        if (*s == ';' || *s == '\n' || *s == '\r' || *s == '%')
+            sp_buf_printf(b, "%%%02X", (unsigned char)*s);
+        else
+            sp_buf_u8(b, (uint8_t)*s);
+    }
+}
+
+/* Appends the frames chain[n-1] (root) .. chain[0] (leaf), separated by ';'. */
+static void collapsed_frames(const SpProfile *p, const uint32_t *chain, uint32_t n, SpBuf *b) {
+    char buf[64];
     while (n-- > 0) {
-        sp_frame_label(p, p->cc.nodes[chain[n]].frame, name, sizeof name);
-        for (char *c = name; *c; c++)
-            if (*c == ';' || *c == '\n') *c = ':';
-        sp_buf_printf(b, "%s%s", name, n ? ";" : "");
+        collapsed_name(b, sp_frame_label(p, chain[n], buf, sizeof buf));
+        if (n) sp_buf_u8(b, ';');
     }
 }
 
@@ -93,31 +108,59 @@ static int cmp_lines(const void *a, const void *b) {
     return strcmp(g_text + ((const Line *)a)->off, g_text + ((const Line *)b)->off);
 }
 
-/* Contexts that differ only in call sites have the same name path: their lines are merged. */
-int sp_export_collapsed(SpProfile *p, SpBuf *out) {
-    if (sp_ccmap_ensure(p)) return -1;
-    SpBuf text;
-    Line *lines = calloc(p->cc.nnodes + 1, sizeof *lines);
+/* The text of every weighted path into text, one Line each; returns the count or -1. */
+static int64_t collapsed_lines(SpProfile *p, SpBuf *text, Line *lines) {
     uint32_t n = 0;
-    int rc = -1;
-    sp_buf_init(&text);
-    if (!lines) goto out;
+    if (p->nsamples) { /* the samples' stacks: time-weighted (sp_sample_value) */
+        SpUnit u = sp_weight_unit(p);
+        uint64_t iv = sp_interval_ns(p);
+        for (uint32_t i = 0; i < p->nsamples; i++) {
+            const SpSample *s = &p->samples[i];
+            lines[n].off = text->len;
+            lines[n++].weight = sp_sample_value(p, s, u, iv);
+            collapsed_frames(p, sp_sample_stack(p, s), s->depth, text);
+            sp_buf_u8(text, 0);
+        }
+        return n;
+    }
+    uint32_t *chain = malloc(((size_t)p->cc.nnodes + 1) * sizeof *chain);
+    if (!chain) return -1;
     for (uint32_t i = 0; i < p->cc.nnodes; i++) {
         if (!p->cc.nodes[i].self) continue;
-        lines[n].off = text.len;
+        uint32_t d = 0;
+        for (uint32_t j = i; j != SP_NONE && d <= p->cc.nnodes; j = p->cc.nodes[j].parent)
+            chain[d++] = p->cc.nodes[j].frame;
+        lines[n].off = text->len;
         lines[n++].weight = p->cc.nodes[i].self;
-        collapsed_path(p, i, &text);
-        sp_buf_u8(&text, 0);
+        collapsed_frames(p, chain, d, text);
+        sp_buf_u8(text, 0);
     }
-    if (text.oom) goto out;
+    free(chain);
+    return n;
+}
+
+/* Contexts that differ only in call sites have the same name path: their lines are merged. */
+int sp_export_collapsed(SpProfile *p, SpBuf *out) {
+    if (!p->nsamples && sp_ccmap_ensure(p)) return -1;
+    SpBuf text;
+    uint32_t cap = p->nsamples ? p->nsamples : p->cc.nnodes;
+    Line *lines = calloc((size_t)cap + 1, sizeof *lines);
+    int64_t n = -1;
+    int rc = -1;
+    sp_buf_init(&text);
+    if (lines) n = collapsed_lines(p, &text, lines);
+    if (n < 0 || text.oom) goto out;
     g_text = (const char *)text.data;
-    qsort(lines, n, sizeof *lines, cmp_lines);
-    for (uint32_t i = 0; i < n;) {
+    qsort(lines, (size_t)n, sizeof *lines, cmp_lines);
+    for (int64_t i = 0; i < n;) {
         uint64_t w = lines[i].weight;
-        uint32_t j = i + 1;
+        int64_t j = i + 1;
         for (; j < n && !strcmp(g_text + lines[j].off, g_text + lines[i].off); j++)
             w += lines[j].weight;
-        sp_buf_printf(out, "%s %llu\n", g_text + lines[i].off, (unsigned long long)w);
+        if (w) {
+            sp_buf_put(out, g_text + lines[i].off, strlen(g_text + lines[i].off));
+            sp_buf_printf(out, " %llu\n", (unsigned long long)w);
+        }
         i = j;
     }
     rc = out->oom ? -1 : 0;
@@ -130,7 +173,7 @@ out:
 /* ---- speedscope -------------------------------------------------------------------- */
 
 static void speedscope_frames(const SpProfile *p, SpBuf *out) {
-    char name[512];
+    char name[64];
     sp_buf_printf(out, "\"shared\":{\"frames\":[");
     for (uint32_t i = 0; i < p->nframes; i++) {
         const SpFrame *f = &p->frames[i];
@@ -146,19 +189,27 @@ static void speedscope_frames(const SpProfile *p, SpBuf *out) {
     sp_buf_printf(out, "]}");
 }
 
-/* One "sampled" profile with the samples of thread t (SP_NONE = all). */
+/* One "sampled" profile with the samples of thread t (SP_NONE = all): weights in
+ * nanoseconds for sampled and time profiles (sp_sample_value), "none" (calls) for exact. */
 static void speedscope_thread(const SpProfile *p, uint32_t t, SpBuf *out) {
-    uint64_t total = 0;
-    const char *unit = "none";
+    uint64_t total = 0, iv = sp_interval_ns(p);
+    SpUnit u = sp_weight_unit(p);
     sp_buf_printf(out, "{\"type\":\"sampled\",\"name\":");
-    char tname[256];
+    SpBuf tname;
+    sp_buf_init(&tname);
     if (t == SP_NONE)
-        snprintf(tname, sizeof tname, "all threads");
-    else
-        snprintf(tname, sizeof tname, "%s (tid %llu)", sp_str(p, p->threads[t].name),
-                 (unsigned long long)p->threads[t].tid);
-    sp_json_string(out, tname);
-    sp_buf_printf(out, ",\"unit\":\"%s\",\"startValue\":0,\"samples\":[", unit);
+        sp_buf_printf(&tname, "all threads");
+    else {
+        const char *nm = sp_str(p, p->threads[t].name);
+        sp_buf_put(&tname, nm, strlen(nm));
+        sp_buf_printf(&tname, " (tid %llu)", (unsigned long long)p->threads[t].tid);
+    }
+    sp_buf_u8(&tname, 0);
+    sp_json_string(out, tname.oom ? "?" : (const char *)tname.data);
+    if (tname.oom) out->oom = 1;
+    sp_buf_fini(&tname);
+    sp_buf_printf(out, ",\"unit\":\"%s\",\"startValue\":0,\"samples\":[",
+                  u == SP_UNIT_CALLS ? "none" : "nanoseconds");
     int first = 1;
     for (uint32_t i = 0; i < p->nsamples; i++) {
         const SpSample *s = &p->samples[i];
@@ -175,8 +226,9 @@ static void speedscope_thread(const SpProfile *p, uint32_t t, SpBuf *out) {
     for (uint32_t i = 0; i < p->nsamples; i++) {
         const SpSample *s = &p->samples[i];
         if (t != SP_NONE && s->thread != t) continue;
-        sp_buf_printf(out, "%s%llu", first ? "" : ",", (unsigned long long)s->weight);
-        total += s->weight;
+        uint64_t w = sp_sample_value(p, s, u, iv);
+        sp_buf_printf(out, "%s%llu", first ? "" : ",", (unsigned long long)w);
+        total += w;
         first = 0;
     }
     sp_buf_printf(out, "],\"endValue\":%llu}", (unsigned long long)total);
@@ -185,13 +237,18 @@ static void speedscope_thread(const SpProfile *p, uint32_t t, SpBuf *out) {
 /* For profiles without samples (exact flavour): one profile from the context tree. */
 static void speedscope_tree(const SpProfile *p, SpBuf *out) {
     uint64_t total = 0;
-    sp_buf_printf(out, "{\"type\":\"sampled\",\"name\":\"context tree\",\"unit\":\"none\","
-                       "\"startValue\":0,\"samples\":[");
+    int ns = sp_weight_unit(p) == SP_UNIT_NANOS; /* else calls, or samples of a CC-Map dump */
+    uint32_t *chain = malloc(((size_t)p->cc.nnodes + 1) * sizeof *chain);
+    if (!chain) out->oom = 1;
+    sp_buf_printf(out,
+                  "{\"type\":\"sampled\",\"name\":\"context tree\",\"unit\":\"%s\","
+                  "\"startValue\":0,\"samples\":[",
+                  ns ? "nanoseconds" : "none");
     int first = 1;
     for (uint32_t i = 0; i < p->cc.nnodes; i++) {
         if (!p->cc.nodes[i].self) continue;
-        uint32_t chain[4096], n = 0;
-        for (uint32_t j = i; j != SP_NONE && n < 4096; j = p->cc.nodes[j].parent)
+        uint32_t n = 0;
+        for (uint32_t j = i; j != SP_NONE && chain; j = p->cc.nodes[j].parent)
             chain[n++] = p->cc.nodes[j].frame;
         sp_buf_printf(out, "%s[", first ? "" : ",");
         while (n-- > 0)
@@ -208,6 +265,7 @@ static void speedscope_tree(const SpProfile *p, SpBuf *out) {
         first = 0;
     }
     sp_buf_printf(out, "],\"endValue\":%llu}", (unsigned long long)total);
+    free(chain);
 }
 
 int sp_export_speedscope(SpProfile *p, SpBuf *out) {

@@ -13,19 +13,26 @@
 #include "profile.h"
 #include "profile_io.h"
 
-/* Display name of a frame: its name, or "0x<addr>" (with "[module]") when unnamed.
- * Writes into buf (always NUL-terminated) and returns buf. */
+/* Display name of a frame: its name (borrowed from p's string table, any length), or
+ * "0x<addr>" (with "[module]") written into buf (always NUL-terminated) when unnamed. */
 const char *sp_frame_label(const SpProfile *p, uint32_t frame, char *buf, size_t len);
 
 /* Collapsed stacks: one line per distinct calling context with non-zero self weight,
  * "root;...;leaf <weight>\n", lines sorted bytewise; contexts with the same name path (e.g.
- * differing only in call sites) are merged.  Uses the CC-Map context tree (computed
- * from the samples when absent, so p may be modified).  ';' in names is written as ':'. */
+ * differing only in call sites) are merged.  Profiles with samples: one path per sample
+ * stack, weighted by sp_sample_value() (nanoseconds for sampled profiles: the interval in
+ * force at each sample, like pprof's cpu/wall value).  Without samples: the CC-Map context
+ * tree's self weights (computed when absent, so p may be modified).  ';', newline, CR and
+ * '%' in names are written %3B, %0A, %0D, %25. */
 int sp_export_collapsed(SpProfile *p, SpBuf *out);
 
 /* Speedscope JSON ("sampled" profiles, one per thread; for a profile without samples, one
  * profile built from the context tree).  Returns 0 or -1 on ENOMEM. */
 int sp_export_speedscope(SpProfile *p, SpBuf *out);
+
+/* Length of the longest prefix of s of at most max bytes that does not split a UTF-8
+ * character. */
+size_t sp_utf8_prefix(const char *s, size_t max);
 
 /* Appends s as a JSON string literal (with quotes). */
 void sp_json_string(SpBuf *out, const char *s);

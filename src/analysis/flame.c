@@ -42,7 +42,8 @@ typedef struct {
     SpBuf *out;
     uint64_t *incl; /* inclusive weight per node */
     uint32_t *kids, *start;
-    char (*labels)[256];
+    const char **labels; /* borrowed from p, or from lbuf for unnamed frames */
+    char (*lbuf)[64];
     uint8_t *state; /* --colors state: the dominant VM state per frame id */
     double scale;   /* px per weight unit */
     unsigned height;
@@ -169,7 +170,7 @@ static void flame_rect(Flame *f, uint32_t node, double x, unsigned depth) {
         char text[256];
         size_t len = strlen(label);
         if (len > fit)
-            snprintf(text, sizeof text, "%.*s..", (int)(fit - 2), label);
+            snprintf(text, sizeof text, "%.*s..", (int)sp_utf8_prefix(label, fit - 2), label);
         else
             snprintf(text, sizeof text, "%s", label);
         sp_buf_printf(f->out, "<text x=\"%.1f\" y=\"%.1f\">", x + 13, y + 11.5);
@@ -199,7 +200,7 @@ static int flame_prepare(Flame *f, unsigned *maxdepth) {
         depth[i] = par == SP_NONE ? 0 : depth[par] + 1;
         if (depth[i] + 1 > *maxdepth && depth[i] < FLAME_MAX_DEPTH) *maxdepth = depth[i] + 1;
         f->incl[i] = c[i].self;
-        sp_frame_label(f->p, c[i].frame, f->labels[i], sizeof f->labels[i]);
+        f->labels[i] = sp_frame_label(f->p, c[i].frame, f->lbuf[i], sizeof f->lbuf[i]);
     }
     for (uint32_t i = n; i-- > 0;) /* children come after parents */
         if (c[i].parent != SP_NONE) f->incl[c[i].parent] += f->incl[i];
@@ -233,7 +234,9 @@ static void flame_header(Flame *f) {
     sp_xml_text(f->out, f->o->title);
     sp_buf_printf(f->out, "</text>\n<text x=\"10\" y=\"%u\">total %llu %s</text>\n", f->height - 10,
                   (unsigned long long)f->total,
-                  f->p->flavour == SP_FLAVOUR_EXACT ? "calls" : "samples");
+                  sp_weight_unit(f->p) == SP_UNIT_CALLS   ? "calls"
+                  : sp_weight_unit(f->p) == SP_UNIT_NANOS ? "nanoseconds"
+                                                          : "samples");
 }
 
 /* Merges siblings that share a frame (they differ only in call site), keeping the
@@ -277,9 +280,11 @@ int sp_flame_svg(SpProfile *p, const SpFlameOpts *o, SpBuf *out) {
     f.kids = calloc(n + 1, sizeof *f.kids);
     f.start = calloc(n + 2, sizeof *f.start);
     f.labels = calloc(n + 1, sizeof *f.labels);
+    f.lbuf = calloc(n + 1, sizeof *f.lbuf);
     unsigned maxdepth = 0;
     int rc = -1;
-    if (!f.incl || !f.kids || !f.start || !f.labels || flame_prepare(&f, &maxdepth)) goto out;
+    if (!f.incl || !f.kids || !f.start || !f.labels || !f.lbuf || flame_prepare(&f, &maxdepth))
+        goto out;
     if (o->colors == SP_FLAME_COLORS_STATE && flame_states(&f)) goto out;
     for (uint32_t k = f.start[n]; k < f.start[n + 1]; k++)
         f.total += f.incl[f.kids[k]];
@@ -298,6 +303,7 @@ out:
     free(f.kids);
     free(f.start);
     free(f.labels);
+    free(f.lbuf);
     free(f.nodes);
     free(f.state);
     return rc;

@@ -28,7 +28,8 @@ void sp_hist_opts_default(SpHistOpts *o) {
 const char *sp_pc_name(const SpProfile *p, uint64_t pc, char *buf, size_t len) {
     uint32_t s = sp_symbol_find(p, pc);
     if (s != SP_NONE) {
-        snprintf(buf, len, "%s", sp_str(p, p->symbols[s].name));
+        const char *nm = sp_str(p, p->symbols[s].name); /* a display label: cut whole chars */
+        snprintf(buf, len, "%.*s", (int)sp_utf8_prefix(nm, len - 1), nm);
         return buf;
     }
     for (uint32_t f = 0; f < p->nframes; f++) {
@@ -156,7 +157,8 @@ static void hist_axes(Hist *h) {
         uint32_t m = sp_mapping_find(h->p, h->seg[s].lo + (h->seg[s].hi - h->seg[s].lo) / 2);
         const char *mod = m == SP_NONE ? "" : sp_str(h->p, h->p->mappings[m].path);
         const char *base = strrchr(mod, '/');
-        snprintf(name, sizeof name, "%s", base ? base + 1 : mod);
+        base = base ? base + 1 : mod;
+        snprintf(name, sizeof name, "%.*s", (int)sp_utf8_prefix(base, sizeof name - 1), base);
         if (s)
             sp_buf_printf(h->out,
                           "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
@@ -338,10 +340,12 @@ static unsigned hist_pick_labels(Hist *h, HistLabel *lab, unsigned max) {
         l->bin = best;
         uint64_t w =
             s == UINT32_MAX ? h->count[best] : hist_weight_in(h, h->syms[s].lo, h->syms[s].hi);
-        if (s == UINT32_MAX)
+        const char *nm = s == UINT32_MAX ? NULL : sp_str(h->p, h->syms[s].name);
+        if (!nm)
             snprintf(l->name, sizeof l->name, "0x%llx", (unsigned long long)bin_lo(h, best));
-        else
-            snprintf(l->name, sizeof l->name, "%s", sp_str(h->p, h->syms[s].name));
+        else /* a display label: whole UTF-8 characters only */
+            snprintf(l->name, sizeof l->name, "%.*s", (int)sp_utf8_prefix(nm, sizeof l->name - 1),
+                     nm);
         l->pct = 100.0 * (double)w / (double)h->total;
     }
     free(used);

@@ -2,15 +2,19 @@
  * pprof.c - profile.proto writer and gzip wrapper (see pprof.h).
  *
  * Field numbers follow github.com/google/pprof/proto/profile.proto.  Sub-messages are
- * encoded into a scratch buffer first and then appended with their length prefix.
+ * encoded into a scratch buffer first and then appended with their length prefix.  The
+ * string table is built here (a scratch SpProfile used only for its interning), so strings
+ * pprof needs and our profile lacks (units, labels, comments) are simply interned.
  */
 #include "pprof.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
 #include "export.h"
+#include "u64map.h"
 
 void pb_varint(SpBuf *b, uint64_t v) {
     sp_buf_uleb(b, v);
@@ -34,73 +38,245 @@ static void pb_sub(SpBuf *b, uint32_t field, SpBuf *scratch) {
     scratch->len = 0;
 }
 
-/* Our string ids are reused as pprof string indexes; extra strings follow them. */
-enum { X_SAMPLES, X_COUNT, X_CPU, X_NANOS, X_CALLS, X_THREAD, X_VMSTATE, X_STATE0 };
-#define X_TIME (X_STATE0 + SP_VM_STATE_COUNT)
+/* Encoder state: the profile, the pprof string table and the location table. */
+typedef struct {
+    SpProfile *p;
+    SpProfile *strs; /* scratch profile: its string table is pprof's string_table */
+    SpUnit unit;
+    uint64_t interval; /* initial sampling interval, ns */
+    int timed;         /* exact tree with times: second value = own time per context */
+    int oom;
+    U64Map pcs;      /* sampled PC -> index in extra[] */
+    uint32_t *extra; /* extra location i (id nframes + 1 + i): frame of that PC */
+    uint64_t *extra_pc;
+    uint32_t nextra, cap_extra;
+    uint64_t pid;
+    SpLineFn linefn; /* per-PC source lines, or NULL */
+    void *linectx;
+    uint8_t *mflags; /* per mapping: bit 0 file names, bit 1 line numbers, bit 2 inlines */
+    uint64_t *ffile; /* per frame: pprof string of its file found through the lines, or 0 */
+    U64Map fnkey;    /* (name, file) pprof string ids -> index of an inlined function */
+    uint64_t *fn_name, *fn_file;
+    uint32_t nfn, cap_fn;
+} Pp;
 
-/* Sampling interval at the start of the profile, from the metadata (1 ms when unknown). */
-static uint64_t pprof_interval_ns(const SpProfile *p) {
-    static const char *const ns_keys[] = {"interval_initial_ns", "interval_ns"};
-    static const char *const hz_keys[] = {"delivered_hz", "hz_delivered", "requested_hz",
-                                          "hz_requested"};
-    for (size_t i = 0; i < 2; i++) {
-        const char *v = sp_meta_get(p, ns_keys[i]);
-        if (v && strtoull(v, NULL, 10) > 0) return strtoull(v, NULL, 10);
+static uint64_t pp_str(Pp *e, const char *s) {
+    uint32_t id = sp_intern(e->strs, s);
+    if (id == SP_NONE) {
+        e->oom = 1;
+        return 0;
     }
-    for (size_t i = 0; i < 4; i++) {
-        const char *v = sp_meta_get(p, hz_keys[i]);
-        double f = v ? strtod(v, NULL) : 0;
-        if (f >= 1e-3 && f <= 1e9) return (uint64_t)(1e9 / f + 0.5); /* sane rates only */
-    }
-    return 1000000;
+    return id;
 }
 
-/* Interval in force at time t: the last rate change at or before t, else the initial one. */
-static uint64_t pprof_interval_at(const SpProfile *p, uint64_t t, uint64_t initial) {
-    uint64_t best_t = 0, iv = initial;
-    for (uint32_t i = 0; i < p->nevents; i++) {
-        const SpEvent *e = &p->events[i];
-        if (e->kind == SP_EVENT_RATE_CHANGE && e->b > 0 && e->time_ns <= t && e->time_ns >= best_t)
-            best_t = e->time_ns, iv = (uint64_t)e->b;
-    }
-    return iv;
+/* Copy of a string of p: pointers into p's table stay valid (p is not modified here). */
+static uint64_t pp_pstr(Pp *e, uint32_t id) {
+    return pp_str(e, sp_str(e->p, id));
 }
 
-static void pprof_value_type(SpBuf *b, SpBuf *s, uint32_t field, uint64_t type, uint64_t unit) {
-    pb_field_varint(s, 1, type);
-    pb_field_varint(s, 2, unit);
+static void pp_value_type(Pp *e, SpBuf *b, SpBuf *s, uint32_t field, const char *type,
+                          const char *unit) {
+    pb_field_varint(s, 1, pp_str(e, type));
+    pb_field_varint(s, 2, pp_str(e, unit));
     pb_sub(b, field, s);
 }
 
-/* One pprof Sample: locations leaf first, values [weight] or [weight, v2]. */
-static void pprof_sample(SpBuf *b, SpBuf *s, SpBuf *packed, const uint32_t *leaf_first,
-                         uint32_t depth, uint64_t weight, int has_v2, uint64_t v2,
-                         int64_t thread_str, int64_t state_str, uint32_t base) {
+/* ---- locations ------------------------------------------------------------------------ */
+
+/* Does pc belong to frame f (native or JIT code containing it)? */
+static int pp_pc_in(const SpProfile *p, const SpFrame *f, uint64_t pc) {
+    if (!pc || !f->addr || (f->kind != SP_FRAME_NATIVE && f->kind != SP_FRAME_JIT)) return 0;
+    if (pc < f->addr) return 0;
+    if (f->size) return pc < f->addr + f->size;
+    uint32_t m = sp_mapping_find(p, f->addr);
+    return m != SP_NONE && m == sp_mapping_find(p, pc);
+}
+
+/* Location id of the leaf frame of a sample taken at pc: one location per sampled PC. */
+static uint64_t pp_leaf_loc(Pp *e, uint32_t frame, uint64_t pc) {
+    if (!pp_pc_in(e->p, &e->p->frames[frame], pc)) return (uint64_t)frame + 1;
+    uint32_t i = u64map_get(&e->pcs, pc);
+    if (i != UINT32_MAX) return e->extra[i] == frame ? (uint64_t)e->p->nframes + 1 + i : frame + 1;
+    if (e->nextra == e->cap_extra) {
+        uint32_t nc = e->cap_extra ? e->cap_extra * 2 : 64;
+        uint32_t *x = realloc(e->extra, nc * sizeof *x);
+        if (x) e->extra = x;
+        uint64_t *y = x ? realloc(e->extra_pc, nc * sizeof *y) : NULL;
+        if (!x || !y) {
+            e->oom = 1;
+            return frame + 1;
+        }
+        e->extra_pc = y;
+        e->cap_extra = nc;
+    }
+    if (u64map_put(&e->pcs, pc, e->nextra)) {
+        e->oom = 1;
+        return frame + 1;
+    }
+    e->extra[e->nextra] = frame;
+    e->extra_pc[e->nextra] = pc;
+    return (uint64_t)e->p->nframes + 1 + e->nextra++;
+}
+
+/* Function id of an inlined function named name in file (ids after the frames'). */
+static uint64_t pp_inline_fn(Pp *e, const char *name, const char *file) {
+    uint64_t n = pp_str(e, name), f = pp_str(e, file ? file : "");
+    uint32_t i = u64map_get(&e->fnkey, n << 32 | f);
+    if (i != UINT32_MAX) return (uint64_t)e->p->nframes + 1 + i;
+    if (e->nfn == e->cap_fn) {
+        uint32_t nc = e->cap_fn ? 2 * e->cap_fn : 32;
+        uint64_t *a = realloc(e->fn_name, nc * sizeof *a);
+        if (a) e->fn_name = a;
+        uint64_t *b = a ? realloc(e->fn_file, nc * sizeof *b) : NULL;
+        if (!b) {
+            e->oom = 1;
+            return 0;
+        }
+        e->fn_file = b;
+        e->cap_fn = nc;
+    }
+    if (u64map_put(&e->fnkey, n << 32 | f, e->nfn)) e->oom = 1;
+    e->fn_name[e->nfn] = n, e->fn_file[e->nfn] = f;
+    return (uint64_t)e->p->nframes + 1 + e->nfn++;
+}
+
+/* The Line entries of a sampled PC from the resolver: innermost inlined function first,
+ * the frame's own function last.  Returns 0 when the PC has no known position. */
+static int pp_lines(Pp *e, SpBuf *s, SpBuf *line, uint32_t frame, uint32_t m, uint64_t pc) {
+    SpSrcLine sl[32];
+    uint32_t n = e->linefn(e->linectx, e->p, m, pc, sl, 32);
+    if (n == 0) return 0;
+    for (uint32_t k = 0; k < n; k++) {
+        uint64_t fn =
+            k + 1 < n && sl[k].func ? pp_inline_fn(e, sl[k].func, sl[k].file) : (uint64_t)frame + 1;
+        pb_field_varint(line, 1, fn);
+        if (sl[k].line) pb_field_varint(line, 2, sl[k].line);
+        pb_sub(s, 4, line);
+        e->mflags[m] |= (sl[k].file ? 1 : 0) | (sl[k].line ? 2 : 0) | (n > 1 ? 4 : 0);
+    }
+    if (sl[n - 1].file && !e->p->frames[frame].file && !e->ffile[frame])
+        e->ffile[frame] = pp_str(e, sl[n - 1].file);
+    return 1;
+}
+
+static void pp_location(Pp *e, SpBuf *b, SpBuf *s, SpBuf *line, uint64_t id, uint32_t frame,
+                        uint64_t addr, int sampled) {
+    pb_field_varint(s, 1, id);
+    uint32_t m = addr ? sp_mapping_find(e->p, addr) : SP_NONE;
+    if (m != SP_NONE) pb_field_varint(s, 2, m + 1);
+    if (addr) pb_field_varint(s, 3, addr);
+    /* a frame's line is where its function starts (Function.start_line), not the line of a
+     * PC: without a resolved position Line.line stays 0 (unknown), not the header's line */
+    if (!(sampled && m != SP_NONE && e->linefn && pp_lines(e, s, line, frame, m, addr))) {
+        pb_field_varint(line, 1, (uint64_t)frame + 1);
+        pb_sub(s, 4, line);
+    }
+    pb_sub(b, 4, s);
+}
+
+static void pp_locations_functions(Pp *e, SpBuf *b, SpBuf *s) {
+    const SpProfile *p = e->p;
+    SpBuf line;
+    sp_buf_init(&line);
+    for (uint32_t i = 0; i < p->nframes; i++) {
+        const SpFrame *f = &p->frames[i];
+        /* callers: the function's entry (we keep only the leaf's PC per sample) */
+        uint64_t addr = f->kind == SP_FRAME_NATIVE || f->kind == SP_FRAME_JIT ? f->addr : 0;
+        pp_location(e, b, s, &line, (uint64_t)i + 1, i, addr, 0);
+    }
+    for (uint32_t i = 0; i < e->nextra; i++)
+        pp_location(e, b, s, &line, (uint64_t)p->nframes + 1 + i, e->extra[i], e->extra_pc[i], 1);
+    char buf[64];
+    for (uint32_t i = 0; i < p->nframes; i++) {
+        const SpFrame *f = &p->frames[i];
+        pb_field_varint(s, 1, (uint64_t)i + 1);
+        pb_field_varint(s, 2, pp_str(e, sp_frame_label(p, i, buf, sizeof buf)));
+        uint32_t sys = sp_frame_system_name(p, i);
+        pb_field_varint(s, 3, pp_pstr(e, sys));
+        pb_field_varint(s, 4, f->file ? pp_pstr(e, f->file) : e->ffile[i]);
+        if (f->line) pb_field_varint(s, 5, f->line);
+        pb_sub(b, 5, s);
+    }
+    for (uint32_t i = 0; i < e->nfn; i++) { /* inlined functions */
+        pb_field_varint(s, 1, (uint64_t)p->nframes + 1 + i);
+        pb_field_varint(s, 2, e->fn_name[i]);
+        pb_field_varint(s, 3, e->fn_name[i]);
+        pb_field_varint(s, 4, e->fn_file[i]);
+        pb_sub(b, 5, s);
+    }
+    sp_buf_fini(&line);
+}
+
+/* has_functions / has_filenames of mapping m, from its frames (the resolved lines add
+ * theirs in pp_mappings). */
+static void pp_mapping_flags(const SpProfile *p, uint32_t m, int *fn, int *file, int *line) {
+    *fn = *file = *line = 0;
+    for (uint32_t i = 0; i < p->nframes; i++) {
+        const SpFrame *f = &p->frames[i];
+        if (!f->addr || f->kind == SP_FRAME_VM_METHOD || sp_mapping_find(p, f->addr) != m) continue;
+        *fn |= f->name != 0;
+        *file |= f->file != 0;
+    }
+}
+
+static void pp_mappings(Pp *e, SpBuf *b, SpBuf *s) {
+    const SpProfile *p = e->p;
+    for (uint32_t i = 0; i < p->nmappings; i++) {
+        const SpMapping *m = &p->mappings[i];
+        int fn, file, line;
+        pp_mapping_flags(p, i, &fn, &file, &line);
+        file |= e->mflags[i] & 1, line |= (e->mflags[i] >> 1) & 1;
+        int inl = (e->mflags[i] >> 2) & 1;
+        pb_field_varint(s, 1, (uint64_t)i + 1);
+        pb_field_varint(s, 2, m->start);
+        pb_field_varint(s, 3, m->end);
+        pb_field_varint(s, 4, m->offset);
+        pb_field_varint(s, 5, pp_pstr(e, m->path));
+        pb_field_varint(s, 6, pp_pstr(e, m->build_id));
+        if (fn) pb_field_varint(s, 7, 1);
+        if (file) pb_field_varint(s, 8, 1);
+        if (line) pb_field_varint(s, 9, 1);
+        if (inl) pb_field_varint(s, 10, 1);
+        pb_sub(b, 3, s);
+    }
+}
+
+/* ---- samples -------------------------------------------------------------------------- */
+
+static void pp_label(Pp *e, SpBuf *s, SpBuf *lab, const char *key, const char *str, int64_t num,
+                     int has_num) {
+    pb_field_varint(lab, 1, pp_str(e, key));
+    if (str) pb_field_varint(lab, 2, pp_str(e, str));
+    if (has_num) pb_field_varint(lab, 3, (uint64_t)num);
+    pb_sub(s, 3, lab);
+}
+
+/* One pprof Sample: location ids leaf first, nv values, labels of thread t (SP_NONE: none). */
+static void pp_sample(Pp *e, SpBuf *b, SpBuf *s, SpBuf *packed, const uint64_t *locs,
+                      uint32_t depth, const uint64_t *v, int nv, uint32_t t, uint32_t state) {
+    const SpProfile *p = e->p;
     packed->len = 0;
     for (uint32_t d = 0; d < depth; d++)
-        pb_varint(packed, (uint64_t)leaf_first[d] + 1);
+        pb_varint(packed, locs[d]);
     pb_sub(s, 1, packed);
-    pb_varint(packed, weight);
-    if (has_v2) pb_varint(packed, v2);
+    for (int i = 0; i < nv; i++)
+        pb_varint(packed, v[i]);
     pb_sub(s, 2, packed);
     SpBuf lab;
     sp_buf_init(&lab);
-    if (thread_str >= 0) {
-        pb_field_varint(&lab, 1, base + X_THREAD);
-        pb_field_varint(&lab, 2, (uint64_t)thread_str);
-        pb_sub(s, 3, &lab);
+    if (t != SP_NONE) {
+        if (p->threads[t].name) pp_label(e, s, &lab, "thread", sp_str(p, p->threads[t].name), 0, 0);
+        pp_label(e, s, &lab, "tid", NULL, (int64_t)p->threads[t].tid, 1);
+        if (e->pid) pp_label(e, s, &lab, "pid", NULL, (int64_t)e->pid, 1);
     }
-    if (state_str >= 0) {
-        pb_field_varint(&lab, 1, base + X_VMSTATE);
-        pb_field_varint(&lab, 2, (uint64_t)state_str);
-        pb_sub(s, 3, &lab);
-    }
+    if (state) pp_label(e, s, &lab, "vm_state", sp_vm_state_name(state), 0, 0);
+    if (lab.oom) b->oom = 1;
     sp_buf_fini(&lab);
     pb_sub(b, 2, s);
 }
 
 /* Own time of each tree node: inclusive time minus the children's, clamped at 0. */
-static uint64_t *pprof_node_self_ns(const SpProfile *p) {
+static uint64_t *pp_node_self_ns(const SpProfile *p) {
     uint32_t n = p->cc.nnodes;
     int64_t *t = calloc(n ? n : 1, sizeof *t);
     if (!t) return NULL;
@@ -114,120 +290,183 @@ static uint64_t *pprof_node_self_ns(const SpProfile *p) {
     return (uint64_t *)t;
 }
 
-static void pprof_samples(SpProfile *p, SpBuf *b, SpBuf *s, uint64_t interval, int exact,
-                          int timed) {
-    SpBuf packed;
-    uint32_t base = p->strs.n;
-    sp_buf_init(&packed);
-    if (p->nsamples) {
-        for (uint32_t i = 0; i < p->nsamples; i++) {
-            const SpSample *sm = &p->samples[i];
-            int64_t ts = p->threads[sm->thread].name ? (int64_t)p->threads[sm->thread].name : -1;
-            int64_t vs = sm->state ? (int64_t)(base + X_STATE0 + sm->state) : -1;
-            uint64_t iv = pprof_interval_at(p, sm->time_ns, interval);
-            pprof_sample(b, s, &packed, sp_sample_stack(p, sm), sm->depth, sm->weight, !exact,
-                         sm->weight * iv, ts, vs, base);
+static int pp_reserve(uint64_t **locs, uint32_t *cap, uint32_t need) {
+    if (need <= *cap) return 0;
+    uint64_t *n = realloc(*locs, (size_t)need * sizeof *n);
+    if (!n) return -1;
+    *locs = n;
+    *cap = need;
+    return 0;
+}
+
+static void pp_samples_of_samples(Pp *e, SpBuf *b, SpBuf *s, SpBuf *packed) {
+    SpProfile *p = e->p;
+    uint64_t *locs = NULL;
+    uint32_t cap = 0;
+    for (uint32_t i = 0; i < p->nsamples && !e->oom; i++) {
+        const SpSample *sm = &p->samples[i];
+        const uint32_t *st = sp_sample_stack(p, sm);
+        if (pp_reserve(&locs, &cap, sm->depth + 1)) {
+            e->oom = 1;
+            break;
         }
-    } else {
-        uint32_t chain[4096];
-        uint64_t *own = timed ? pprof_node_self_ns(p) : NULL;
-        if (timed && !own) b->oom = 1;
-        for (uint32_t i = 0; i < p->cc.nnodes && !b->oom; i++) {
-            uint32_t n = 0;
-            if (!p->cc.nodes[i].self && !(own && own[i])) continue;
-            for (uint32_t j = i; j != SP_NONE && n < 4096; j = p->cc.nodes[j].parent)
-                chain[n++] = p->cc.nodes[j].frame;
-            pprof_sample(b, s, &packed, chain, n, p->cc.nodes[i].self, !exact || timed,
-                         own ? own[i] : p->cc.nodes[i].self * interval, -1, -1, base);
+        for (uint32_t d = 0; d < sm->depth; d++)
+            locs[d] = d ? (uint64_t)st[d] + 1 : pp_leaf_loc(e, st[0], sm->pc);
+        uint64_t v[2] = {sm->weight, sp_sample_ns(p, sm, e->interval)};
+        pp_sample(e, b, s, packed, locs, sm->depth, v, e->unit == SP_UNIT_SAMPLES ? 2 : 1,
+                  sm->thread, sm->state);
+    }
+    free(locs);
+}
+
+static void pp_samples_of_tree(Pp *e, SpBuf *b, SpBuf *s, SpBuf *packed) {
+    SpProfile *p = e->p;
+    uint64_t *own = e->timed ? pp_node_self_ns(p) : NULL, *locs = NULL;
+    uint32_t cap = 0;
+    if (e->timed && !own) e->oom = 1;
+    for (uint32_t i = 0; i < p->cc.nnodes && !e->oom; i++) {
+        uint32_t n = 0;
+        if (!p->cc.nodes[i].self && !(own && own[i])) continue;
+        for (uint32_t j = i; j != SP_NONE; j = p->cc.nodes[j].parent) {
+            if (pp_reserve(&locs, &cap, n + 1 > cap ? 2 * cap + 16 : cap)) {
+                e->oom = 1;
+                break;
+            }
+            locs[n++] = (uint64_t)p->cc.nodes[j].frame + 1;
         }
-        free(own);
+        uint64_t self = p->cc.nodes[i].self;
+        uint64_t v[2] = {self, own ? own[i] : self * e->interval};
+        int nv = e->unit == SP_UNIT_SAMPLES || e->timed ? 2 : 1;
+        pp_sample(e, b, s, packed, locs, n, v, nv, SP_NONE, 0);
     }
-    sp_buf_fini(&packed);
+    free(own);
+    free(locs);
 }
 
-static void pprof_mappings(const SpProfile *p, SpBuf *b, SpBuf *s) {
-    for (uint32_t i = 0; i < p->nmappings; i++) {
-        const SpMapping *m = &p->mappings[i];
-        pb_field_varint(s, 1, i + 1);
-        pb_field_varint(s, 2, m->start);
-        pb_field_varint(s, 3, m->end);
-        pb_field_varint(s, 4, m->offset);
-        pb_field_varint(s, 5, m->path);
-        pb_field_varint(s, 6, m->build_id);
-        pb_field_varint(s, 7, 1); /* has_functions */
-        pb_sub(b, 3, s);
-    }
+/* ---- header fields -------------------------------------------------------------------- */
+
+static void pp_comment(Pp *e, SpBuf *out, const char *label, const char *key) {
+    const char *v = sp_meta_get(e->p, key);
+    if (!v || !*v) return;
+    SpBuf t;
+    sp_buf_init(&t);
+    sp_buf_printf(&t, "%s: %s", label, v);
+    sp_buf_u8(&t, 0);
+    if (!t.oom) pb_field_varint(out, 13, pp_str(e, (const char *)t.data));
+    sp_buf_fini(&t);
 }
 
-static void pprof_locations_functions(const SpProfile *p, SpBuf *b, SpBuf *s) {
-    SpBuf line;
-    sp_buf_init(&line);
-    for (uint32_t i = 0; i < p->nframes; i++) {
-        const SpFrame *f = &p->frames[i];
-        pb_field_varint(s, 1, i + 1);
-        uint32_t m = f->addr ? sp_mapping_find(p, f->addr) : SP_NONE;
-        if (m != SP_NONE) pb_field_varint(s, 2, m + 1);
-        if (f->addr) pb_field_varint(s, 3, f->addr);
-        pb_field_varint(&line, 1, i + 1);
-        if (f->line) pb_field_varint(&line, 2, f->line);
-        pb_sub(s, 4, &line);
-        pb_sub(b, 4, s);
-    }
-    for (uint32_t i = 0; i < p->nframes; i++) {
-        const SpFrame *f = &p->frames[i];
-        pb_field_varint(s, 1, i + 1);
-        pb_field_varint(s, 2, f->name);
-        pb_field_varint(s, 3, f->name);
-        pb_field_varint(s, 4, f->file);
-        pb_sub(b, 5, s);
-    }
-    sp_buf_fini(&line);
+static const char *pp_meta2(const SpProfile *p, const char *a, const char *b) {
+    const char *v = sp_meta_get(p, a);
+    return v ? v : sp_meta_get(p, b);
 }
 
-static void pprof_strings(const SpProfile *p, SpBuf *b) {
-    static const char *const extra[] = {"samples", "count",  "cpu",     "nanoseconds",
-                                        "calls",   "thread", "vm_state"};
-    for (uint32_t i = 0; i < p->strs.n; i++)
-        pb_field_bytes(b, 6, p->strs.buf + p->strs.off[i], p->strs.slen[i]);
-    for (size_t i = 0; i < sizeof extra / sizeof *extra; i++)
-        pb_field_bytes(b, 6, extra[i], strlen(extra[i]));
-    for (uint32_t st = 0; st < SP_VM_STATE_COUNT; st++)
-        pb_field_bytes(b, 6, sp_vm_state_name(st), strlen(sp_vm_state_name(st)));
-    pb_field_bytes(b, 6, "time", 4); /* X_TIME */
+static void pp_comments(Pp *e, SpBuf *out) {
+    const SpProfile *p = e->p;
+    static const char *const what[] = {
+        "samples; the second value is each sample's interval in force (time-weighted)",
+        "invocation counts", "nanoseconds of time"};
+    char buf[256];
+    snprintf(buf, sizeof buf, "sampo weights: %s", what[e->unit]);
+    pb_field_varint(out, 13, pp_str(e, buf));
+    pp_comment(e, out, "command", sp_meta_get(p, "command") ? "command" : "cmdline");
+    pp_comment(e, out, "trigger", "trigger");
+    pp_comment(e, out, "mode", "mode");
+    const char *rq = pp_meta2(p, "requested_hz", "hz_requested");
+    const char *dl = pp_meta2(p, "delivered_hz", "hz_delivered");
+    const char *dur = sp_meta_get(p, "duration_ns");
+    double secs = dur ? strtod(dur, NULL) / 1e9 : 0;
+    if (e->unit == SP_UNIT_SAMPLES) {
+        char got[80] = "?";
+        if (dl && *dl)
+            snprintf(got, sizeof got, "%s Hz", dl);
+        else if (secs > 0)
+            snprintf(got, sizeof got, "%.1f samples/s over %.3f s (all threads)",
+                     (double)p->nsamples / secs, secs);
+        snprintf(buf, sizeof buf, "rate: requested %s Hz, delivered %s, initial interval %llu ns",
+                 rq && *rq ? rq : "?", got, (unsigned long long)e->interval);
+        pb_field_varint(out, 13, pp_str(e, buf));
+    }
+    pp_comment(e, out, "rate changes", "rate_changes");
+    pp_comment(e, out, "dropped samples",
+               sp_meta_get(p, "samples_dropped") ? "samples_dropped" : "dropped");
+    pp_comment(e, out, "view", "view");
+}
+
+static void pp_strings(Pp *e, SpBuf *out) {
+    const SpStrTab *t = &e->strs->strs;
+    for (uint32_t i = 0; i < t->n; i++)
+        pb_field_bytes(out, 6, t->buf + t->off[i], t->slen[i]);
 }
 
 int sp_pprof_encode(SpProfile *p, SpBuf *out) {
-    int exact = p->flavour == SP_FLAVOUR_EXACT;
-    uint64_t interval = pprof_interval_ns(p);
-    uint32_t base = p->strs.n;
-    SpBuf s;
+    return sp_pprof_encode_lines(p, out, NULL, NULL);
+}
+
+int sp_pprof_encode_lines(SpProfile *p, SpBuf *out, SpLineFn fn, void *ctx) {
+    Pp e = {.p = p, .unit = sp_weight_unit(p), .interval = sp_interval_ns(p)};
+    SpBuf s, packed;
+    e.linefn = fn, e.linectx = ctx;
     if (!p->nsamples && sp_ccmap_ensure(p)) return -1;
-    int timed = 0; /* exact tree with times: a second value, own time per context */
-    for (uint32_t i = 0; exact && !p->nsamples && i < p->cc.nnodes && !timed; i++)
-        timed = p->cc.nodes[i].time_ns != 0;
+    for (uint32_t i = 0; e.unit == SP_UNIT_CALLS && !p->nsamples && i < p->cc.nnodes && !e.timed;
+         i++)
+        e.timed = p->cc.nodes[i].time_ns != 0;
+    const char *pid = sp_meta_get(p, "pid");
+    e.pid = pid ? strtoull(pid, NULL, 10) : 0;
+    e.strs = sp_profile_new(SP_FLAVOUR_SAMPLED);
+    if (!e.strs) return -1;
+    u64map_init(&e.pcs);
+    u64map_init(&e.fnkey);
+    e.mflags = calloc(p->nmappings + 1, 1);
+    e.ffile = calloc(p->nframes + 1, sizeof *e.ffile);
+    if (!e.mflags || !e.ffile) e.oom = 1;
     sp_buf_init(&s);
-    if (exact) {
-        pprof_value_type(out, &s, 1, base + X_CALLS, base + X_COUNT);
-        if (timed) pprof_value_type(out, &s, 1, base + X_TIME, base + X_NANOS);
+    sp_buf_init(&packed);
+    const char *tk = sp_time_kind(p);
+    if (e.unit == SP_UNIT_SAMPLES) {
+        pp_value_type(&e, out, &s, 1, "samples", "count");
+        pp_value_type(&e, out, &s, 1, tk, "nanoseconds");
+    } else if (e.unit == SP_UNIT_NANOS) {
+        pp_value_type(&e, out, &s, 1, "time", "nanoseconds");
     } else {
-        pprof_value_type(out, &s, 1, base + X_SAMPLES, base + X_COUNT);
-        pprof_value_type(out, &s, 1, base + X_CPU, base + X_NANOS);
+        pp_value_type(&e, out, &s, 1, "calls", "count");
+        if (e.timed) pp_value_type(&e, out, &s, 1, "time", "nanoseconds");
     }
-    pprof_samples(p, out, &s, interval, exact, timed);
-    pprof_mappings(p, out, &s);
-    pprof_locations_functions(p, out, &s);
-    pprof_strings(p, out);
+    if (p->nsamples)
+        pp_samples_of_samples(&e, out, &s, &packed);
+    else
+        pp_samples_of_tree(&e, out, &s, &packed);
+    if (!e.oom) pp_locations_functions(&e, out, &s);
+    if (!e.oom) pp_mappings(&e, out, &s); /* after the lines: their flags */
+    const char *t0 = sp_meta_get(p, "start_unix_ns");
+    if (t0 && *t0) pb_field_varint(out, 9, strtoull(t0, NULL, 10));
     const char *dur = sp_meta_get(p, "duration_ns");
     if (dur && *dur) pb_field_varint(out, 10, strtoull(dur, NULL, 10));
-    if (exact) {
-        pprof_value_type(out, &s, 11, base + X_CALLS, base + X_COUNT);
+    if (e.unit == SP_UNIT_SAMPLES) {
+        pp_value_type(&e, out, &s, 11, tk, "nanoseconds");
+        pb_field_varint(out, 12, e.interval);
+    } else if (e.unit == SP_UNIT_NANOS) {
+        pp_value_type(&e, out, &s, 11, "time", "nanoseconds");
         pb_field_varint(out, 12, 1);
-        if (timed) pb_field_varint(out, 14, base + X_CALLS); /* default_sample_type */
     } else {
-        pprof_value_type(out, &s, 11, base + X_CPU, base + X_NANOS);
-        pb_field_varint(out, 12, interval);
+        pp_value_type(&e, out, &s, 11, "calls", "count");
+        pb_field_varint(out, 12, 1);
+        if (e.timed) pb_field_varint(out, 14, pp_str(&e, "calls")); /* default_sample_type */
     }
+    pp_comments(&e, out);
+    pp_strings(&e, out); /* last: every string is interned by now */
+    if (e.oom || s.oom || packed.oom) out->oom = 1;
     sp_buf_fini(&s);
+    sp_buf_fini(&packed);
+    u64map_fini(&e.pcs);
+    u64map_fini(&e.fnkey);
+    free(e.mflags);
+    free(e.ffile);
+    free(e.fn_name);
+    free(e.fn_file);
+    free(e.extra);
+    free(e.extra_pc);
+    sp_profile_free(e.strs);
     return out->oom ? -1 : 0;
 }
 
@@ -257,9 +496,13 @@ int sp_gzip(const uint8_t *in, size_t len, SpBuf *out) {
 }
 
 int sp_export_pprof(SpProfile *p, SpBuf *out) {
+    return sp_export_pprof_lines(p, out, NULL, NULL);
+}
+
+int sp_export_pprof_lines(SpProfile *p, SpBuf *out, SpLineFn fn, void *ctx) {
     SpBuf raw;
     sp_buf_init(&raw);
-    int rc = sp_pprof_encode(p, &raw);
+    int rc = sp_pprof_encode_lines(p, &raw, fn, ctx);
     if (rc == 0) rc = sp_gzip(raw.data, raw.len, out);
     sp_buf_fini(&raw);
     return rc;

@@ -6,6 +6,7 @@
  * Not thread-safe, not async-signal-safe.
  */
 #include "profile.h"
+#include "demangle.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +75,7 @@ void sp_profile_free(SpProfile *p) {
     free(p->meta);
     free(p->events);
     sp_ccmap_clear(p);
+    free(p->sysname);
     free(p);
 }
 
@@ -190,6 +192,42 @@ uint32_t sp_frame_add(SpProfile *p, const SpFrame *f) {
     p->frames[p->nframes] = *f;
     p->frame_hash[i] = p->nframes + 1;
     return p->nframes++;
+}
+
+uint32_t sp_frame_system_name(const SpProfile *p, uint32_t frame) {
+    if (frame >= p->nframes) return 0;
+    return frame < p->nsysname && p->sysname[frame] ? p->sysname[frame] : p->frames[frame].name;
+}
+
+int sp_profile_demangle(SpProfile *p) {
+    int n = 0;
+    for (uint32_t i = 0; i < p->nframes; i++) {
+        char *d = sp_demangle(sp_str(p, p->frames[i].name));
+        if (!d) continue;
+        if (!p->sysname) {
+            p->sysname = calloc(p->nframes, sizeof *p->sysname);
+            if (!p->sysname) goto oom;
+            p->nsysname = p->nframes;
+        }
+        uint32_t id = sp_intern(p, d);
+        free(d);
+        if (id == SP_NONE) goto oom;
+        p->sysname[i] = p->frames[i].name;
+        p->frames[i].name = id;
+        n++;
+    }
+    for (uint32_t i = 0; i < p->nsymbols; i++) {
+        char *d = sp_demangle(sp_str(p, p->symbols[i].name));
+        uint32_t id = d ? sp_intern(p, d) : 0;
+        free(d);
+        if (id == SP_NONE) goto oom;
+        if (id) p->symbols[i].name = id;
+    }
+    /* names are part of a frame's identity: rebuild the dedupe table */
+    if (n && p->frame_hash_cap && sp_frame_rehash(p, p->frame_hash_cap)) goto oom;
+    return n;
+oom:
+    return -1;
 }
 
 uint32_t sp_frame_addv(SpProfile *p, SpFrameKind kind, const char *name, const char *module,
@@ -362,4 +400,61 @@ const char *sp_event_kind_name(uint32_t kind) {
     static const char *const names[] = {"note",   "rate-change", "pause",
                                         "resume", "mode-change", "dropped"};
     return kind < SP_EVENT_KIND_COUNT ? names[kind] : "?";
+}
+
+/* ---- units --------------------------------------------------------------------------- */
+
+SpUnit sp_weight_unit(const SpProfile *p) {
+    const char *u = sp_meta_get(p, "unit");
+    if (p->flavour == SP_FLAVOUR_EXACT || (u && strcmp(u, "invocations") == 0))
+        return SP_UNIT_CALLS;
+    if (u && strncmp(u, "nanoseconds", 11) == 0) return SP_UNIT_NANOS;
+    return SP_UNIT_SAMPLES;
+}
+
+const char *sp_unit_type(SpUnit u) {
+    return u == SP_UNIT_CALLS ? "calls" : u == SP_UNIT_NANOS ? "time" : "samples";
+}
+
+const char *sp_time_kind(const SpProfile *p) {
+    const char *m = sp_meta_get(p, "mode");
+    return m && strcmp(m, "wall") == 0 ? "wall" : "cpu";
+}
+
+uint64_t sp_interval_ns(const SpProfile *p) {
+    static const char *const ns_keys[] = {"interval_initial_ns", "interval_ns"};
+    static const char *const hz_keys[] = {"delivered_hz", "hz_delivered", "requested_hz",
+                                          "hz_requested"};
+    for (size_t i = 0; i < 2; i++) {
+        const char *v = sp_meta_get(p, ns_keys[i]);
+        if (v && strtoull(v, NULL, 10) > 0) return strtoull(v, NULL, 10);
+    }
+    for (size_t i = 0; i < 4; i++) {
+        const char *v = sp_meta_get(p, hz_keys[i]);
+        double f = v ? strtod(v, NULL) : 0;
+        if (f >= 1e-3 && f <= 1e9) return (uint64_t)(1e9 / f + 0.5); /* sane rates only */
+    }
+    return 1000000;
+}
+
+uint64_t sp_interval_at(const SpProfile *p, uint64_t t, uint64_t initial) {
+    uint64_t best_t = 0, iv = initial;
+    for (uint32_t i = 0; i < p->nevents; i++) {
+        const SpEvent *e = &p->events[i];
+        if (e->kind == SP_EVENT_RATE_CHANGE && e->b > 0 && e->time_ns <= t && e->time_ns >= best_t)
+            best_t = e->time_ns, iv = (uint64_t)e->b;
+    }
+    return iv;
+}
+
+uint64_t sp_sample_ns(const SpProfile *p, const SpSample *s, uint64_t initial) {
+    SpUnit u = sp_weight_unit(p);
+    if (u == SP_UNIT_NANOS) return s->weight;
+    if (u == SP_UNIT_CALLS) return 0;
+    return s->weight * sp_interval_at(p, s->time_ns, initial);
+}
+
+uint64_t sp_sample_value(const SpProfile *p, const SpSample *s, SpUnit u, uint64_t initial) {
+    if (u == SP_UNIT_SAMPLES) return s->weight * sp_interval_at(p, s->time_ns, initial);
+    return s->weight;
 }

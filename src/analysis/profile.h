@@ -180,6 +180,8 @@ typedef struct SpProfile {
     SpEvent *events;
     uint32_t nevents, cap_events;
     SpCcMap cc;
+    uint32_t *sysname; /* in memory only: frame id -> name before sp_profile_demangle (or NULL) */
+    uint32_t nsysname;
 } SpProfile;
 
 /* ---- lifetime ---------------------------------------------------------------------- */
@@ -256,6 +258,14 @@ void sp_ccmap_clear(SpProfile *p);
  * describes the whole process (it is recomputed from the remaining samples on demand). */
 void sp_profile_keep_thread(SpProfile *p, uint32_t t);
 
+/* Replaces C++ (Itanium ABI) and Rust legacy mangled frame and symbol names by their
+ * demangled form (through the C++ runtime's __cxa_demangle, looked up at run time; nothing
+ * happens when it is absent) and remembers each frame's original name for
+ * sp_frame_system_name().  Returns the number of names demangled, or -1 on ENOMEM. */
+int sp_profile_demangle(SpProfile *p);
+/* String id of the frame's name as the producer wrote it (mangled), = name if not demangled. */
+uint32_t sp_frame_system_name(const SpProfile *p, uint32_t frame);
+
 /* ---- queries ----------------------------------------------------------------------- */
 
 /* Sum of sample weights. */
@@ -264,6 +274,32 @@ uint64_t sp_total_weight(const SpProfile *p);
 uint32_t sp_mapping_find(const SpProfile *p, uint64_t addr);
 /* Index of the symbol containing addr (addr in [sym.addr, sym.addr+max(size,1))), or SP_NONE. */
 uint32_t sp_symbol_find(const SpProfile *p, uint64_t addr);
+
+/* ---- units ------------------------------------------------------------------------- */
+
+/* What a sample weight (and a CC-Map self/total) counts.  Decided once per profile:
+ * exact flavour or META unit "invocations" -> calls; META unit starting "nanoseconds" (the
+ * `.time` views) -> nanoseconds; otherwise samples, each standing for the sampling interval
+ * in force when it was taken (sp_sample_ns). */
+typedef enum { SP_UNIT_SAMPLES = 0, SP_UNIT_CALLS = 1, SP_UNIT_NANOS = 2 } SpUnit;
+
+SpUnit sp_weight_unit(const SpProfile *p);
+/* The pprof/speedscope name of the weights: "samples", "calls" or "time". */
+const char *sp_unit_type(SpUnit u);
+/* "wall" for wall-clock profiles (META mode=wall), else "cpu". */
+const char *sp_time_kind(const SpProfile *p);
+/* Sampling interval at the start of the profile (META interval_initial_ns, interval_ns,
+ * else 1e9 / delivered or requested rate; 1 ms when unknown). */
+uint64_t sp_interval_ns(const SpProfile *p);
+/* Interval in force at time t: the last rate-change event at or before t, else initial. */
+uint64_t sp_interval_at(const SpProfile *p, uint64_t t, uint64_t initial);
+/* A sample's weight in nanoseconds: weight x interval in force (samples), the weight itself
+ * (nanosecond profiles); 0 for call counts.  initial = sp_interval_ns(p). */
+uint64_t sp_sample_ns(const SpProfile *p, const SpSample *s, uint64_t initial);
+/* The weight the text exports (collapsed, speedscope, flame) use for a sample: nanoseconds
+ * for sampled and nanosecond profiles (so rate changes weigh consistently with pprof's
+ * cpu/wall value), calls for exact ones. */
+uint64_t sp_sample_value(const SpProfile *p, const SpSample *s, SpUnit u, uint64_t initial);
 
 const char *sp_frame_kind_name(uint32_t kind);
 const char *sp_vm_state_name(uint32_t state);

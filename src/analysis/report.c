@@ -34,6 +34,12 @@ static uint64_t report_total(const SpProfile *p) {
     return t;
 }
 
+/* Name of the weights in headers: samples, calls or nanoseconds. */
+static const char *report_unit(const SpProfile *p) {
+    SpUnit u = sp_weight_unit(p);
+    return u == SP_UNIT_CALLS ? "calls" : u == SP_UNIT_NANOS ? "nanoseconds" : "samples";
+}
+
 /* Metadata shown first, in this order; aliases are the engine's spellings. */
 static const char *const summary_keys[] = {"command",
                                            "cmdline",
@@ -60,9 +66,17 @@ static int summary_known(const char *k) {
 
 static void report_summary(const SpProfile *p, SpBuf *out, uint64_t total) {
     int exact = p->flavour == SP_FLAVOUR_EXACT;
+    SpUnit u = sp_weight_unit(p);
     sp_buf_printf(out, "# sampo profile: %s, %u samples, total weight %llu (%s), %u threads\n",
                   exact ? "exact (invocation counts)" : "sampled", p->nsamples,
-                  (unsigned long long)total, exact ? "invocations" : "samples", p->nthreads);
+                  (unsigned long long)total, exact ? "invocations" : report_unit(p), p->nthreads);
+    if (u == SP_UNIT_SAMPLES && p->nsamples) { /* what pprof's cpu/wall value shows */
+        uint64_t ns = 0, iv = sp_interval_ns(p);
+        for (uint32_t i = 0; i < p->nsamples; i++)
+            ns += sp_sample_ns(p, &p->samples[i], iv);
+        sp_buf_printf(out, "# %-16s %s, %.3f ms (samples x interval in force)\n", "weight",
+                      sp_time_kind(p), (double)ns / 1e6);
+    }
     for (size_t i = 0; i < sizeof summary_keys / sizeof *summary_keys; i++) {
         const char *v = sp_meta_get(p, summary_keys[i]);
         if (v) sp_buf_printf(out, "# %-16s %s\n", summary_keys[i], v);
@@ -113,7 +127,7 @@ static void report_flat(const SpProfile *p, const SpReportOpts *o, SpBuf *out, u
         ord[i] = i;
     g_methods = p->cc.methods, g_prof = p;
     qsort(ord, n, sizeof *ord, o->sort_total ? cmp_method_total : cmp_method_self);
-    const char *unit = p->flavour == SP_FLAVOUR_EXACT ? "calls" : "samples";
+    const char *unit = report_unit(p);
     sp_buf_printf(out, "## flat profile (%llu %s, by %s)\n", (unsigned long long)total, unit,
                   o->sort_total ? "total" : "self");
     sp_buf_printf(out, "%7s %7s %7s %10s %10s  %s\n", "self%", "cum%", "total%", "self", "total",

@@ -340,9 +340,10 @@ ProfThread *prof_thread_alloc(const char *name) {
     t->rng = (uint64_t)t->tid * 0x9e3779b97f4a7c15ull ^ prof_now_ns();
     atomic_init(&t->alive, 1);
     capture_stack_bounds(t);
-    if (name)
+    if (name) {
         snprintf(t->name, sizeof t->name, "%s", name);
-    else if (pthread_getname_np(pthread_self(), t->name, sizeof t->name))
+        t->name_given = 1;
+    } else if (pthread_getname_np(pthread_self(), t->name, sizeof t->name))
         t->name[0] = 0;
     return t;
 }

@@ -160,6 +160,9 @@ void sampo_thread_unregister(void) {
     sigaddset(&set, PROF_SIG);
     pthread_sigmask(SIG_BLOCK, &set, &old);
     pthread_mutex_lock(&prof_g.reg);
+    /* the last name it gave itself (pthread_setname_np after registering): the writer
+     * reports it, as perf does; /proc/self/task/TID/comm is gone once it exits */
+    if (pthread_getname_np(pthread_self(), t->exit_name, sizeof t->exit_name)) t->exit_name[0] = 0;
     prof_trigger_disarm(t);
     if (t->cur) prof_full_push(t->cur); /* the manager reclaims it: the owner is dead */
     t->cur = NULL;

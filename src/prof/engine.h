@@ -132,6 +132,8 @@ struct ProfThread {
     uint32_t sp_thread; /* index in the SpProfile */
     ProfThread *next_all;
     char name[32];
+    uint8_t name_given; /* name passed to sampo_thread_register: kept as is */
+    char exit_name[32]; /* the thread's own name when it unregistered (g.reg held) */
 };
 
 typedef struct ProfEvent {

@@ -24,12 +24,7 @@ typedef struct SymObj {
     const void *mem; /* the vDSO's image (its symbols come from memory), else NULL */
     size_t mem_len;
     ProfSymTab tab;
-    char **dem; /* per symbol: demangled C++ name (owned), DEM_NONE, or NULL = not tried */
 } SymObj;
-
-#define DEM_NONE ((char *)1) /* not a C++ name, or the demangler refused it */
-
-typedef char *(*DemangleFn)(const char *name, char *buf, size_t *len, int *status);
 
 typedef struct JitEnt {
     uint64_t start, size;
@@ -43,7 +38,6 @@ struct ProfSymbols {
     ProfObject *views;
     unsigned long long adds; /* dl_iterate_phdr add counter at the last scan */
     uint64_t last_check_ns;  /* rescans are rate-limited: a miss is usually data, not code */
-    DemangleFn demangle;     /* __cxa_demangle of the program's libstdc++, if it has one */
     JitEnt *jit;
     uint32_t njit, capjit;
     ProfJitdump *jd;      /* perf's jitdump (SAMPO_JITDUMP=1), opened at the first JIT range */
@@ -184,9 +178,6 @@ void prof_symbols_free(ProfSymbols *s) {
         free((char *)s->objs[i].o.path);
         free((char *)s->objs[i].o.build_id);
         prof_symtab_fini(&s->objs[i].tab);
-        for (uint32_t k = 0; s->objs[i].dem && k < s->objs[i].tab.n; k++)
-            if (s->objs[i].dem[k] != DEM_NONE) free(s->objs[i].dem[k]);
-        free(s->objs[i].dem);
     }
     for (uint32_t i = 0; i < s->njit; i++)
         free(s->jit[i].name);
@@ -203,26 +194,11 @@ void prof_symbols_free(ProfSymbols *s) {
 
 /* ---- C++ names --------------------------------------------------------------------------- */
 
-/* The name of e as perf prints it: C++ names demangled ("ns::f(int)", a "@plt" or "@@VER"
- * suffix kept) with the demangler of the program's own libstdc++.  A program without one
- * keeps mangled names (C programs have none to speak of).  Called with s->lock held. */
+/* The name of e as the object spells it: C++ and Rust names stay mangled in the profile
+ * (pprof keeps them as system_name); the sampo tools demangle them for display. */
 static const char *sym_name(ProfSymbols *s, SymObj *so, const ProfSymEnt *e) {
-    const char *nm = prof_symtab_name(&so->tab, e);
-    if (nm[0] != '_' || nm[1] != 'Z') return nm;
-    uint32_t i = (uint32_t)(e - so->tab.syms);
-    if (so->dem && so->dem[i]) return so->dem[i] == DEM_NONE ? nm : so->dem[i];
-    if (!s->demangle) s->demangle = (DemangleFn)(uintptr_t)dlsym(RTLD_DEFAULT, "__cxa_demangle");
-    if (!s->demangle || (!so->dem && !(so->dem = calloc(so->tab.n, sizeof *so->dem)))) return nm;
-    size_t base = strcspn(nm, "@");
-    char *mangled = strndup(nm, base), *d = NULL, *full = NULL;
-    int status = -1;
-    if (mangled) d = s->demangle(mangled, NULL, NULL, &status);
-    if (d && status == 0 && (full = malloc(strlen(d) + strlen(nm + base) + 1)))
-        strcat(strcpy(full, d), nm + base);
-    free(d);
-    free(mangled);
-    so->dem[i] = full ? full : DEM_NONE;
-    return full ? full : nm;
+    (void)s;
+    return prof_symtab_name(&so->tab, e);
 }
 
 /* ---- lookup ----------------------------------------------------------------------------- */

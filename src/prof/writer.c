@@ -12,8 +12,11 @@
 #include "profile_io.h"
 
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static void wr_cmdline(SpProfile *p) {
@@ -67,7 +70,13 @@ static void wr_meta(SpProfile *p) {
         sp_meta_setu(p, "contexts_max", g->cc->max_ctx);
     }
     sp_meta_setu(p, "pid", (uint64_t)getpid());
-    sp_meta_setu(p, "duration_ns", prof_now_ns() - g->t0_ns);
+    uint64_t dur = prof_now_ns() - g->t0_ns;
+    sp_meta_setu(p, "duration_ns", dur);
+    struct timespec now; /* wall-clock start, for pprof's time_nanos */
+    if (clock_gettime(CLOCK_REALTIME, &now) == 0) {
+        uint64_t wall = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+        if (wall > dur) sp_meta_setu(p, "start_unix_ns", wall - dur);
+    }
     wr_cmdline(p);
 }
 
@@ -99,9 +108,34 @@ static void wr_mappings(SpProfile *p) {
     for (uint32_t i = 0; i < nf; i++) {
         const SpFrame *f = &p->frames[i];
         if (f->kind == SP_FRAME_VM_METHOD || !f->addr) continue;
-        char name[512];
-        snprintf(name, sizeof name, "%s", sp_str(p, f->name));
+        char *name = strdup(sp_str(p, f->name)); /* sp_symbol_add may move the strings */
+        if (!name) break;
         sp_symbol_add(p, f->addr, f->size, name, sp_mapping_find(p, f->addr));
+        free(name);
+    }
+}
+
+/* Thread names as the threads last named themselves: a live thread's comm now, an exited
+ * one's name at unregistration; a name given to sampo_thread_register stays.  Lock order:
+ * g.reg before g.data (the caller holds both). */
+static void wr_thread_names(SpProfile *p) {
+    for (ProfThread *t = prof_g.threads; t; t = t->next_all) {
+        if (!t->sp_thread || t->name_given || t->sp_thread > p->nthreads) continue;
+        char name[64] = "";
+        if (atomic_load(&t->alive)) {
+            char path[64];
+            snprintf(path, sizeof path, "/proc/self/task/%d/comm", t->tid);
+            int fd = open(path, O_RDONLY | O_CLOEXEC);
+            ssize_t n = fd >= 0 ? read(fd, name, sizeof name - 1) : -1;
+            if (fd >= 0) close(fd);
+            name[n > 0 ? n : 0] = 0;
+            name[strcspn(name, "\n")] = 0;
+        } else {
+            snprintf(name, sizeof name, "%s", t->exit_name);
+        }
+        if (!name[0]) continue;
+        uint32_t id = sp_intern(p, name);
+        if (id != SP_NONE) p->threads[t->sp_thread - 1].name = id;
     }
 }
 
@@ -140,6 +174,7 @@ static void wr_expand(const char *path, char *out, size_t len) {
 int prof_write_profile(const char *path) {
     char file[4096], err[256];
     wr_expand(path, file, sizeof file);
+    pthread_mutex_lock(&prof_g.reg);
     pthread_mutex_lock(&prof_g.data);
     SpProfile *p = prof_g.profile;
     int rc = SAMPO_EIO;
@@ -148,6 +183,7 @@ int prof_write_profile(const char *path) {
         goto out;
     }
     wr_meta(p);
+    wr_thread_names(p);
     wr_events(p);
     wr_mappings(p);
     wr_ccmap(p);
@@ -157,5 +193,6 @@ int prof_write_profile(const char *path) {
         snprintf(prof_g.err, sizeof prof_g.err, "%s", err);
 out:
     pthread_mutex_unlock(&prof_g.data);
+    pthread_mutex_unlock(&prof_g.reg);
     return rc;
 }

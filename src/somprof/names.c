@@ -64,7 +64,7 @@ out:
 }
 
 void spn_format(const SomMethod *m, char *buf, size_t len) {
-    char base[256];
+    char base[4096]; /* SOM names are ASCII; 4 kB holds any real Class>>selector */
     class_method_name(m, base, sizeof base);
     if (m->kind == MK_BLOCK) {
         size_t k = strlen(base);
@@ -150,7 +150,7 @@ const char *spn_name(SpnNames *n, const SomMethod *m) {
         if (!x->method) break;
         if (x->method == m) return x->name;
     }
-    char buf[320];
+    char buf[4096 + 32];
     spn_format(m, buf, sizeof buf);
     const char *name = spn_intern(buf);
     if (!name || !(t = spn_room(n))) return "?";

@@ -8,28 +8,29 @@
 
 #include "export.h"
 #include "pprof.h"
+#include "srcline.h"
 
 static const char export_usage[] =
-    "usage: sampo export --pprof|--collapsed|--speedscope [--thread TID] [FILE] [-o OUT]\n"
+    "usage: sampo export --pprof|--collapsed|--speedscope [--thread TID] [--no-lines] [FILE]\n"
+    "                    [-o OUT]\n"
     "  Converts a profile for other tools.  FILE defaults to " SAMPO_DEFAULT_FILE ".\n"
     "  --pprof           gzipped profile.proto (go tool pprof, pprof web UI)\n"
     "  --collapsed       one 'root;...;leaf count' line per calling context (flamegraph.pl)\n"
     "  --speedscope      speedscope JSON (one sampled profile per thread)\n"
     "  --thread TID      only the samples of one thread (OS thread id)\n"
+    "  --no-lines        pprof: do not read source lines from the objects' DWARF\n"
     "  -o, --output OUT  output file (default: standard output)\n"
     "  -h, --help        this text\n";
 
 int cmd_export(int argc, char **argv) {
-    static const struct option opts[] = {{"pprof", no_argument, 0, 'p'},
-                                         {"collapsed", no_argument, 0, 'c'},
-                                         {"speedscope", no_argument, 0, 's'},
-                                         {"output", required_argument, 0, 'o'},
-                                         {"thread", required_argument, 0, 'T'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"pprof", no_argument, 0, 'p'},        {"collapsed", no_argument, 0, 'c'},
+        {"speedscope", no_argument, 0, 's'},   {"output", required_argument, 0, 'o'},
+        {"thread", required_argument, 0, 'T'}, {"no-lines", no_argument, 0, 'L'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     const char *outpath = NULL;
     const char *thread = NULL;
-    int fmt = 0, c;
+    int fmt = 0, c, lines = 1;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
         switch (c) {
@@ -47,6 +48,9 @@ int cmd_export(int argc, char **argv) {
             break;
         case 'T':
             thread = optarg;
+            break;
+        case 'L':
+            lines = 0;
             break;
         case 'h':
             fputs(export_usage, stdout);
@@ -68,9 +72,14 @@ int cmd_export(int argc, char **argv) {
     if (!p) return 1;
     SpBuf out;
     sp_buf_init(&out);
-    int rc = fmt == 'p'   ? sp_export_pprof(p, &out)
-             : fmt == 'c' ? sp_export_collapsed(p, &out)
-                          : sp_export_speedscope(p, &out);
+    int rc;
+    if (fmt == 'p') { /* with the lines of the sampled PCs when the objects are still here */
+        SampoSrcLines *sl = lines ? sampo_srclines_new(p) : NULL;
+        rc = sp_export_pprof_lines(p, &out, sl ? sampo_srcline : NULL, sl);
+        sampo_srclines_free(sl);
+    } else {
+        rc = fmt == 'c' ? sp_export_collapsed(p, &out) : sp_export_speedscope(p, &out);
+    }
     if (rc)
         fprintf(stderr, "sampo export: out of memory\n");
     else

@@ -9,9 +9,12 @@
 #include <string.h>
 
 #include "flame.h"
+#include "flamehtml.h"
 
 static const char flame_usage[] =
     "usage: sampo flame [options] [FILE] [-o OUT.svg]\n"
+    "       sampo flame --html [options] [FILE] [-o OUT.html]\n"
+    "       sampo flame --diff BASE [options] NEW [-o OUT.html]\n"
     "  Flame graph of the calling contexts (root at the bottom, width = inclusive weight,\n"
     "  siblings sorted by name).  FILE defaults to " SAMPO_DEFAULT_FILE ".\n"
     "  -o, --output OUT     output file (default: standard output)\n"
@@ -23,10 +26,14 @@ static const char flame_usage[] =
     "                       object file or VM image) or state (by VM state: interpreting,\n"
     "                       primitive, native, gc, ...)\n"
     "  --thread TID         only the samples of one thread (OS thread id)\n"
+    "  --html               an interactive page instead of the SVG (zoom, search, hover;\n"
+    "                       self-contained, no network)\n"
+    "  --diff BASE          the differential page (implies --html): widths from FILE, red\n"
+    "                       where a frame's share grew since BASE, blue where it shrank\n"
     "  -h, --help           this text\n";
 
 int cmd_flame(int argc, char **argv) {
-    enum { O_MINW = 256, O_REVERSE, O_COLORS };
+    enum { O_MINW = 256, O_REVERSE, O_COLORS, O_HTML, O_DIFF };
     static const struct option opts[] = {{"output", required_argument, 0, 'o'},
                                          {"title", required_argument, 0, 't'},
                                          {"width", required_argument, 0, 'w'},
@@ -34,14 +41,16 @@ int cmd_flame(int argc, char **argv) {
                                          {"reverse", no_argument, 0, O_REVERSE},
                                          {"colors", required_argument, 0, O_COLORS},
                                          {"thread", required_argument, 0, 'T'},
+                                         {"html", no_argument, 0, O_HTML},
+                                         {"diff", required_argument, 0, O_DIFF},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     SpFlameOpts o;
     const char *outpath = NULL;
     uint64_t v;
-    const char *thread = NULL;
+    const char *thread = NULL, *base_path = NULL;
     char *end;
-    int c;
+    int c, html = 0;
     sp_flame_opts_default(&o);
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:t:w:h", opts, NULL)) != -1) {
@@ -86,6 +95,13 @@ int cmd_flame(int argc, char **argv) {
         case 'T':
             thread = optarg;
             break;
+        case O_HTML:
+            html = 1;
+            break;
+        case O_DIFF:
+            base_path = optarg;
+            html = 1;
+            break;
         case 'h':
             fputs(flame_usage, stdout);
             return 0;
@@ -98,9 +114,15 @@ int cmd_flame(int argc, char **argv) {
     if (!path) return 2;
     SpProfile *p = sampo_load_thread(path, thread);
     if (!p) return 1;
+    SpProfile *base = NULL;
+    if (base_path && !(base = sampo_load_thread(base_path, thread))) {
+        sp_profile_free(p);
+        return 1;
+    }
     SpBuf out;
     sp_buf_init(&out);
-    int rc = sp_flame_svg(p, &o, &out);
+    int rc = html ? sp_flame_html(p, base, &o, &out) : sp_flame_svg(p, &o, &out);
+    sp_profile_free(base);
     if (rc)
         fprintf(stderr, "sampo flame: out of memory\n");
     else

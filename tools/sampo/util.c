@@ -16,6 +16,11 @@ SpProfile *sampo_load(const char *path) {
         fprintf(stderr, "sampo: %s\n", err);
         return NULL;
     }
+    if (sp_profile_demangle(p) < 0) { /* C++/Rust names in every output; pprof keeps both */
+        fprintf(stderr, "sampo: %s: out of memory\n", path);
+        sp_profile_free(p);
+        return NULL;
+    }
     return p;
 }
 

@@ -40,15 +40,17 @@ check "report exact time"   has exact.txt "## time-weighted view"
 $SAMPO report --thread 4002 split.prof >t2.txt
 check "report --thread" has t2.txt " 50.00%  50.00%  50.00%        250        250  hot (splitprog)"
 $SAMPO export --collapsed --thread 4001 split.prof >t1.collapsed
-check "collapsed --thread" has t1.collapsed "__libc_start_main;main;hot;memcpy 50"
+check "collapsed --thread" has t1.collapsed "__libc_start_main;main;hot;memcpy 56325225"
 $SAMPO flame --thread 4002 split.prof -o t2.svg; check "flame --thread" has t2.svg "total 500 samples"
 $SAMPO report --thread 999 split.prof 2>err.txt; check "unknown thread exit 1" test $? -eq 1
 check "unknown thread message" has err.txt "no thread with tid 999"
 
-# --- collapsed (byte-exact)
+# --- collapsed (byte-exact): nanoseconds, each sample weighted by the interval in force
+# (the rate change halfway), so the total is pprof's cpu total below (1188.25 ms)
 $SAMPO export --collapsed split.prof >split.collapsed
-printf '%s\n' "__libc_start_main;main;cool 200" "__libc_start_main;main;hot 450" \
-    "__libc_start_main;main;hot;memcpy 50" "__libc_start_main;main;warm 300" >expect.collapsed
+printf '%s\n' "__libc_start_main;main;cool 250000000" "__libc_start_main;main;hot 506927025" \
+    "__libc_start_main;main;hot;memcpy 56325225" "__libc_start_main;main;warm 375000000" \
+    >expect.collapsed
 check "collapsed exact bytes" cmp split.collapsed expect.collapsed
 $SAMPO export --collapsed som.prof -o som.collapsed
 check "collapsed fig2 ABCD" has som.collapsed "A>>run;B>>step;C>>inner;D>>leaf 240"
@@ -85,7 +87,8 @@ import json,sys
 d=json.load(open("som.speedscope.json"))
 p=d["profiles"][0]
 assert d["shared"]["frames"][0]["name"]=="A>>run"
-assert len(p["samples"])==400 and sum(p["weights"])==400 and p["endValue"]==400
+assert p["unit"]=="nanoseconds", p["unit"]
+assert len(p["samples"])==400 and sum(p["weights"])==400000000 and p["endValue"]==400000000
 assert p["samples"][0]==[0,1,2,3], p["samples"][0]'
 
 # --- flame graph

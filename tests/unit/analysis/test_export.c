@@ -1,9 +1,11 @@
 /*
  * test_export.c - byte-exact tests of the exporters on fixed profiles: collapsed and
- * speedscope spelled out by hand, pprof against bytes from an independent protobuf encoder,
- * gzip round trip, and golden files (tests/unit/analysis/golden, reviewed by eye as PNG)
- * for the report and the SVG writers.  SAMPO_UPDATE_GOLDEN=1 rewrites the golden files.
+ * speedscope spelled out by hand, pprof against pinned bytes (tests/e2e/interop checks
+ * every field with go tool pprof), units, UTF-8 cuts, demangling, gzip round trip, and golden files
+ * (tests/unit/analysis/golden, reviewed by eye as PNG) for the report and the SVG writers.
+ * SAMPO_UPDATE_GOLDEN=1 rewrites the golden files.
  */
+#define _GNU_SOURCE /* memmem */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -41,7 +43,8 @@ static void test_collapsed(void **state) {
     SpBuf b;
     sp_buf_init(&b);
     assert_int_equal(sp_export_collapsed(p, &b), 0);
-    assert_buf_str(&b, "main;work 1\nmain;work;leaf_a 3\nmain;work;leaf_b 2\n");
+    /* nanoseconds: the fixture's interval is 1 ms, then 2 ms after its rate change */
+    assert_buf_str(&b, "main;work 2000000\nmain;work;leaf_a 3000000\nmain;work;leaf_b 3000000\n");
     sp_buf_fini(&b);
     sp_profile_free(p);
 }
@@ -56,7 +59,7 @@ static void test_collapsed_unnamed_and_semicolon(void **state) {
     SpBuf o;
     sp_buf_init(&o);
     assert_int_equal(sp_export_collapsed(p, &o), 0);
-    assert_buf_str(&o, "Foo>>a:b;0xabc [libx.so] 7\n");
+    assert_buf_str(&o, "Foo>>a%3Bb;0xabc [libx.so] 7000000\n"); /* ';' escaped, 7 x 1 ms */
     sp_buf_fini(&o);
     sp_profile_free(p);
 }
@@ -88,11 +91,101 @@ static void test_speedscope(void **state) {
             "\"exporter\":\"sampo\",\"name\":\"sampo profile\",\"activeProfileIndex\":0,"
             "\"shared\":{\"frames\":[{\"name\":\"main\",\"file\":\"app.c\",\"line\":10},"
             "{\"name\":\"work\"},{\"name\":\"leaf_a\"},{\"name\":\"leaf_b\"}]},\"profiles\":["
-            "{\"type\":\"sampled\",\"name\":\"main (tid 100)\",\"unit\":\"none\",\"startValue\":0,"
-            "\"samples\":[[0,1,2],[0,1,2],[0,1,2],[0,1]],\"weights\":[1,1,1,1],\"endValue\":4},"
-            "{\"type\":\"sampled\",\"name\":\"worker (tid 101)\",\"unit\":\"none\","
-            "\"startValue\":0,\"samples\":[[0,1,3],[0,1,3]],\"weights\":[1,1],\"endValue\":2}]}\n");
+            "{\"type\":\"sampled\",\"name\":\"main (tid 100)\",\"unit\":\"nanoseconds\","
+            "\"startValue\":0,\"samples\":[[0,1,2],[0,1,2],[0,1,2],[0,1]],"
+            "\"weights\":[1000000,1000000,1000000,2000000],\"endValue\":5000000},"
+            "{\"type\":\"sampled\",\"name\":\"worker (tid 101)\",\"unit\":\"nanoseconds\","
+            "\"startValue\":0,\"samples\":[[0,1,3],[0,1,3]],\"weights\":[1000000,2000000],"
+            "\"endValue\":3000000}]}\n");
     sp_buf_fini(&b);
+    sp_profile_free(p);
+}
+
+/* UTF-8 prefixes never end inside a character. */
+static void test_utf8_prefix(void **state) {
+    (void)state;
+    const char *s = "a\xce\xa9\xe2\x82\xac"; /* a, Omega (2 bytes), Euro (3 bytes) */
+    assert_int_equal(sp_utf8_prefix(s, 0), 0);
+    assert_int_equal(sp_utf8_prefix(s, 1), 1);
+    assert_int_equal(sp_utf8_prefix(s, 2), 1); /* not half an Omega */
+    assert_int_equal(sp_utf8_prefix(s, 3), 3);
+    assert_int_equal(sp_utf8_prefix(s, 4), 3);
+    assert_int_equal(sp_utf8_prefix(s, 5), 3);
+    assert_int_equal(sp_utf8_prefix(s, 6), 6);
+    assert_int_equal(sp_utf8_prefix(s, 100), 6);
+}
+
+/* Units: exact -> calls, META unit nanoseconds -> time, else samples; wall from META mode. */
+static void test_units(void **state) {
+    (void)state;
+    SpProfile *p = sp_profile_new(SP_FLAVOUR_SAMPLED);
+    assert_int_equal(sp_weight_unit(p), SP_UNIT_SAMPLES);
+    assert_string_equal(sp_time_kind(p), "cpu");
+    assert_int_equal(sp_interval_ns(p), 1000000); /* unknown: 1 ms */
+    sp_meta_set(p, "mode", "wall");
+    sp_meta_setu(p, "requested_hz", 250);
+    assert_string_equal(sp_time_kind(p), "wall");
+    assert_int_equal(sp_interval_ns(p), 4000000);
+    sp_meta_set(p, "unit", "nanoseconds of self time");
+    assert_int_equal(sp_weight_unit(p), SP_UNIT_NANOS);
+    assert_string_equal(sp_unit_type(SP_UNIT_NANOS), "time");
+    sp_meta_set(p, "unit", "invocations");
+    assert_int_equal(sp_weight_unit(p), SP_UNIT_CALLS);
+    sp_profile_free(p);
+    p = sp_profile_new(SP_FLAVOUR_EXACT);
+    assert_int_equal(sp_weight_unit(p), SP_UNIT_CALLS);
+    sp_profile_free(p);
+}
+
+/* A .time profile: speedscope in nanoseconds, pprof's only value type time/nanoseconds. */
+static void test_time_profile_units(void **state) {
+    (void)state;
+    SpProfile *p = sp_profile_new(SP_FLAVOUR_SAMPLED);
+    uint32_t f = sp_frame_addv(p, SP_FRAME_VM_METHOD, "A>>b", NULL, 0, 0, NULL, 0);
+    uint32_t t = sp_thread_add(p, 1, "vm");
+    sp_meta_set(p, "unit", "nanoseconds of self time");
+    sp_sample_add(p, t, 0, &f, 1, 0, 123456789, SP_VM_INTERPRETING);
+    SpBuf b;
+    sp_buf_init(&b);
+    assert_int_equal(sp_export_speedscope(p, &b), 0);
+    sp_buf_u8(&b, 0);
+    assert_non_null(strstr((const char *)b.data, "\"unit\":\"nanoseconds\""));
+    assert_non_null(strstr((const char *)b.data, "\"weights\":[123456789]"));
+    b.len = 0;
+    assert_int_equal(sp_export_collapsed(p, &b), 0);
+    assert_buf_str(&b, "A>>b 123456789\n"); /* not multiplied by an interval */
+    b.len = 0;
+    assert_int_equal(sp_pprof_encode(p, &b), 0);
+    /* the string table holds "time" and "nanoseconds" but neither "samples" nor "cpu" */
+    assert_non_null(memmem(b.data, b.len, "\x04time", 5));
+    assert_non_null(memmem(b.data, b.len, "\x0bnanoseconds", 12));
+    assert_null(memmem(b.data, b.len, "\x07samples", 8));
+    assert_null(memmem(b.data, b.len, "\x03cpu", 4));
+    sp_buf_fini(&b);
+    sp_profile_free(p);
+}
+
+/* Demangling: C++, Rust legacy (hash dropped), a @plt suffix kept, C names untouched; the
+ * pprof system name stays the recorded one. */
+static void test_demangle(void **state) {
+    (void)state;
+    SpProfile *p = sp_profile_new(SP_FLAVOUR_SAMPLED);
+    uint32_t a = sp_frame_addv(p, SP_FRAME_NATIVE, "_ZN2ns1fEi", "x", 0x10, 1, NULL, 0);
+    uint32_t b = sp_frame_addv(p, SP_FRAME_NATIVE, "_ZN4core3fmt5write17h0123456789abcdefE", "x",
+                               0x20, 1, NULL, 0);
+    uint32_t c = sp_frame_addv(p, SP_FRAME_NATIVE, "_Z3foov@plt", "x", 0x30, 1, NULL, 0);
+    uint32_t d = sp_frame_addv(p, SP_FRAME_NATIVE, "main", "x", 0x40, 1, NULL, 0);
+    int n = sp_profile_demangle(p);
+    if (n == 0) skip(); /* no C++ runtime in this process or on this system */
+    assert_int_equal(n, 3);
+    assert_string_equal(sp_str(p, p->frames[a].name), "ns::f(int)");
+    assert_string_equal(sp_str(p, p->frames[b].name), "core::fmt::write");
+    assert_string_equal(sp_str(p, p->frames[c].name), "foo()@plt");
+    assert_string_equal(sp_str(p, p->frames[d].name), "main");
+    assert_string_equal(sp_str(p, sp_frame_system_name(p, a)), "_ZN2ns1fEi");
+    assert_string_equal(sp_str(p, sp_frame_system_name(p, d)), "main");
+    /* frames are still found by their (new) identity */
+    assert_int_equal(sp_frame_addv(p, SP_FRAME_NATIVE, "ns::f(int)", "x", 0x10, 1, NULL, 0), a);
     sp_profile_free(p);
 }
 
@@ -108,23 +201,29 @@ static void test_json_escape(void **state) {
     sp_buf_fini(&b);
 }
 
-/* Bytes from an independent Python protobuf encoder for the one-sample profile below
- * (string table: ours, then samples count cpu nanoseconds calls thread vm_state, the VM
- * state names, time). */
+/* The message for the one-sample profile below, as `go tool pprof -raw` reads it
+ * (tests/e2e/interop checks every field against the real tool; these bytes pin the encoding):
+ * value types samples/count + cpu/nanoseconds, one sample [1, 1000000] at location 2 (the
+ * sampled PC 0x12 inside f, which starts at 0x10), label tid=7, period 1 ms, two comments. */
 static const uint8_t pprof_golden[] = {
-    0x0a, 0x04, 0x08, 0x02, 0x10, 0x03, 0x0a, 0x04, 0x08, 0x04, 0x10, 0x05, 0x12, 0x09, 0x0a,
-    0x01, 0x01, 0x12, 0x04, 0x01, 0xc0, 0x84, 0x3d, 0x22, 0x08, 0x08, 0x01, 0x18, 0x10, 0x22,
-    0x02, 0x08, 0x01, 0x2a, 0x08, 0x08, 0x01, 0x10, 0x01, 0x18, 0x01, 0x20, 0x00, 0x32, 0x00,
-    0x32, 0x01, 0x66, 0x32, 0x07, 0x73, 0x61, 0x6d, 0x70, 0x6c, 0x65, 0x73, 0x32, 0x05, 0x63,
-    0x6f, 0x75, 0x6e, 0x74, 0x32, 0x03, 0x63, 0x70, 0x75, 0x32, 0x0b, 0x6e, 0x61, 0x6e, 0x6f,
-    0x73, 0x65, 0x63, 0x6f, 0x6e, 0x64, 0x73, 0x32, 0x05, 0x63, 0x61, 0x6c, 0x6c, 0x73, 0x32,
-    0x06, 0x74, 0x68, 0x72, 0x65, 0x61, 0x64, 0x32, 0x08, 0x76, 0x6d, 0x5f, 0x73, 0x74, 0x61,
-    0x74, 0x65, 0x32, 0x04, 0x6e, 0x6f, 0x6e, 0x65, 0x32, 0x0c, 0x69, 0x6e, 0x74, 0x65, 0x72,
-    0x70, 0x72, 0x65, 0x74, 0x69, 0x6e, 0x67, 0x32, 0x09, 0x70, 0x72, 0x69, 0x6d, 0x69, 0x74,
-    0x69, 0x76, 0x65, 0x32, 0x06, 0x6e, 0x61, 0x74, 0x69, 0x76, 0x65, 0x32, 0x02, 0x67, 0x63,
-    0x32, 0x09, 0x63, 0x6f, 0x6d, 0x70, 0x69, 0x6c, 0x69, 0x6e, 0x67, 0x32, 0x04, 0x69, 0x64,
-    0x6c, 0x65, 0x32, 0x08, 0x63, 0x6f, 0x6d, 0x70, 0x69, 0x6c, 0x65, 0x64, 0x32, 0x04, 0x74,
-    0x69, 0x6d, 0x65, 0x5a, 0x04, 0x08, 0x04, 0x10, 0x05, 0x60, 0xc0, 0x84, 0x3d,
+    0x0a, 0x04, 0x08, 0x01, 0x10, 0x02, 0x0a, 0x04, 0x08, 0x03, 0x10, 0x04, 0x12, 0x0f, 0x0a, 0x01,
+    0x02, 0x12, 0x04, 0x01, 0xc0, 0x84, 0x3d, 0x1a, 0x04, 0x08, 0x05, 0x18, 0x07, 0x22, 0x08, 0x08,
+    0x01, 0x18, 0x10, 0x22, 0x02, 0x08, 0x01, 0x22, 0x08, 0x08, 0x02, 0x18, 0x12, 0x22, 0x02, 0x08,
+    0x01, 0x2a, 0x08, 0x08, 0x01, 0x10, 0x06, 0x18, 0x06, 0x20, 0x00, 0x5a, 0x04, 0x08, 0x03, 0x10,
+    0x04, 0x60, 0xc0, 0x84, 0x3d, 0x68, 0x07, 0x68, 0x08, 0x32, 0x00, 0x32, 0x07, 0x73, 0x61, 0x6d,
+    0x70, 0x6c, 0x65, 0x73, 0x32, 0x05, 0x63, 0x6f, 0x75, 0x6e, 0x74, 0x32, 0x03, 0x63, 0x70, 0x75,
+    0x32, 0x0b, 0x6e, 0x61, 0x6e, 0x6f, 0x73, 0x65, 0x63, 0x6f, 0x6e, 0x64, 0x73, 0x32, 0x03, 0x74,
+    0x69, 0x64, 0x32, 0x01, 0x66, 0x32, 0x5b, 0x73, 0x61, 0x6d, 0x70, 0x6f, 0x20, 0x77, 0x65, 0x69,
+    0x67, 0x68, 0x74, 0x73, 0x3a, 0x20, 0x73, 0x61, 0x6d, 0x70, 0x6c, 0x65, 0x73, 0x3b, 0x20, 0x74,
+    0x68, 0x65, 0x20, 0x73, 0x65, 0x63, 0x6f, 0x6e, 0x64, 0x20, 0x76, 0x61, 0x6c, 0x75, 0x65, 0x20,
+    0x69, 0x73, 0x20, 0x65, 0x61, 0x63, 0x68, 0x20, 0x73, 0x61, 0x6d, 0x70, 0x6c, 0x65, 0x27, 0x73,
+    0x20, 0x69, 0x6e, 0x74, 0x65, 0x72, 0x76, 0x61, 0x6c, 0x20, 0x69, 0x6e, 0x20, 0x66, 0x6f, 0x72,
+    0x63, 0x65, 0x20, 0x28, 0x74, 0x69, 0x6d, 0x65, 0x2d, 0x77, 0x65, 0x69, 0x67, 0x68, 0x74, 0x65,
+    0x64, 0x29, 0x32, 0x3e, 0x72, 0x61, 0x74, 0x65, 0x3a, 0x20, 0x72, 0x65, 0x71, 0x75, 0x65, 0x73,
+    0x74, 0x65, 0x64, 0x20, 0x3f, 0x20, 0x48, 0x7a, 0x2c, 0x20, 0x64, 0x65, 0x6c, 0x69, 0x76, 0x65,
+    0x72, 0x65, 0x64, 0x20, 0x3f, 0x2c, 0x20, 0x69, 0x6e, 0x69, 0x74, 0x69, 0x61, 0x6c, 0x20, 0x69,
+    0x6e, 0x74, 0x65, 0x72, 0x76, 0x61, 0x6c, 0x20, 0x31, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30, 0x20,
+    0x6e, 0x73,
 };
 
 static void test_pprof_bytes(void **state) {
@@ -447,6 +546,10 @@ int main(void) {
         cmocka_unit_test(test_collapsed_merges_callsites),
         cmocka_unit_test(test_speedscope),
         cmocka_unit_test(test_json_escape),
+        cmocka_unit_test(test_utf8_prefix),
+        cmocka_unit_test(test_units),
+        cmocka_unit_test(test_time_profile_units),
+        cmocka_unit_test(test_demangle),
         cmocka_unit_test(test_pprof_bytes),
         cmocka_unit_test(test_pb_varint),
         cmocka_unit_test(test_golden_report),
