@@ -8,6 +8,20 @@
  *
  * Frame publication order (frame.h): a new frame is fully written before
  * vm->top is advanced with a release store.
+ *
+ * Compiled code (jitabi.h).  An activation whose method has valid compiled
+ * code is entered at `activate:` (jit_activate) and the result returned as
+ * from an interpreted activation.  Compiled code sends through jit_rt_send
+ * (jitrt.c), which runs a nested level of this loop (interp_run, IM_SEND)
+ * whose base is the compiled frame: its fp->ip points to a private one-byte
+ * instruction (BC__JITRET, never in a method's code) that ends the level with
+ * the send's answer, whether the callee was activated and returned into the
+ * compiled frame or was a primitive or a trivial method.  The interpreter
+ * writes a compiled frame's ip (only ever to that instruction) but never its
+ * bci, which compiled code keeps.  A deoptimization runs a level (IM_DEOPT)
+ * over the rebuilt frames that ends when the deoptimized frame returns,
+ * before popping it (its invoker pops it).  Levels and non-local returns:
+ * interp.h.
  */
 #include "interp.h"
 
@@ -17,11 +31,19 @@
 
 #include "bytecode.h"
 #include "class.h"
+#include "jitabi.h"
 #include "num.h"
 #include "prims.h"
 
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* A private instruction (not in SOM_BYTECODES: tools and the compiler never see it): the
+ * resume point of a compiled frame while a nested level runs a send for it. */
+enum { BC__JITRET = BC__COUNT, BC__NPRIVATE };
+static const uint8_t jitret_code[1] = {BC__JITRET};
+/* Where a deoptimized block frame that may not be popped resumes after escapedBlock:. */
+static const uint8_t retlocal_code[1] = {BC_RETURN_LOCAL};
 
 static inline void publish_top(SomVM *vm, int32_t t) {
     __atomic_store_n(&vm->top, t, __ATOMIC_RELEASE);
@@ -64,7 +86,24 @@ static SomMethod *ic_miss(SomVM *vm, CallSite *cs, SomClass *cls, SomClass *look
 }
 
 int interp_labels(InterpLabel *out, int max) {
-    return interp_call(NULL, (SomMethod *)(void *)out, max);
+    InterpEntry e = {.mode = IM_CALL, .method = (SomMethod *)(void *)out, .nargs = max};
+    return interp_run(NULL, &e);
+}
+
+int interp_call(SomVM *vm, SomMethod *m, int nargs) {
+    if (vm && !vm->cstack_limit) vm->cstack_limit = interp_cstack_limit();
+    InterpEntry e = {.mode = IM_CALL, .method = m, .nargs = nargs};
+    int r = interp_run(vm, &e);
+    if (r == INTERP_EXIT) return vm->exit_status;
+    return r;
+}
+
+static void backtrace_line(FILE *f, SomMethod *m, uint32_t bci, bool inlined) {
+    char name[256];
+    class_method_name(m, name, sizeof name);
+    const char *file = m->holder && m->holder->file ? m->holder->file->bytes : "?";
+    fprintf(f, "  at %s (%s:%u)%s\n", name, file, class_method_line(m, bci),
+            inlined ? " [inlined]" : "");
 }
 
 void interp_backtrace(SomVM *vm, FILE *f) {
@@ -78,11 +117,16 @@ void interp_backtrace(SomVM *vm, FILE *f) {
             i = 10;
             continue;
         }
-        char name[256];
-        class_method_name(fr->method, name, sizeof name);
-        const char *file =
-            fr->method->holder && fr->method->holder->file ? fr->method->holder->file->bytes : "?";
-        fprintf(f, "  at %s (%s:%u)\n", name, file, class_method_line(fr->method, fr->bci));
+        const SomJitCode *code = fr->jit;
+        uint32_t pos = code ? fr->jit_pos : JIT_POS_NONE;
+        bool own = true; /* the frame's own method still to show */
+        for (int guard = 0; pos != JIT_POS_NONE && pos < code->npos && guard < 64; guard++) {
+            const JitPos *p = &code->pos[pos]; /* an inlined activation, innermost first */
+            backtrace_line(f, p->method, p->bci, p->parent != JIT_POS_NONE);
+            if (p->parent == JIT_POS_NONE && p->method == fr->method) own = false;
+            pos = p->parent;
+        }
+        if (own) backtrace_line(f, fr->method, fr->bci, false);
         shown++;
     }
 }
@@ -104,6 +148,13 @@ static SomBlock *new_block(SomVM *vm, SomMethod *bm, SomContext *ctx, Value self
     b->ctx = ctx;
     b->self = self;
     return b;
+}
+
+SomContext *interp_new_context(SomVM *vm, uint32_t n) {
+    return new_context(vm, n);
+}
+SomBlock *interp_new_block(SomVM *vm, SomMethod *bm, SomContext *ctx, Value self) {
+    return new_block(vm, bm, ctx, self);
 }
 
 static inline SomContext *ctx_at(SomContext *c, unsigned depth) {
@@ -162,7 +213,10 @@ static inline __attribute__((always_inline)) bool arith_fast(SomVM *vm, int op, 
             ovf = __builtin_mul_overflow(som_int(a), (int64_t)(b - 1), &r);
             r |= 1;
         }
-        if (UNLIKELY(ovf)) return false;
+        if (UNLIKELY(ovf)) {
+            *fb |= TF_OVERFLOWED; /* the compiler stops speculating on small integers here */
+            return false;
+        }
         *out = (Value)r;
         return true;
     }
@@ -283,6 +337,10 @@ static const uint8_t *quicken(SomMethod *m) {
     return q;
 }
 
+const uint8_t *interp_qcode(SomMethod *m) {
+    return m->qcode ? m->qcode : quicken(m);
+}
+
 static bool is_symbol(Value v) {
     return som_is_obj(v) && som_hdr(v)->kind == OBJ_SYMBOL;
 }
@@ -290,22 +348,28 @@ static bool is_array(Value v) {
     return som_is_obj(v) && som_hdr(v)->kind == OBJ_ARRAY;
 }
 
-int interp_call(SomVM *vm, SomMethod *entry, int nargs) {
-    static void *const labels[BC__COUNT] = {
+int interp_run(SomVM *vm, InterpEntry *e) {
+    static void *const labels[BC__NPRIVATE] = {
 #define SOM_BC_LABEL(name, n) &&L_##name,
         SOM_BYTECODES(SOM_BC_LABEL) SOM_SUPER_BYTECODES(SOM_BC_LABEL)
 #undef SOM_BC_LABEL
+            && L__JITRET,
     };
+    SomMethod *entry = e->method;
+    int nargs = e->nargs;
     if (UNLIKELY(!vm)) { /* interp_labels(): report the handlers' addresses */
         InterpLabel *out = (InterpLabel *)(void *)entry;
         static const struct {
             const char *name;
         } extra[] = {
-            {"interp:invoke"},    {"interp:activate"}, {"interp:primitive"},   {"interp:send_sel"},
-            {"interp:send_site"}, {"interp:dnu"},      {"interp:not_boolean"}, {"interp:error"},
+            {"interp:invoke"},      {"interp:activate"},   {"interp:primitive"},
+            {"interp:send_sel"},    {"interp:send_site"},  {"interp:dnu"},
+            {"interp:not_boolean"}, {"interp:error"},      {"interp:jit_activate"},
+            {"interp:jit_return"},  {"interp:nlr_unwind"},
         };
-        void *const extra_addr[] = {&&invoke,    &&activate, &&primitive,   &&send_sel,
-                                    &&send_site, &&dnu,      &&not_boolean, &&error};
+        void *const extra_addr[] = {&&invoke,       &&activate,  &&primitive,   &&send_sel,
+                                    &&send_site,    &&dnu,       &&not_boolean, &&error,
+                                    &&jit_activate, &&L__JITRET, &&nlr_unwind};
         int count = 0;
         for (int i = 0; i < BC__COUNT && count < nargs; i++, count++) {
             out[count].name = som_bc_name[i];
@@ -317,21 +381,28 @@ int interp_call(SomVM *vm, SomMethod *entry, int nargs) {
         }
         return count;
     }
-    const int32_t base_top = vm->top;
-    int32_t top = base_top; /* mirrors top: this loop is its only writer */
+    const InterpMode mode = e->mode;
+    /* Frames at or below base_top are not this level's: it never pops them (an NLR to one
+     * of them answers INTERP_UNWIND).  end_top: the frame whose return ends the level
+     * (IM_DEOPT: the deoptimized frame, not popped; else the activation the level made
+     * first, popped: for IM_SEND* BC__JITRET also ends it, for a callee that made none). */
+    const int32_t base_top = mode == IM_DEOPT ? e->base : vm->top;
+    const int32_t end_top = mode == IM_DEOPT ? base_top : base_top + 1;
+    int32_t top = vm->top; /* mirrors top: this loop is its only writer */
     Value *sp = vm->sp;
-    Value *const base_sp = sp - nargs - 1;
+    Value *base_sp;
     const Value nil = vm->nil, trueV = vm->true_, falseV = vm->false_;
-    SomFrame *fp = base_top >= 0 ? &vm->frames[base_top] : NULL;
+    SomFrame *fp = top >= 0 ? &vm->frames[top] : NULL;
     Value *bp = NULL, self = nil, *lits = NULL;
     CallSite *sites = NULL;
     SomMethod *meth = NULL, *callee = entry;
-    const uint8_t *ip = NULL;
+    const uint8_t *ip = jitret_code;
     SomClass *cls = NULL, *lookup_cls = NULL;
     SomString *sel = NULL;
     Value recv, ret;
     int n = nargs;
     unsigned k = 0;
+    int32_t hi;
 
 #ifdef SOM_BC_STATS /* development aid: dynamic opcode pair counts, printed at exit */
     static uint64_t pair_counts[BC__COUNT][BC__COUNT];
@@ -365,7 +436,37 @@ int interp_call(SomVM *vm, SomMethod *entry, int nargs) {
     } while (0)
 #define BOOL(c) ((c) ? trueV : falseV)
 
-    goto invoke;
+    switch (mode) {
+    case IM_CALL:
+        base_sp = sp - nargs - 1;
+        goto invoke;
+    case IM_SEND: /* from a compiled frame: its bci is compiled code's, not written here */
+        base_sp = sp;
+        n = e->cs->nargs;
+        sp += n + 1;
+        LOAD_FRAME();
+        sites = e->cs;
+        k = 0;
+        if (e->cs->is_super) {
+            meth = e->sender; /* super_send reads meth->holder */
+            goto super_send;
+        }
+        goto send_site_nobci;
+    case IM_SEND_SEL:
+        base_sp = sp;
+        n = nargs;
+        sp += n + 1;
+        LOAD_FRAME();
+        sel = e->sel;
+        lookup_cls = e->lookup_cls;
+        goto send_sel;
+    case IM_DEOPT:
+        base_sp = vm->frames[base_top].bp;
+        LOAD_FRAME();
+        ip = fp->ip;
+        DISPATCH();
+    }
+    return INTERP_EXIT;
 
     /* ---- activation ---------------------------------------------------- */
 invoke: /* callee, n; receiver and arguments at sp[-n-1 .. -1] */
@@ -410,6 +511,9 @@ activate : {
     nf->method = callee;
     nf->bci = 0;
     nf->visited = 0;
+    nf->jit = NULL;
+    nf->jit_pos = JIT_POS_NONE;
+    nf->backedges = 0;
     nf->bp = sp - n - 1;
     if (callee->kind == MK_BLOCK) {
         SomBlock *b = (SomBlock *)nf->bp[0];
@@ -444,7 +548,46 @@ activate : {
         c->frame = meth->kind == MK_BLOCK ? NULL : fp;
         fp->ctx = c;
     }
+    /* one predictable branch while there is no JIT */
+    if (UNLIKELY(((uintptr_t)vm->jit | (uintptr_t)vm->jit_hook) != 0)) goto jit_activate;
     DISPATCH();
+}
+
+jit_activate : /* fp: the activation just made (context included); sp: above its locals */ {
+    if (vm->jit_hook) {
+        SAVE();
+        if (vm->jit_tick) {
+            vm->jit_tick = 0;
+            vm->jit_hook(vm, meth, SOM_JIT_TICK);
+        }
+        if (vm->jit_eager && !meth->jit)
+            vm->jit_hook(vm, meth, SOM_JIT_EAGER);
+        else if (vm->jit_threshold && meth->invocations % vm->jit_threshold == 0)
+            vm->jit_hook(vm, meth, SOM_JIT_COUNT);
+    }
+    const SomJitCode *code = meth->jit;
+    if (!code || !vm->jit || code->invalid || vm->exact_hooks ||
+        (char *)__builtin_frame_address(0) < vm->cstack_limit)
+        DISPATCH();
+    fp->jit_pos = JIT_POS_NONE;
+    fp->jit = code;
+    SAVE();
+    som_set_state(vm, VMS_COMPILED);
+    ret = code->entry(vm, fp);
+    som_set_state(vm, VMS_INTERP);
+    sp = fp->bp + 1 + meth->nargs + meth->nlocals;
+    if (LIKELY(ret != 0)) {
+        *sp++ = ret; /* rooted for the return's safepoint */
+        goto do_return;
+    }
+    if (vm->exiting) goto exit_vm;
+    /* a non-local return is unwinding (jitabi.h): to this activation or below it */
+    hi = vm->nlr_target;
+    ret = vm->nlr_value;
+    *sp++ = ret;
+    vm->nlr_target = -1;
+    if (hi == top) goto do_return;
+    goto nlr_unwind;
 }
 
 primitive:
@@ -577,6 +720,10 @@ primitive:
         goto invoke;
     }
     case PK_RESTART:
+        if (UNLIKELY(fp->jit != NULL)) { /* the builder refuses such methods */
+            som_prim_error(vm, "restart from compiled code");
+            goto error;
+        }
         sp = bp + 1 + meth->nargs + meth->nlocals;
         ip = meth->qcode;
         DISPATCH();
@@ -600,12 +747,13 @@ send_sel: /* sel, n, lookup_cls; receiver and arguments on the stack */
     if (callee) goto invoke;
     goto dnu;
 
-send_site : /* k: call site of a SEND (or of an arithmetic op's slow path) */ {
+send_site: /* k: call site of a SEND (or of an arithmetic op's slow path) */
+    fp->bci = sites[k].bci;
+send_site_nobci : {
     CallSite *cs = &sites[k];
     n = cs->nargs;
     recv = sp[-n - 1];
     cls = som_class_of(vm, recv);
-    fp->bci = cs->bci;
     if (LIKELY(cs->ic[0].cls == cls)) {
         callee = cs->ic[0].method;
         cs->ic[0].hits++;
@@ -727,12 +875,13 @@ L_POP:
 L_SEND:
     k = W();
     goto send_site;
-L_SUPER_SEND : {
+L_SUPER_SEND:
     k = W();
+    fp->bci = sites[k].bci;
+super_send : /* k, meth: the method holding the site */ {
     CallSite *cs = &sites[k];
     n = cs->nargs;
     SomClass *sc = meth->holder->super;
-    fp->bci = cs->bci;
     if (cs->ic[0].cls && cs->ic[0].cls == sc) {
         callee = cs->ic[0].method;
         goto invoke;
@@ -750,6 +899,7 @@ L_RETURN_SELF:
 L_RETURN_LOCAL:
     ret = sp[-1];
 do_return : {
+    if (UNLIKELY(top == end_top)) goto end_return;
     if (UNLIKELY(vm->poll) && vm->safepoint_hook) {
         fp->ip = ip;
         SAVE();
@@ -763,15 +913,40 @@ do_return : {
         SAVE();
         vm->on_exit(vm, meth, false);
     }
-    if (top == base_top) {
-        vm->sp = sp;
-        return 0;
-    }
     fp = &vm->frames[top];
     LOAD_FRAME();
     ip = fp->ip;
     DISPATCH();
 }
+end_return:                 /* the level's last activation returns ret */
+    if (mode == IM_DEOPT) { /* the deoptimized activation: its invoker pops it (jitabi.h) */
+        e->result = ret;
+        vm->sp = sp;
+        return 0;
+    }
+    if (UNLIKELY(vm->poll) && vm->safepoint_hook) {
+        fp->ip = ip;
+        SAVE();
+        vm->safepoint_hook(vm, SOM_SP_RETURN);
+    }
+    if (meth->kind == MK_METHOD && meth->nctx) fp->ctx->frame = NULL;
+    sp = fp->bp;
+    *sp++ = ret;
+    PUBLISH(top - 1);
+    if (UNLIKELY(vm->exact_hooks)) {
+        SAVE();
+        vm->on_exit(vm, meth, false);
+    }
+    /* fall through: the answer is sp[-1] */
+L__JITRET: /* back in the compiled frame of an IM_SEND* level (or IM_CALL of a trivial or
+            * primitive method): the send's answer is sp[-1] */
+    if (mode == IM_CALL) {
+        vm->sp = sp;
+        return 0;
+    }
+    e->result = *--sp;
+    vm->sp = sp;
+    return 0;
 L_RETURN_NLR : {
     ret = sp[-1];
     if (UNLIKELY(vm->poll) && vm->safepoint_hook) {
@@ -783,31 +958,31 @@ L_RETURN_NLR : {
     while (c && c->outer)
         c = c->outer;
     SomFrame *home = c ? c->frame : NULL;
-    int32_t hi = home ? (int32_t)(home - vm->frames) : -1;
-    if (hi > base_top) {
-        for (int32_t i = top; i > hi; i--) {
-            SomFrame *f = &vm->frames[i];
-            if (f->method->kind == MK_METHOD && f->method->nctx) f->ctx->frame = NULL;
-            PUBLISH(i - 1);
-            if (UNLIKELY(vm->exact_hooks)) {
-                SAVE();
-                vm->on_exit(vm, f->method, false);
-            }
-        }
-        PUBLISH(hi);
-        fp = home;
-        LOAD_FRAME();
-        goto do_return;
+    if (home) {
+        hi = (int32_t)(home - vm->frames);
+        goto nlr_unwind;
     }
     /* the home activation is gone: send escapedBlock: to the block's invoker */
     Value blk = fp->bp[0];
+    if (UNLIKELY(top == end_top && mode == IM_DEOPT)) {
+        /* a deoptimized block frame is popped by its invoker: it answers what
+         * escapedBlock: answers, sent to its caller's self */
+        Value inv = top > 0 ? vm->frames[top - 1].self : nil;
+        ip = retlocal_code;
+        *sp++ = inv;
+        *sp++ = blk;
+        n = 1;
+        sel = vm->sym_escapedBlock;
+        lookup_cls = som_class_of(vm, inv);
+        goto send_sel;
+    }
     sp = fp->bp;
     PUBLISH(top - 1);
     if (UNLIKELY(vm->exact_hooks)) {
         SAVE();
         vm->on_exit(vm, meth, false);
     }
-    if (top == base_top) {
+    if (top == base_top && mode == IM_CALL) { /* (IM_SEND*: the compiled frame invokes) */
         som_prim_error(vm, "Block has escaped and cannot be executed (no invoker)");
         goto error;
     }
@@ -821,6 +996,37 @@ L_RETURN_NLR : {
     lookup_cls = som_class_of(vm, self);
     goto send_sel;
 }
+nlr_unwind: /* to the live home frame hi with ret (rooted at sp[-1]) */
+    if (hi > base_top || (mode == IM_DEOPT && hi == base_top)) {
+        for (int32_t i = top; i > hi; i--) {
+            SomFrame *f = &vm->frames[i];
+            if (f->method->kind == MK_METHOD && f->method->nctx) f->ctx->frame = NULL;
+            PUBLISH(i - 1);
+            if (UNLIKELY(vm->exact_hooks)) {
+                SAVE();
+                vm->on_exit(vm, f->method, false);
+            }
+        }
+        PUBLISH(hi);
+        fp = &vm->frames[hi];
+        LOAD_FRAME();
+        goto do_return;
+    }
+    /* the home belongs to an outer level: pop this level's frames and let it go on */
+    vm->nlr_value = ret;
+    vm->nlr_target = hi;
+    for (int32_t i = top; i > base_top; i--) {
+        SomFrame *f = &vm->frames[i];
+        if (f->method->kind == MK_METHOD && f->method->nctx) f->ctx->frame = NULL;
+        PUBLISH(i - 1);
+        if (UNLIKELY(vm->exact_hooks)) {
+            SAVE();
+            vm->on_exit(vm, f->method, false);
+        }
+    }
+    PUBLISH(base_top);
+    vm->sp = base_sp;
+    return INTERP_UNWIND;
 L_JUMP:
     k = W();
     ip += k;
@@ -869,6 +1075,21 @@ L_JUMP_BACK:
         fp->bci = (uint32_t)(ip - meth->qcode);
         SAVE();
         vm->safepoint_hook(vm, SOM_SP_LOOP);
+    }
+    if (UNLIKELY(vm->jit_hook != NULL)) goto jit_backedge;
+    DISPATCH();
+jit_backedge: /* SOM_JIT_LOOP: a per-activation count of back edges (SomFrame.backedges) */
+    if (vm->jit_hook) {
+        fp->bci = (uint32_t)(ip - meth->qcode);
+        SAVE();
+        if (vm->jit_tick) {
+            vm->jit_tick = 0;
+            vm->jit_hook(vm, meth, SOM_JIT_TICK);
+        }
+        if (vm->jit_loop_threshold && ++fp->backedges >= vm->jit_loop_threshold) {
+            fp->backedges = 0;
+            vm->jit_hook(vm, meth, SOM_JIT_LOOP);
+        }
     }
     DISPATCH();
 
@@ -1138,11 +1359,14 @@ L_INC_LOCAL_JLE : {
                     SAVE();
                     vm->safepoint_hook(vm, SOM_SP_LOOP);
                 }
+                if (UNLIKELY(vm->jit_hook != NULL)) goto jit_backedge;
             } else {
                 ip += SOM_TODO_TAIL;
             }
             DISPATCH();
         }
+        /* overflow: the tail's ADD sets TF_OVERFLOWED too; say it here for the site anyway */
+        sites[ip[5] | (ip[6] << 8)].argkinds |= TF_OVERFLOWED;
     }
     DISPATCH(); /* generic tail */
 }
@@ -1151,6 +1375,7 @@ field_error:
     som_prim_error(vm, "field access on an instance of %s, which has no fields of its own",
                    som_class_of(vm, self)->name->bytes);
     fp->bci = (uint32_t)(ip - 1 - meth->qcode);
+    goto error;
 /* `a && b` / `a and: b` with b already evaluated: what Boolean's methods
  * answer (b value for a block b), without the sends; anything else sends. */
 L_AND : {
@@ -1184,5 +1409,5 @@ error: /* fp->bci names the failing send, or the failing instruction (set below)
 exit_vm:
     PUBLISH(base_top);
     vm->sp = base_sp;
-    return vm->exit_status ? vm->exit_status : 0;
+    return INTERP_EXIT;
 }

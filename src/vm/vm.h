@@ -163,6 +163,11 @@ struct SomVM {
     bool jit_eager;
     uint32_t jit_threshold;
     uint32_t jit_loop_threshold;
+    /* Compiled code is entered only while the C stack pointer is above this address (set
+     * by som_vm_run: the thread's stack bottom + 256 KiB, or 4 MiB below the start when the
+     * stack size is unknown); deeper, the interpreter runs the activation (it does not
+     * recurse on the C stack), so compiled recursion cannot overflow the C stack. */
+    char *cstack_limit;
 };
 
 typedef enum SomJitWhy { SOM_JIT_COUNT, SOM_JIT_EAGER, SOM_JIT_LOOP, SOM_JIT_TICK } SomJitWhy;
