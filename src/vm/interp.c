@@ -399,10 +399,10 @@ int interp_run(SomVM *vm, InterpEntry *e) {
     const uint8_t *ip = jitret_code;
     SomClass *cls = NULL, *lookup_cls = NULL;
     SomString *sel = NULL;
-    Value recv, ret;
+    Value recv = 0, ret = 0;
     int n = nargs;
     unsigned k = 0;
-    int32_t hi;
+    int32_t hi = -1;
 
 #ifdef SOM_BC_STATS /* development aid: dynamic opcode pair counts, printed at exit */
     static uint64_t pair_counts[BC__COUNT][BC__COUNT];

@@ -202,13 +202,21 @@ static inline Value dv(const Value *vals, int32_t i, Value nil) {
 static bool deopt_rebuild(SomVM *vm, SomFrame *fp, const JitDeopt *d, const uint64_t *raw) {
     int32_t fi = (int32_t)(fp - vm->frames);
     uint32_t ns = d->nscopes;
+    if (ns == 0 || d->scopes[0].method != fp->method) {
+        som_prim_error(vm, "bad deoptimization state in compiled code of %s",
+                       fp->method->signature->bytes);
+        rt_error(vm);
+        return false;
+    }
     /* layout: each scope's slots, then its operand stack; the next scope right above */
     Value *end = fp->bp;
     for (uint32_t s = 0; s < ns; s++)
         end += d->scopes[s].nslots + d->scopes[s].nstack;
     Value *vals = end; /* the materialised values, rooted above everything while made */
-    if ((size_t)fi + ns >= vm->max_frames ||
-        vals + d->nvals + JITRT_STACK_MARGIN + 8 > vm->stack_end) {
+    uint32_t need = d->nvals > d->scopes[ns - 1].method->maxstack
+                        ? d->nvals
+                        : d->scopes[ns - 1].method->maxstack; /* the innermost goes on */
+    if ((size_t)fi + ns >= vm->max_frames || vals + need + JITRT_STACK_MARGIN + 8 > vm->stack_end) {
         som_prim_error(vm, "Stack overflow: recursion deeper than the VM's stack (%d activations)",
                        fi + (int)ns);
         rt_error(vm);
