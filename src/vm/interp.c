@@ -40,8 +40,24 @@
 
 /* A private instruction (not in SOM_BYTECODES: tools and the compiler never see it): the
  * resume point of a compiled frame while a nested level runs a send for it. */
-enum { BC__JITRET = BC__COUNT, BC__NPRIVATE };
-static const uint8_t jitret_code[1] = {BC__JITRET};
+enum {
+    BC__JITRET = BC__COUNT,
+    BC__ENTER_CALL,
+    BC__ENTER_SEND,
+    BC__ENTER_SEND_SEL,
+    BC__ENTER_DEOPT,
+    BC__NPRIVATE
+};
+/* Where interp_run starts, per InterpMode: one private instruction that sets the level up,
+ * followed by BC__JITRET (the resume point a compiled base frame gets).  Entering through
+ * the dispatch, like any instruction, keeps GCC compiling one indirect jump per handler
+ * (a second way into the loop made it share one jump among all handlers). */
+static const uint8_t enter_code[4][2] = {
+    [IM_CALL] = {BC__ENTER_CALL, BC__JITRET},
+    [IM_SEND] = {BC__ENTER_SEND, BC__JITRET},
+    [IM_SEND_SEL] = {BC__ENTER_SEND_SEL, BC__JITRET},
+    [IM_DEOPT] = {BC__ENTER_DEOPT, BC__JITRET},
+};
 /* Where a deoptimized block frame that may not be popped resumes after escapedBlock:. */
 static const uint8_t retlocal_code[1] = {BC_RETURN_LOCAL};
 
@@ -341,6 +357,63 @@ const uint8_t *interp_qcode(SomMethod *m) {
     return m->qcode ? m->qcode : quicken(m);
 }
 
+/* ---- the JIT's part of the loop (vm.h hooks, jitabi.h entry), out of line so that the
+ * loop's register allocation stays as it is without a JIT ---- */
+
+/* What the loop does after jit_activation. */
+enum { JA_INTERPRET, JA_RETURN, JA_EXIT, JA_UNWIND };
+typedef struct JitAct {
+    int32_t action;
+    int32_t home; /* JA_UNWIND: the frame index the non-local return goes to */
+    Value value;  /* JA_RETURN: the activation's result; JA_UNWIND: the ^'s value */
+} JitAct;
+
+/* At an activation (fp = frames[vm->top], context made, vm->sp above its locals): runs the
+ * JIT hooks and, when m->jit may be entered (jitabi.h), runs the compiled activation and
+ * says how it ended.  A non-local return arriving here is taken over (nlr_target cleared). */
+static __attribute__((noinline)) JitAct jit_activation(SomVM *vm, SomFrame *fp) {
+    SomMethod *m = fp->method;
+    if (vm->jit_hook) {
+        if (vm->jit_tick) {
+            vm->jit_tick = 0;
+            vm->jit_hook(vm, m, SOM_JIT_TICK);
+        }
+        if (vm->jit_eager && !m->jit)
+            vm->jit_hook(vm, m, SOM_JIT_EAGER);
+        else if (vm->jit_threshold && m->invocations % vm->jit_threshold == 0)
+            vm->jit_hook(vm, m, SOM_JIT_COUNT);
+    }
+    const SomJitCode *code = m->jit;
+    if (!code || !vm->jit || code->invalid || vm->exact_hooks ||
+        (char *)__builtin_frame_address(0) < vm->cstack_limit)
+        return (JitAct){JA_INTERPRET, -1, 0};
+    fp->jit_pos = JIT_POS_NONE;
+    fp->jit = code;
+    som_set_state(vm, VMS_COMPILED);
+    Value r = code->entry(vm, fp);
+    som_set_state(vm, VMS_INTERP);
+    if (r) return (JitAct){JA_RETURN, -1, r};
+    if (vm->exiting) return (JitAct){JA_EXIT, -1, 0};
+    /* a non-local return is unwinding (jitabi.h): to this activation or below it */
+    int32_t home = vm->nlr_target;
+    vm->nlr_target = -1;
+    return (JitAct){home == (int32_t)(fp - vm->frames) ? JA_RETURN : JA_UNWIND, home,
+                    vm->nlr_value};
+}
+
+/* At a back edge of an interpreted activation (fp->bci the loop head, vm->sp saved). */
+static __attribute__((noinline)) void jit_backedge_hooks(SomVM *vm, SomFrame *fp) {
+    if (!vm->jit_hook) return;
+    if (vm->jit_tick) {
+        vm->jit_tick = 0;
+        vm->jit_hook(vm, fp->method, SOM_JIT_TICK);
+    }
+    if (vm->jit_loop_threshold && ++fp->backedges >= vm->jit_loop_threshold) {
+        fp->backedges = 0;
+        vm->jit_hook(vm, fp->method, SOM_JIT_LOOP);
+    }
+}
+
 static bool is_symbol(Value v) {
     return som_is_obj(v) && som_hdr(v)->kind == OBJ_SYMBOL;
 }
@@ -348,12 +421,21 @@ static bool is_array(Value v) {
     return som_is_obj(v) && som_hdr(v)->kind == OBJ_ARRAY;
 }
 
+/* ret, recv and hi are set on every path before they are read; giving them initial values
+ * would make GCC carry them through the shared dispatch block (and then stop duplicating
+ * the dispatch jump per handler), so they stay uninitialised. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 int interp_run(SomVM *vm, InterpEntry *e) {
     static void *const labels[BC__NPRIVATE] = {
 #define SOM_BC_LABEL(name, n) &&L_##name,
         SOM_BYTECODES(SOM_BC_LABEL) SOM_SUPER_BYTECODES(SOM_BC_LABEL)
 #undef SOM_BC_LABEL
             && L__JITRET,
+        &&L__ENTER_CALL,
+        &&L__ENTER_SEND,
+        &&L__ENTER_SEND_SEL,
+        &&L__ENTER_DEOPT,
     };
     SomMethod *entry = e->method;
     int nargs = e->nargs;
@@ -381,13 +463,12 @@ int interp_run(SomVM *vm, InterpEntry *e) {
         }
         return count;
     }
-    const InterpMode mode = e->mode;
-    /* Frames at or below base_top are not this level's: it never pops them (an NLR to one
-     * of them answers INTERP_UNWIND).  end_top: the frame whose return ends the level
-     * (IM_DEOPT: the deoptimized frame, not popped; else the activation the level made
-     * first, popped: for IM_SEND* BC__JITRET also ends it, for a callee that made none). */
-    const int32_t base_top = mode == IM_DEOPT ? e->base : vm->top;
-    const int32_t end_top = mode == IM_DEOPT ? base_top : base_top + 1;
+    /* frames[base_top + 1] is the level's first activation: its return ends the level (popped
+     * first, except for IM_DEOPT: the deoptimized frame, which its invoker pops; for IM_SEND*
+     * BC__JITRET also ends it, when the callee made no activation).  Frames below are not
+     * the level's (an NLR to one of them answers INTERP_UNWIND).  The mode is read from e
+     * on the rare paths only: one variable less in the loop keeps its registers as they were. */
+    const int32_t base_top = e->mode == IM_DEOPT ? e->base - 1 : vm->top;
     int32_t top = vm->top; /* mirrors top: this loop is its only writer */
     Value *sp = vm->sp;
     Value *base_sp;
@@ -396,13 +477,14 @@ int interp_run(SomVM *vm, InterpEntry *e) {
     Value *bp = NULL, self = nil, *lits = NULL;
     CallSite *sites = NULL;
     SomMethod *meth = NULL, *callee = entry;
-    const uint8_t *ip = jitret_code;
+    const uint8_t *ip;
     SomClass *cls = NULL, *lookup_cls = NULL;
     SomString *sel = NULL;
-    Value recv = 0, ret = 0;
+    Value recv, ret;
     int n = nargs;
     unsigned k = 0;
-    int32_t hi = -1;
+    int32_t hi;
+    SomFrame scratch; /* IM_SEND: fp while the send is dispatched (see L__ENTER_SEND) */
 
 #ifdef SOM_BC_STATS /* development aid: dynamic opcode pair counts, printed at exit */
     static uint64_t pair_counts[BC__COUNT][BC__COUNT];
@@ -436,37 +518,42 @@ int interp_run(SomVM *vm, InterpEntry *e) {
     } while (0)
 #define BOOL(c) ((c) ? trueV : falseV)
 
-    switch (mode) {
-    case IM_CALL:
-        base_sp = sp - nargs - 1;
-        goto invoke;
-    case IM_SEND: /* from a compiled frame: its bci is compiled code's, not written here */
-        base_sp = sp;
-        n = e->cs->nargs;
+    base_sp = e->mode == IM_CALL    ? sp - nargs - 1
+              : e->mode == IM_DEOPT ? vm->frames[base_top + 1].bp
+                                    : sp;
+    if (e->mode == IM_SEND || e->mode == IM_SEND_SEL) {
+        n = e->mode == IM_SEND ? e->cs->nargs : nargs;
         sp += n + 1;
-        LOAD_FRAME();
-        sites = e->cs;
-        k = 0;
-        if (e->cs->is_super) {
-            meth = e->sender; /* super_send reads meth->holder */
-            goto super_send;
-        }
-        goto send_site_nobci;
-    case IM_SEND_SEL:
-        base_sp = sp;
-        n = nargs;
-        sp += n + 1;
-        LOAD_FRAME();
-        sel = e->sel;
-        lookup_cls = e->lookup_cls;
-        goto send_sel;
-    case IM_DEOPT:
-        base_sp = vm->frames[base_top].bp;
-        LOAD_FRAME();
-        ip = fp->ip;
-        DISPATCH();
     }
-    return INTERP_EXIT;
+    ip = enter_code[e->mode];
+    DISPATCH();
+
+L__ENTER_CALL:
+    goto invoke;
+L__ENTER_SEND: /* from a compiled frame: its bci is compiled code's, not written here */
+    LOAD_FRAME();
+    fp->ip = ip; /* BC__JITRET: where the callee returns to */
+    sites = e->cs;
+    k = 0;
+    if (e->cs->is_super) {
+        meth = e->sender; /* super_send reads meth->holder */
+        goto super_send;
+    }
+    /* send_site stores fp->bci (and activate fp->ip): let it store them into a scratch
+     * record, not into the compiled frame, whose bci is compiled code's.  (A separate copy
+     * of send_site for this made GCC allocate the loop's registers worse.) */
+    scratch.jit = fp->jit; /* `restart` checks it */
+    fp = &scratch;
+    goto send_site;
+L__ENTER_SEND_SEL:
+    LOAD_FRAME();
+    sel = e->sel;
+    lookup_cls = e->lookup_cls;
+    goto send_sel;
+L__ENTER_DEOPT:
+    LOAD_FRAME();
+    ip = fp->ip;
+    DISPATCH();
 
     /* ---- activation ---------------------------------------------------- */
 invoke: /* callee, n; receiver and arguments at sp[-n-1 .. -1] */
@@ -554,39 +641,15 @@ activate : {
 }
 
 jit_activate : /* fp: the activation just made (context included); sp: above its locals */ {
-    if (vm->jit_hook) {
-        SAVE();
-        if (vm->jit_tick) {
-            vm->jit_tick = 0;
-            vm->jit_hook(vm, meth, SOM_JIT_TICK);
-        }
-        if (vm->jit_eager && !meth->jit)
-            vm->jit_hook(vm, meth, SOM_JIT_EAGER);
-        else if (vm->jit_threshold && meth->invocations % vm->jit_threshold == 0)
-            vm->jit_hook(vm, meth, SOM_JIT_COUNT);
-    }
-    const SomJitCode *code = meth->jit;
-    if (!code || !vm->jit || code->invalid || vm->exact_hooks ||
-        (char *)__builtin_frame_address(0) < vm->cstack_limit)
-        DISPATCH();
-    fp->jit_pos = JIT_POS_NONE;
-    fp->jit = code;
     SAVE();
-    som_set_state(vm, VMS_COMPILED);
-    ret = code->entry(vm, fp);
-    som_set_state(vm, VMS_INTERP);
+    JitAct a = jit_activation(vm, fp);
+    if (LIKELY(a.action == JA_INTERPRET)) DISPATCH();
     sp = fp->bp + 1 + meth->nargs + meth->nlocals;
-    if (LIKELY(ret != 0)) {
-        *sp++ = ret; /* rooted for the return's safepoint */
-        goto do_return;
-    }
-    if (vm->exiting) goto exit_vm;
-    /* a non-local return is unwinding (jitabi.h): to this activation or below it */
-    hi = vm->nlr_target;
-    ret = vm->nlr_value;
-    *sp++ = ret;
-    vm->nlr_target = -1;
-    if (hi == top) goto do_return;
+    ret = a.value;
+    *sp++ = ret; /* rooted for the return's safepoint or the unwinding */
+    if (a.action == JA_RETURN) goto do_return;
+    if (a.action == JA_EXIT) goto exit_vm;
+    hi = a.home;
     goto nlr_unwind;
 }
 
@@ -720,7 +783,8 @@ primitive:
         goto invoke;
     }
     case PK_RESTART:
-        if (UNLIKELY(fp->jit != NULL)) { /* the builder refuses such methods */
+        if (UNLIKELY(fp->jit != NULL)) { /* the builder refuses such methods (fp may be the
+                                          * scratch record of an IM_SEND: jit set too) */
             som_prim_error(vm, "restart from compiled code");
             goto error;
         }
@@ -747,13 +811,12 @@ send_sel: /* sel, n, lookup_cls; receiver and arguments on the stack */
     if (callee) goto invoke;
     goto dnu;
 
-send_site: /* k: call site of a SEND (or of an arithmetic op's slow path) */
-    fp->bci = sites[k].bci;
-send_site_nobci : {
+send_site : /* k: call site of a SEND (or of an arithmetic op's slow path) */ {
     CallSite *cs = &sites[k];
     n = cs->nargs;
     recv = sp[-n - 1];
     cls = som_class_of(vm, recv);
+    fp->bci = cs->bci;
     if (LIKELY(cs->ic[0].cls == cls)) {
         callee = cs->ic[0].method;
         cs->ic[0].hits++;
@@ -899,7 +962,7 @@ L_RETURN_SELF:
 L_RETURN_LOCAL:
     ret = sp[-1];
 do_return : {
-    if (UNLIKELY(top == end_top)) goto end_return;
+    if (UNLIKELY(top == base_top + 1)) goto end_return;
     if (UNLIKELY(vm->poll) && vm->safepoint_hook) {
         fp->ip = ip;
         SAVE();
@@ -918,8 +981,8 @@ do_return : {
     ip = fp->ip;
     DISPATCH();
 }
-end_return:                 /* the level's last activation returns ret */
-    if (mode == IM_DEOPT) { /* the deoptimized activation: its invoker pops it (jitabi.h) */
+end_return:                    /* the level's last activation returns ret */
+    if (e->mode == IM_DEOPT) { /* the deoptimized activation: its invoker pops it (jitabi.h) */
         e->result = ret;
         vm->sp = sp;
         return 0;
@@ -940,7 +1003,7 @@ end_return:                 /* the level's last activation returns ret */
     /* fall through: the answer is sp[-1] */
 L__JITRET: /* back in the compiled frame of an IM_SEND* level (or IM_CALL of a trivial or
             * primitive method): the send's answer is sp[-1] */
-    if (mode == IM_CALL) {
+    if (e->mode == IM_CALL) {
         vm->sp = sp;
         return 0;
     }
@@ -964,7 +1027,7 @@ L_RETURN_NLR : {
     }
     /* the home activation is gone: send escapedBlock: to the block's invoker */
     Value blk = fp->bp[0];
-    if (UNLIKELY(top == end_top && mode == IM_DEOPT)) {
+    if (UNLIKELY(top == base_top + 1 && e->mode == IM_DEOPT)) {
         /* a deoptimized block frame is popped by its invoker: it answers what
          * escapedBlock: answers, sent to its caller's self */
         Value inv = top > 0 ? vm->frames[top - 1].self : nil;
@@ -982,7 +1045,7 @@ L_RETURN_NLR : {
         SAVE();
         vm->on_exit(vm, meth, false);
     }
-    if (top == base_top && mode == IM_CALL) { /* (IM_SEND*: the compiled frame invokes) */
+    if (top == base_top && e->mode == IM_CALL) { /* (IM_SEND*: the compiled frame invokes) */
         som_prim_error(vm, "Block has escaped and cannot be executed (no invoker)");
         goto error;
     }
@@ -997,7 +1060,7 @@ L_RETURN_NLR : {
     goto send_sel;
 }
 nlr_unwind: /* to the live home frame hi with ret (rooted at sp[-1]) */
-    if (hi > base_top || (mode == IM_DEOPT && hi == base_top)) {
+    if (hi > base_top) {
         for (int32_t i = top; i > hi; i--) {
             SomFrame *f = &vm->frames[i];
             if (f->method->kind == MK_METHOD && f->method->nctx) f->ctx->frame = NULL;
@@ -1015,7 +1078,8 @@ nlr_unwind: /* to the live home frame hi with ret (rooted at sp[-1]) */
     /* the home belongs to an outer level: pop this level's frames and let it go on */
     vm->nlr_value = ret;
     vm->nlr_target = hi;
-    for (int32_t i = top; i > base_top; i--) {
+    hi = base_top + (e->mode == IM_DEOPT); /* the deoptimized frame is its invoker's to pop */
+    for (int32_t i = top; i > hi; i--) {
         SomFrame *f = &vm->frames[i];
         if (f->method->kind == MK_METHOD && f->method->nctx) f->ctx->frame = NULL;
         PUBLISH(i - 1);
@@ -1024,7 +1088,7 @@ nlr_unwind: /* to the live home frame hi with ret (rooted at sp[-1]) */
             vm->on_exit(vm, f->method, false);
         }
     }
-    PUBLISH(base_top);
+    PUBLISH(hi);
     vm->sp = base_sp;
     return INTERP_UNWIND;
 L_JUMP:
@@ -1078,19 +1142,10 @@ L_JUMP_BACK:
     }
     if (UNLIKELY(vm->jit_hook != NULL)) goto jit_backedge;
     DISPATCH();
-jit_backedge: /* SOM_JIT_LOOP: a per-activation count of back edges (SomFrame.backedges) */
-    if (vm->jit_hook) {
-        fp->bci = (uint32_t)(ip - meth->qcode);
-        SAVE();
-        if (vm->jit_tick) {
-            vm->jit_tick = 0;
-            vm->jit_hook(vm, meth, SOM_JIT_TICK);
-        }
-        if (vm->jit_loop_threshold && ++fp->backedges >= vm->jit_loop_threshold) {
-            fp->backedges = 0;
-            vm->jit_hook(vm, meth, SOM_JIT_LOOP);
-        }
-    }
+jit_backedge:
+    fp->bci = (uint32_t)(ip - meth->qcode);
+    SAVE();
+    jit_backedge_hooks(vm, fp);
     DISPATCH();
 
 #define FEEDBACK(bits) feedback(&sites[k].argkinds, (bits))
@@ -1407,7 +1462,8 @@ error: /* fp->bci names the failing send, or the failing instruction (set below)
     vm->exit_status = 1;
     vm->exiting = true;
 exit_vm:
-    PUBLISH(base_top);
+    PUBLISH(base_top + (e->mode == IM_DEOPT));
     vm->sp = base_sp;
     return INTERP_EXIT;
 }
+#pragma GCC diagnostic pop

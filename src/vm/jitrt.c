@@ -64,8 +64,58 @@ static Value rt_level(SomVM *vm, InterpEntry *e) {
     return r == 0 ? e->result : 0;
 }
 
+static int rt_tf_kind(Value v) {
+    switch (som_kind(v)) {
+    case -1:
+        return TF_INT;
+    case OBJ_BIGINT:
+        return TF_BIGINT;
+    case OBJ_DOUBLE:
+        return TF_DOUBLE;
+    default:
+        return TF_OTHER;
+    }
+}
+
+/* The selectors the interpreter runs as arithmetic/comparison instructions (bytecode.h),
+ * whose sites keep operand-kind feedback (object.h: argkinds). */
+static bool rt_arith_selector(const SomString *s) {
+    static const char *const sels[] = {"+", "-", "*", "<", ">", "<=", ">=", "=", "~=",
+                                       "\\", "//", "/", "&", "bitXor:"};
+    if (s->len > 2 && s->len != 7) return false;
+    for (size_t i = 0; i < sizeof sels / sizeof *sels; i++)
+        if (!strcmp(s->bytes, sels[i])) return true;
+    return false;
+}
+
+/* The feedback the interpreter's arithmetic instruction would record at cs for a and b. */
+static void rt_arith_feedback(CallSite *cs, Value a, Value b) {
+    uint32_t bits = 1u << (rt_tf_kind(a) * 4 + rt_tf_kind(b));
+    if (som_is_int(a) && som_is_int(b) && cs->selector->len == 1) {
+        int64_t x = som_int(a), y = som_int(b), r = 0;
+        bool ovf = false;
+        switch (cs->selector->bytes[0]) {
+        case '+':
+            ovf = __builtin_add_overflow(x, y, &r) || !som_fits_smallint(r);
+            break;
+        case '-':
+            ovf = __builtin_sub_overflow(x, y, &r) || !som_fits_smallint(r);
+            break;
+        case '*':
+            ovf = __builtin_mul_overflow(x, y, &r) || !som_fits_smallint(r);
+            break;
+        default:
+            break;
+        }
+        if (ovf) bits |= TF_OVERFLOWED;
+    }
+    if ((cs->argkinds & bits) != bits) cs->argkinds |= bits;
+}
+
 Value jit_rt_send(SomVM *vm, SomFrame *fp, CallSite *cs, SomMethod *sender) {
     (void)fp; /* == &vm->frames[vm->top]: the level's base */
+    if (cs->nargs == 1 && !cs->is_super && rt_arith_selector(cs->selector))
+        rt_arith_feedback(cs, vm->sp[0], vm->sp[1]);
     InterpEntry e = {.mode = IM_SEND, .cs = cs, .sender = sender};
     return rt_level(vm, &e);
 }

@@ -911,6 +911,34 @@ static void test_overflow_feedback(void **state) {
     t_close(&t);
 }
 
+/* A generic arithmetic send from compiled code records the feedback the interpreter's
+ * instruction would (operand kinds, small-integer overflow). */
+static Value c_sum(SomVM *vm, SomFrame *fp) {
+    SomMethod *m = fp->method;
+    return send(vm, fp, t_site(m, "+", false), m, (Value[]){fp->bp[1], fp->bp[2]});
+}
+
+static void test_send_feedback(void **state) {
+    (void)state;
+    T t;
+    t_open(&t, "Main = (\n"
+               "  sum: a with: b = ( ^a + b )\n"
+               "  run = ( (self sum: 4611686018427387903 with: 1) println.\n"
+               "          (self sum: 2.5 with: 1) println )\n"
+               ")\n");
+    SomMethod *m = t_method(&t, "sum:with:");
+    t_code(&t, m, c_sum);
+    t_run(&t);
+    assert_int_equal(t.status, 0);
+    assert_string_equal(t.out, "4611686018427387904\n3.5\n");
+    uint32_t fb = t_site(m, "+", false)->argkinds;
+    assert_true(fb & TF_OVERFLOWED);
+    assert_true(fb & (1u << (TF_INT * 4 + TF_INT)));
+    assert_true(fb & (1u << (TF_DOUBLE * 4 + TF_INT)));
+    assert_false(fb & (1u << (TF_OTHER * 4 + TF_OTHER)));
+    t_close(&t);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_entry),
@@ -930,6 +958,7 @@ int main(void) {
         cmocka_unit_test(test_hooks_count_loop_tick),
         cmocka_unit_test(test_hooks_eager),
         cmocka_unit_test(test_overflow_feedback),
+        cmocka_unit_test(test_send_feedback),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
