@@ -49,7 +49,8 @@ typedef struct SomFrame {
     const struct SomJitCode *jit;
     uint32_t jit_pos;
     /* Loop back edges run by this (interpreted) activation while vm->jit_hook is set: the
-     * SOM_JIT_LOOP counter (interp.c), 0 when an activation starts. */
+     * SOM_JIT_LOOP counter (interp.c), 0 when an activation starts while vm->jit or
+     * vm->jit_hook is set (else not written: a hook set later may see one early count). */
     uint32_t backedges;
 } SomFrame;
 
