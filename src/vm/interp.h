@@ -74,7 +74,9 @@ SomBlock *interp_new_block(SomVM *vm, SomMethod *bm, SomContext *ctx, Value self
 char *interp_cstack_limit(void);
 /* A named address inside the interpreter (bytecode handlers and the send,
  * activation, primitive and error paths), for PC histograms (Cog's
- * VM_LABEL). */
+ * VM_LABEL).  They are those of the loop that runs programs (interp_call);
+ * the nested levels of compiled code (interp_run) run a second copy of the
+ * loop (interp_loop.h, function interp_run_jit) whose PCs are not listed. */
 typedef struct InterpLabel {
     const char *name;
     const void *addr;
