@@ -197,7 +197,9 @@ Value jit_rt_nlr(SomVM *vm, SomFrame *fp, SomContext *ctx, Value v);
  * self of fp's caller, frames[fp - 1], as the interpreter does) from fp; the answer is the
  * block activation's result, and fp's invoker pops fp as after any return.
  *
- * jit_rt_deopt.  d->scopes[0].method must be fp->method.  A value index < 0 stands for nil.
+ * jit_rt_deopt.  d->scopes[0].method must be fp->method, and a scope of a method with a
+ * context (kind method, nctx > 0) must give it (ctx >= 0); else the deopt reports a SOM-level
+ * error ("bad deoptimization state") and answers 0.  A value index < 0 stands for nil.
  * The values are made first (those that allocate nothing, then boxed doubles one at a time,
  * then virtual blocks once per vid) in value-stack slots above the rebuilt activations, so
  * nothing compiled code still holds needs to be in its spill slots at the call (raw[] is

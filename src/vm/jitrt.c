@@ -80,8 +80,8 @@ static int rt_tf_kind(Value v) {
 /* The selectors the interpreter runs as arithmetic/comparison instructions (bytecode.h),
  * whose sites keep operand-kind feedback (object.h: argkinds). */
 static bool rt_arith_selector(const SomString *s) {
-    static const char *const sels[] = {"+", "-", "*", "<", ">", "<=", ">=", "=", "~=",
-                                       "\\", "//", "/", "&", "bitXor:"};
+    static const char *const sels[] = {
+        "+", "-", "*", "<", ">", "<=", ">=", "=", "~=", "\\", "//", "/", "&", "bitXor:"};
     if (s->len > 2 && s->len != 7) return false;
     for (size_t i = 0; i < sizeof sels / sizeof *sels; i++)
         if (!strcmp(s->bytes, sels[i])) return true;
@@ -252,7 +252,11 @@ static inline Value dv(const Value *vals, int32_t i, Value nil) {
 static bool deopt_rebuild(SomVM *vm, SomFrame *fp, const JitDeopt *d, const uint64_t *raw) {
     int32_t fi = (int32_t)(fp - vm->frames);
     uint32_t ns = d->nscopes;
-    if (ns == 0 || d->scopes[0].method != fp->method) {
+    bool bad = ns == 0 || d->scopes[0].method != fp->method;
+    for (uint32_t s = 0; s < ns && !bad; s++) /* a method with a context must have it */
+        bad = d->scopes[s].method->kind == MK_METHOD && d->scopes[s].method->nctx &&
+              d->scopes[s].ctx < 0;
+    if (bad) {
         som_prim_error(vm, "bad deoptimization state in compiled code of %s",
                        fp->method->signature->bytes);
         rt_error(vm);

@@ -546,6 +546,30 @@ static void test_deopt_inlined_context(void **state) {
     run_deopt_ctx(true);
 }
 
+/* A frame state that cannot be right (scope 0 is not the frame's method) is a clean error. */
+static Value c_bad_deopt(SomVM *vm, SomFrame *fp) {
+    static const int32_t slots[2] = {0, 0};
+    JitDeoptVal vals[1] = {{.kind = JVK_VALUE, .raw = 0}};
+    JitDeoptScope sc = {.method = g_middle, .self = 0, .ctx = -1, .nslots = 2, .slots = slots};
+    JitDeopt d = {.reason = JDR_CLASS, .nscopes = 1, .nvals = 1, .scopes = &sc, .vals = vals};
+    uint64_t raw[1] = {fp->self};
+    return jit_rt_deopt(vm, fp, &d, raw);
+}
+
+static void test_deopt_bad_state(void **state) {
+    (void)state;
+    T t;
+    t_open(&t, src_deopt3);
+    g_middle = t_method(&t, "middle:");
+    t_code(&t, t_method(&t, "outer:"), c_bad_deopt);
+    t_run(&t);
+    assert_int_equal(t.status, 1);
+    assert_string_equal(t.out, "");
+    assert_non_null(strstr(t.err, "at Main>>outer: "));
+    assert_non_null(strstr(t.err, "bad deoptimization state in compiled code of outer:\n"));
+    t_close(&t);
+}
+
 /* ---- non-local returns ------------------------------------------------------------ */
 
 static const char *src_nlr = "Main = (\n"
@@ -949,6 +973,7 @@ int main(void) {
         cmocka_unit_test(test_deopt_three_scopes),
         cmocka_unit_test(test_deopt_three_scopes_gc_stress),
         cmocka_unit_test(test_deopt_inlined_context),
+        cmocka_unit_test(test_deopt_bad_state),
         cmocka_unit_test(test_nlr),
         cmocka_unit_test(test_nlr_gc_stress),
         cmocka_unit_test(test_nlr_exact_hooks),
