@@ -402,6 +402,16 @@ static __attribute__((noinline)) JitAct jit_activation(SomVM *vm, SomFrame *fp) 
                     vm->nlr_value};
 }
 
+int interp_jit_enter(SomVM *vm, SomFrame *fp, Value *result, int32_t *home) {
+    JitAct a = jit_activation(vm, fp);
+    *result = a.value;
+    *home = a.home;
+    return a.action == JA_INTERPRET ? INTERP_JIT_INTERPRET
+           : a.action == JA_RETURN  ? INTERP_JIT_RETURN
+           : a.action == JA_EXIT    ? INTERP_JIT_EXIT
+                                    : INTERP_JIT_UNWIND;
+}
+
 /* At a back edge of an interpreted activation (fp->bci the loop head, vm->sp saved). */
 static __attribute__((noinline)) void jit_backedge_hooks(SomVM *vm, SomFrame *fp) {
     if (!vm->jit_hook) return;

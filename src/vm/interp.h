@@ -65,6 +65,14 @@ typedef struct InterpEntry {
 /* Runs the interpreter as `e` says.  Answers 0 (result in e->result, or for IM_CALL in
  * place of the receiver), INTERP_UNWIND or INTERP_EXIT. */
 int interp_run(SomVM *vm, InterpEntry *e);
+/* The JIT's part of an activation, as at the interpreter's `activate:` (fp = frames[vm->top]
+ * fully made: locals nil, context made, vm->sp above the locals): runs the vm.h hooks and,
+ * if m->jit may be entered, the compiled activation (jitabi.h); fp is not popped.  Answers
+ * INTERP_JIT_INTERPRET (not entered: interpret fp), INTERP_JIT_RETURN (*result is fp's
+ * result, a non-local return to fp included), INTERP_JIT_EXIT or INTERP_JIT_UNWIND (a
+ * non-local return to frames[*home] below fp, value *result; nlr_target already cleared). */
+enum { INTERP_JIT_INTERPRET, INTERP_JIT_RETURN, INTERP_JIT_EXIT, INTERP_JIT_UNWIND };
+int interp_jit_enter(SomVM *vm, SomFrame *fp, Value *result, int32_t *home);
 /* m's quickened code (made on first use). */
 const uint8_t *interp_qcode(SomMethod *m);
 /* Allocations as the interpreter makes them (may collect; arguments must be rooted). */

@@ -112,10 +112,90 @@ static void rt_arith_feedback(CallSite *cs, Value a, Value b) {
     if ((cs->argkinds & bits) != bits) cs->argkinds |= bits;
 }
 
+/* Pops frames[vm->top] (callee m) as the interpreter does after it returned or was unwound. */
+static void rt_pop(SomVM *vm, SomFrame *f, SomMethod *m) {
+    if (m->kind == MK_METHOD && m->nctx) f->ctx->frame = NULL;
+    rt_publish(vm, (int32_t)(f - vm->frames) - 1);
+    if (vm->exact_hooks) vm->on_exit(vm, m, false);
+}
+
+/* The send of cs from compiled code when its inline cache hits a method with compiled code:
+ * activates it as the interpreter's `activate:` does (frame, locals, hooks, context, JIT
+ * hooks), enters the code and returns as `do_return` does, without an interpreter level.
+ * The receiver and arguments are at vm->sp[0..nargs].  Answers the result or 0 (jitabi.h). */
+static Value rt_send_compiled(SomVM *vm, SomFrame *fp, CallSite *cs, SomMethod *callee) {
+    Value *bp = vm->sp;
+    int32_t fi = (int32_t)(fp - vm->frames) + 1;
+    cs->ic[0].hits++;
+    SomFrame *nf = &vm->frames[fi];
+    nf->method = callee;
+    nf->bci = 0;
+    nf->visited = 0;
+    nf->jit = NULL;
+    nf->jit_pos = JIT_POS_NONE;
+    nf->bp = bp;
+    nf->self = bp[0];
+    nf->ctx = NULL;
+    Value *sp = bp + 1 + callee->nargs;
+    for (unsigned i = 0; i < callee->nlocals; i++)
+        *sp++ = vm->nil;
+    vm->sp = sp;
+    rt_publish(vm, fi);
+    som_set_state(vm, VMS_INTERP); /* the activation starts as an interpreted one would */
+    if (vm->poll && vm->safepoint_hook) vm->safepoint_hook(vm, SOM_SP_ENTRY);
+    if (vm->exact_hooks) vm->on_enter(vm, callee, false);
+    callee->invocations++;
+    if (callee->nctx) {
+        SomContext *c = interp_new_context(vm, callee->nctx);
+        c->outer = NULL;
+        c->frame = nf;
+        nf->ctx = c;
+    }
+    Value r;
+    int32_t home;
+    int a = interp_jit_enter(vm, nf, &r, &home);
+    if (a == INTERP_JIT_INTERPRET) { /* not entered after all: interpret the activation */
+        nf->ip = interp_qcode(callee);
+        InterpEntry e = {.mode = IM_DEOPT, .base = fi};
+        int ir = interp_run(vm, &e);
+        a = ir == 0 ? INTERP_JIT_RETURN : ir == INTERP_EXIT ? INTERP_JIT_EXIT : -1;
+        r = e.result;
+    }
+    if (a == INTERP_JIT_RETURN) {
+        vm->sp = bp + 1 + callee->nargs + callee->nlocals;
+        *vm->sp++ = r; /* rooted for the return's safepoint */
+        if (vm->poll && vm->safepoint_hook) vm->safepoint_hook(vm, SOM_SP_RETURN);
+        rt_pop(vm, nf, callee);
+        vm->sp = bp;
+        som_set_state(vm, VMS_COMPILED);
+        return r;
+    }
+    if (a == INTERP_JIT_UNWIND) { /* an outer home: pop and pass the unwinding on */
+        vm->nlr_value = r;
+        vm->nlr_target = home;
+    }
+    if (a == INTERP_JIT_EXIT)
+        rt_publish(vm, fi - 1);
+    else /* unwinding (nlr_target set, also when interpreted: INTERP_UNWIND) */
+        rt_pop(vm, nf, callee);
+    vm->sp = bp;
+    som_set_state(vm, VMS_COMPILED);
+    return 0;
+}
+
 Value jit_rt_send(SomVM *vm, SomFrame *fp, CallSite *cs, SomMethod *sender) {
-    (void)fp; /* == &vm->frames[vm->top]: the level's base */
+    /* fp == &vm->frames[vm->top]: the base of the level that runs the send */
     if (cs->nargs == 1 && !cs->is_super && rt_arith_selector(cs->selector))
         rt_arith_feedback(cs, vm->sp[0], vm->sp[1]);
+    if (!cs->is_super) { /* fast path: a monomorphic hit on compiled code */
+        SomMethod *m = cs->ic[0].method;
+        const SomJitCode *code = m ? m->jit : NULL;
+        if (code && cs->ic[0].cls == som_class_of(vm, vm->sp[0]) && m->kind == MK_METHOD &&
+            (!m->trivial || vm->no_trivial) && !code->invalid && vm->jit && !vm->exact_hooks &&
+            vm->top + 1 < (int32_t)vm->max_frames &&
+            vm->sp + 1 + m->nargs + m->nlocals + m->maxstack + 8 <= vm->stack_end)
+            return rt_send_compiled(vm, fp, cs, m);
+    }
     InterpEntry e = {.mode = IM_SEND, .cs = cs, .sender = sender};
     return rt_level(vm, &e);
 }

@@ -582,8 +582,10 @@ static const char *src_nlr = "Main = (\n"
                              "  makeBlock2 = ( ^[:x | ^x] )\n"
                              "  escaped2 = ( ^self makeBlock2 value: 4 )\n"
                              "  escapedBlock: blk = ( ^'escaped' )\n"
+                             "  callHome = ( ^self home + 1 )\n"
                              "  run = ( self home println. self home println. self ihome println.\n"
-                             "          self escaped println. self escaped2 println )\n"
+                             "          self escaped println. self escaped2 println.\n"
+                             "          self callHome println. self callHome println )\n"
                              ")\n";
 static int n_home_zero, n_level1_zero, n_nlr_blk;
 static Value c_home(SomVM *vm, SomFrame *fp) {
@@ -614,6 +616,14 @@ static Value c_escaping_blk(SomVM *vm, SomFrame *fp) {
     n_nlr_blk++;
     return jit_rt_nlr(vm, fp, fp->ctx, fp->bp[1]);
 }
+/* callHome, compiled: sends home (compiled, with a context) from compiled code; from the
+ * second call on the inline cache hits and jit_rt_send activates home itself */
+static Value c_call_home(SomVM *vm, SomFrame *fp) {
+    SomMethod *m = fp->method;
+    Value r = send(vm, fp, t_site(m, "home", false), m, (Value[]){fp->self});
+    if (!r) return 0;
+    return send(vm, fp, t_site(m, "+", false), m, (Value[]){r, som_mkint(1)});
+}
 /* escaped2, compiled: the interpreted block's ^ escapes with the compiled frame invoking */
 static Value c_escaped2(SomVM *vm, SomFrame *fp) {
     SomMethod *m = fp->method;
@@ -631,14 +641,15 @@ static void run_nlr(bool stress) {
     t_code(&t, t_block(t_method(&t, "ihome"), 0), c_ihome_blk);
     t_code(&t, t_block(t_method(&t, "makeBlock"), 0), c_escaping_blk);
     t_code(&t, t_method(&t, "escaped2"), c_escaped2);
+    t_code(&t, t_method(&t, "callHome"), c_call_home);
     n_home_zero = n_level1_zero = n_nlr_blk = 0;
     t_run(&t);
     g_stress = false;
     assert_string_equal(t.err, "");
     assert_int_equal(t.status, 0);
-    assert_string_equal(t.out, "105\n105\n2000\nescaped\nescaped\n");
-    assert_int_equal(n_home_zero, 2);
-    assert_int_equal(n_level1_zero, 2);
+    assert_string_equal(t.out, "105\n105\n2000\nescaped\nescaped\n106\n106\n");
+    assert_int_equal(n_home_zero, 4);
+    assert_int_equal(n_level1_zero, 4);
     assert_int_equal(n_nlr_blk, 3); /* ihome's block twice (1, 2), makeBlock's once */
     assert_int_equal(t.vm->nlr_target, -1);
     t_close(&t);
@@ -678,7 +689,7 @@ static void test_nlr_exact_hooks(void **state) {
     t.vm->on_exit = hk_on_exit;
     hk_enter = hk_exit = n_home_zero = 0;
     t_run(&t);
-    assert_string_equal(t.out, "105\n105\n2000\nescaped\nescaped\n");
+    assert_string_equal(t.out, "105\n105\n2000\nescaped\nescaped\n106\n106\n");
     assert_int_equal(n_home_zero, 0);
     assert_true(hk_enter > 10);
     assert_int_equal(hk_enter, hk_exit);
