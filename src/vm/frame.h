@@ -41,10 +41,17 @@ typedef struct SomFrame {
     const uint8_t *ip; /* resume point (interpreter-private) */
     /* Compiled code (jitabi.h): the SomJitCode running this activation, NULL when it is
      * interpreted; jit_pos indexes its position table (inlined activations), JIT_POS_NONE
-     * when only the frame's own method is running.  Written before publication. */
+     * when only the frame's own method is running.  Written before publication (jit = NULL,
+     * jit_pos = JIT_POS_NONE); the interpreter stores jit once more, after publication, right
+     * before it enters compiled code for the activation (jit_pos still JIT_POS_NONE, so a
+     * walker sees the same logical frame either way), and a deoptimization stores
+     * jit_pos = JIT_POS_NONE, then jit = NULL. */
     const struct SomJitCode *jit;
     uint32_t jit_pos;
-    uint32_t pad_;
+    /* Loop back edges run by this (interpreted) activation while vm->jit_hook is set: the
+     * SOM_JIT_LOOP counter (interp.c), 0 when an activation starts while vm->jit or
+     * vm->jit_hook is set (else not written: a hook set later may see one early count). */
+    uint32_t backedges;
 } SomFrame;
 
 /* What the VM thread is doing; read by samplers. */

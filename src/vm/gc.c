@@ -297,6 +297,7 @@ static void mark_roots(SomVM *vm) {
     }
     for (int i = 0; i < vm->nroots; i++)
         grey_value(h, *vm->roots[i]);
+    if (vm->nlr_target >= 0) grey_value(h, vm->nlr_value); /* an unwinding ^ (interp.h) */
     grey_value(h, vm->nil);
     grey_value(h, vm->true_);
     grey_value(h, vm->false_);

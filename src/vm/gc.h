@@ -7,7 +7,13 @@
  * malloc'ed and kept on a list. Marking uses an explicit mark stack, so deep
  * object graphs never recurse on the C stack. Roots: the value stack, the
  * frame records, globals, symbols, the classes, the temporary root slots
- * (som_root_push) and the VM's well-known objects.
+ * (som_root_push), the VM's well-known objects and the value of a non-local
+ * return unwinding across interpreter levels (vm->nlr_value while
+ * vm->nlr_target >= 0). Compiled code (jitabi.h) needs nothing more: a
+ * compiled frame is a frame record like any other (method, self, ctx), and
+ * every heap reference it keeps across a call that may collect lives in its
+ * spill slots, which are value-stack slots below vm->sp; the methods its
+ * position table names are held by their classes.
  *
  * Sweeping is lazy: after marking, the chunks of each size class are swept
  * one at a time when that class's free list runs dry (the cells are about to

@@ -8,6 +8,20 @@
  *
  * Frame publication order (frame.h): a new frame is fully written before
  * vm->top is advanced with a release store.
+ *
+ * Compiled code (jitabi.h).  An activation whose method has valid compiled
+ * code is entered at `activate:` (jit_activate) and the result returned as
+ * from an interpreted activation.  Compiled code sends through jit_rt_send
+ * (jitrt.c), which runs a nested level of this loop (interp_run, IM_SEND)
+ * whose base is the compiled frame: its fp->ip points to a private one-byte
+ * instruction (BC__JITRET, never in a method's code) that ends the level with
+ * the send's answer, whether the callee was activated and returned into the
+ * compiled frame or was a primitive or a trivial method.  The interpreter
+ * writes a compiled frame's ip (only ever to that instruction) but never its
+ * bci, which compiled code keeps.  A deoptimization runs a level (IM_DEOPT)
+ * over the rebuilt frames that ends when the deoptimized frame returns,
+ * before popping it (its invoker pops it).  Levels and non-local returns:
+ * interp.h.
  */
 #include "interp.h"
 
@@ -17,11 +31,35 @@
 
 #include "bytecode.h"
 #include "class.h"
+#include "jitabi.h"
 #include "num.h"
 #include "prims.h"
 
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* A private instruction (not in SOM_BYTECODES: tools and the compiler never see it): the
+ * resume point of a compiled frame while a nested level runs a send for it. */
+enum {
+    BC__JITRET = BC__COUNT,
+    BC__ENTER_CALL,
+    BC__ENTER_SEND,
+    BC__ENTER_SEND_SEL,
+    BC__ENTER_DEOPT,
+    BC__NPRIVATE
+};
+/* Where interp_run starts, per InterpMode: one private instruction that sets the level up,
+ * followed by BC__JITRET (the resume point a compiled base frame gets).  Entering through
+ * the dispatch, like any instruction, keeps GCC compiling one indirect jump per handler
+ * (a second way into the loop made it share one jump among all handlers). */
+static const uint8_t enter_code[4][2] = {
+    [IM_CALL] = {BC__ENTER_CALL, BC__JITRET},
+    [IM_SEND] = {BC__ENTER_SEND, BC__JITRET},
+    [IM_SEND_SEL] = {BC__ENTER_SEND_SEL, BC__JITRET},
+    [IM_DEOPT] = {BC__ENTER_DEOPT, BC__JITRET},
+};
+/* Where a deoptimized block frame that may not be popped resumes after escapedBlock:. */
+static const uint8_t retlocal_code[1] = {BC_RETURN_LOCAL};
 
 static inline void publish_top(SomVM *vm, int32_t t) {
     __atomic_store_n(&vm->top, t, __ATOMIC_RELEASE);
@@ -64,7 +102,24 @@ static SomMethod *ic_miss(SomVM *vm, CallSite *cs, SomClass *cls, SomClass *look
 }
 
 int interp_labels(InterpLabel *out, int max) {
-    return interp_call(NULL, (SomMethod *)(void *)out, max);
+    InterpEntry e = {.mode = IM_CALL, .method = (SomMethod *)(void *)out, .nargs = max};
+    return interp_run(NULL, &e);
+}
+
+int interp_call(SomVM *vm, SomMethod *m, int nargs) {
+    if (vm && !vm->cstack_limit) vm->cstack_limit = interp_cstack_limit();
+    InterpEntry e = {.mode = IM_CALL, .method = m, .nargs = nargs};
+    int r = interp_run(vm, &e);
+    if (r == INTERP_EXIT) return vm->exit_status;
+    return r;
+}
+
+static void backtrace_line(FILE *f, SomMethod *m, uint32_t bci, bool inlined) {
+    char name[256];
+    class_method_name(m, name, sizeof name);
+    const char *file = m->holder && m->holder->file ? m->holder->file->bytes : "?";
+    fprintf(f, "  at %s (%s:%u)%s\n", name, file, class_method_line(m, bci),
+            inlined ? " [inlined]" : "");
 }
 
 void interp_backtrace(SomVM *vm, FILE *f) {
@@ -78,11 +133,16 @@ void interp_backtrace(SomVM *vm, FILE *f) {
             i = 10;
             continue;
         }
-        char name[256];
-        class_method_name(fr->method, name, sizeof name);
-        const char *file =
-            fr->method->holder && fr->method->holder->file ? fr->method->holder->file->bytes : "?";
-        fprintf(f, "  at %s (%s:%u)\n", name, file, class_method_line(fr->method, fr->bci));
+        const SomJitCode *code = fr->jit;
+        uint32_t pos = code ? fr->jit_pos : JIT_POS_NONE;
+        bool own = true; /* the frame's own method still to show */
+        for (int guard = 0; pos != JIT_POS_NONE && pos < code->npos && guard < 64; guard++) {
+            const JitPos *p = &code->pos[pos]; /* an inlined activation, innermost first */
+            backtrace_line(f, p->method, p->bci, p->parent != JIT_POS_NONE);
+            if (p->parent == JIT_POS_NONE && p->method == fr->method) own = false;
+            pos = p->parent;
+        }
+        if (own) backtrace_line(f, fr->method, fr->bci, false);
         shown++;
     }
 }
@@ -104,6 +164,13 @@ static SomBlock *new_block(SomVM *vm, SomMethod *bm, SomContext *ctx, Value self
     b->ctx = ctx;
     b->self = self;
     return b;
+}
+
+SomContext *interp_new_context(SomVM *vm, uint32_t n) {
+    return new_context(vm, n);
+}
+SomBlock *interp_new_block(SomVM *vm, SomMethod *bm, SomContext *ctx, Value self) {
+    return new_block(vm, bm, ctx, self);
 }
 
 static inline SomContext *ctx_at(SomContext *c, unsigned depth) {
@@ -162,7 +229,10 @@ static inline __attribute__((always_inline)) bool arith_fast(SomVM *vm, int op, 
             ovf = __builtin_mul_overflow(som_int(a), (int64_t)(b - 1), &r);
             r |= 1;
         }
-        if (UNLIKELY(ovf)) return false;
+        if (UNLIKELY(ovf)) {
+            *fb |= TF_OVERFLOWED; /* the compiler stops speculating on small integers here */
+            return false;
+        }
         *out = (Value)r;
         return true;
     }
@@ -283,6 +353,78 @@ static const uint8_t *quicken(SomMethod *m) {
     return q;
 }
 
+const uint8_t *interp_qcode(SomMethod *m) {
+    return m->qcode ? m->qcode : quicken(m);
+}
+
+/* ---- the JIT's part of the loop (vm.h hooks, jitabi.h entry), out of line so that the
+ * loop's register allocation stays as it is without a JIT ---- */
+
+/* What the loop does after jit_activation. */
+enum { JA_INTERPRET, JA_RETURN, JA_EXIT, JA_UNWIND };
+typedef struct JitAct {
+    int32_t action;
+    int32_t home; /* JA_UNWIND: the frame index the non-local return goes to */
+    Value value;  /* JA_RETURN: the activation's result; JA_UNWIND: the ^'s value */
+} JitAct;
+
+/* At an activation (fp = frames[vm->top], context made, vm->sp above its locals): runs the
+ * JIT hooks and, when m->jit may be entered (jitabi.h), runs the compiled activation and
+ * says how it ended.  A non-local return arriving here is taken over (nlr_target cleared). */
+static __attribute__((noinline)) JitAct jit_activation(SomVM *vm, SomFrame *fp) {
+    SomMethod *m = fp->method;
+    fp->backedges = 0;
+    if (vm->jit_hook) {
+        if (vm->jit_tick) {
+            vm->jit_tick = 0;
+            vm->jit_hook(vm, m, SOM_JIT_TICK);
+        }
+        if (vm->jit_eager && !m->jit)
+            vm->jit_hook(vm, m, SOM_JIT_EAGER);
+        else if (vm->jit_threshold && m->invocations % vm->jit_threshold == 0)
+            vm->jit_hook(vm, m, SOM_JIT_COUNT);
+    }
+    const SomJitCode *code = m->jit;
+    if (!code || !vm->jit || code->invalid || vm->exact_hooks ||
+        (char *)__builtin_frame_address(0) < vm->cstack_limit)
+        return (JitAct){JA_INTERPRET, -1, 0};
+    fp->jit_pos = JIT_POS_NONE;
+    fp->jit = code;
+    som_set_state(vm, VMS_COMPILED);
+    Value r = code->entry(vm, fp);
+    som_set_state(vm, VMS_INTERP);
+    if (r) return (JitAct){JA_RETURN, -1, r};
+    if (vm->exiting) return (JitAct){JA_EXIT, -1, 0};
+    /* a non-local return is unwinding (jitabi.h): to this activation or below it */
+    int32_t home = vm->nlr_target;
+    vm->nlr_target = -1;
+    return (JitAct){home == (int32_t)(fp - vm->frames) ? JA_RETURN : JA_UNWIND, home,
+                    vm->nlr_value};
+}
+
+int interp_jit_enter(SomVM *vm, SomFrame *fp, Value *result, int32_t *home) {
+    JitAct a = jit_activation(vm, fp);
+    *result = a.value;
+    *home = a.home;
+    return a.action == JA_INTERPRET ? INTERP_JIT_INTERPRET
+           : a.action == JA_RETURN  ? INTERP_JIT_RETURN
+           : a.action == JA_EXIT    ? INTERP_JIT_EXIT
+                                    : INTERP_JIT_UNWIND;
+}
+
+/* At a back edge of an interpreted activation (fp->bci the loop head, vm->sp saved). */
+static __attribute__((noinline)) void jit_backedge_hooks(SomVM *vm, SomFrame *fp) {
+    if (!vm->jit_hook) return;
+    if (vm->jit_tick) {
+        vm->jit_tick = 0;
+        vm->jit_hook(vm, fp->method, SOM_JIT_TICK);
+    }
+    if (vm->jit_loop_threshold && ++fp->backedges >= vm->jit_loop_threshold) {
+        fp->backedges = 0;
+        vm->jit_hook(vm, fp->method, SOM_JIT_LOOP);
+    }
+}
+
 static bool is_symbol(Value v) {
     return som_is_obj(v) && som_hdr(v)->kind == OBJ_SYMBOL;
 }
@@ -290,899 +432,18 @@ static bool is_array(Value v) {
     return som_is_obj(v) && som_hdr(v)->kind == OBJ_ARRAY;
 }
 
-int interp_call(SomVM *vm, SomMethod *entry, int nargs) {
-    static void *const labels[BC__COUNT] = {
-#define SOM_BC_LABEL(name, n) &&L_##name,
-        SOM_BYTECODES(SOM_BC_LABEL) SOM_SUPER_BYTECODES(SOM_BC_LABEL)
-#undef SOM_BC_LABEL
-    };
-    if (UNLIKELY(!vm)) { /* interp_labels(): report the handlers' addresses */
-        InterpLabel *out = (InterpLabel *)(void *)entry;
-        static const struct {
-            const char *name;
-        } extra[] = {
-            {"interp:invoke"},    {"interp:activate"}, {"interp:primitive"},   {"interp:send_sel"},
-            {"interp:send_site"}, {"interp:dnu"},      {"interp:not_boolean"}, {"interp:error"},
-        };
-        void *const extra_addr[] = {&&invoke,    &&activate, &&primitive,   &&send_sel,
-                                    &&send_site, &&dnu,      &&not_boolean, &&error};
-        int count = 0;
-        for (int i = 0; i < BC__COUNT && count < nargs; i++, count++) {
-            out[count].name = som_bc_name[i];
-            out[count].addr = labels[i];
-        }
-        for (size_t i = 0; i < sizeof extra / sizeof *extra && count < nargs; i++, count++) {
-            out[count].name = extra[i].name;
-            out[count].addr = extra_addr[i];
-        }
-        return count;
-    }
-    const int32_t base_top = vm->top;
-    int32_t top = base_top; /* mirrors top: this loop is its only writer */
-    Value *sp = vm->sp;
-    Value *const base_sp = sp - nargs - 1;
-    const Value nil = vm->nil, trueV = vm->true_, falseV = vm->false_;
-    SomFrame *fp = base_top >= 0 ? &vm->frames[base_top] : NULL;
-    Value *bp = NULL, self = nil, *lits = NULL;
-    CallSite *sites = NULL;
-    SomMethod *meth = NULL, *callee = entry;
-    const uint8_t *ip = NULL;
-    SomClass *cls = NULL, *lookup_cls = NULL;
-    SomString *sel = NULL;
-    Value recv, ret;
-    int n = nargs;
-    unsigned k = 0;
+#define INTERP_FN interp_run_call
+#define INTERP_JIT_ENTRIES 0
+#include "interp_loop.h"
+#undef INTERP_FN
+#undef INTERP_JIT_ENTRIES
 
-#ifdef SOM_BC_STATS /* development aid: dynamic opcode pair counts, printed at exit */
-    static uint64_t pair_counts[BC__COUNT][BC__COUNT];
-    static unsigned last_op;
-#define DISPATCH()                                                                                 \
-    do {                                                                                           \
-        pair_counts[last_op][*ip]++;                                                               \
-        last_op = *ip;                                                                             \
-        goto *labels[*ip++];                                                                       \
-    } while (0)
-    if (!entry) {
-        for (int a = 0; a < BC__COUNT; a++)
-            for (int b = 0; b < BC__COUNT; b++)
-                if (pair_counts[a][b] > 1000000)
-                    fprintf(stderr, "%12llu %s %s\n", (unsigned long long)pair_counts[a][b],
-                            som_bc_name[a], som_bc_name[b]);
-        return 0;
-    }
-#else
-#define DISPATCH() goto *labels[*ip++]
-#endif
-#define W() (ip += 2, (unsigned)ip[-2] | ((unsigned)ip[-1] << 8))
-#define SAVE() (vm->sp = sp)
-#define LOAD_FRAME()                                                                               \
-    do {                                                                                           \
-        bp = fp->bp;                                                                               \
-        self = fp->self;                                                                           \
-        meth = fp->method;                                                                         \
-        lits = meth->literals;                                                                     \
-        sites = meth->sites;                                                                       \
-    } while (0)
-#define BOOL(c) ((c) ? trueV : falseV)
+#define INTERP_FN interp_run_jit
+#define INTERP_JIT_ENTRIES 1
+#include "interp_loop.h"
+#undef INTERP_FN
+#undef INTERP_JIT_ENTRIES
 
-    goto invoke;
-
-    /* ---- activation ---------------------------------------------------- */
-invoke: /* callee, n; receiver and arguments at sp[-n-1 .. -1] */
-    /* if-chains, not switches: a shared indirect jump would mispredict
-     * whenever a loop mixes kinds (isNil, next, at:...) */
-    if (callee->trivial && !vm->no_trivial) {
-        recv = sp[-n - 1];
-        if (callee->trivial == TRIV_GETTER) {
-            if (LIKELY(som_is_obj(recv) && som_hdr(recv)->kind == OBJ_INSTANCE &&
-                       callee->trivial_arg < ((SomInstance *)recv)->nfields)) {
-                sp -= n; /* `m: arg = ( ^field )` drops its arguments too */
-                sp[-1] = ((SomInstance *)recv)->fields[callee->trivial_arg];
-                DISPATCH();
-            }
-        } else if (callee->trivial == TRIV_LITERAL) {
-            sp -= n;
-            sp[-1] = callee->literals[callee->trivial_arg];
-            DISPATCH();
-        } else if (callee->trivial == TRIV_SETTER) {
-            if (LIKELY(som_is_obj(recv) && som_hdr(recv)->kind == OBJ_INSTANCE &&
-                       callee->trivial_arg < ((SomInstance *)recv)->nfields)) {
-                ((SomInstance *)recv)->fields[callee->trivial_arg] = sp[-1];
-                sp--;
-                DISPATCH();
-            }
-        } else if (callee->trivial == TRIV_SELF) {
-            sp -= n;
-            DISPATCH();
-        }
-    }
-    if (callee->kind == MK_PRIMITIVE) goto primitive;
-activate : {
-    if (UNLIKELY(top + 1 >= (int32_t)vm->max_frames ||
-                 sp + callee->nlocals + callee->maxstack + 8 > vm->stack_end)) {
-        SAVE();
-        som_prim_error(vm, "Stack overflow: recursion deeper than the VM's stack (%d activations)",
-                       top + 1);
-        goto error;
-    }
-    if (fp) fp->ip = ip;
-    SomFrame *nf = &vm->frames[top + 1];
-    nf->method = callee;
-    nf->bci = 0;
-    nf->visited = 0;
-    nf->bp = sp - n - 1;
-    if (callee->kind == MK_BLOCK) {
-        SomBlock *b = (SomBlock *)nf->bp[0];
-        nf->self = b->self;
-        nf->ctx = b->ctx;
-    } else {
-        nf->self = nf->bp[0];
-        nf->ctx = NULL;
-    }
-    for (unsigned i = callee->nlocals; i > 0; i--)
-        *sp++ = nil;
-    PUBLISH(top + 1);
-    /* where a sampler starts seeing the callee: what follows (the context, a GC in it) is
-     * the callee's, as for a signal-driven sample */
-    if (UNLIKELY(vm->poll) && vm->safepoint_hook) {
-        SAVE();
-        vm->safepoint_hook(vm, SOM_SP_ENTRY);
-    }
-    if (UNLIKELY(vm->exact_hooks)) {
-        SAVE();
-        vm->on_enter(vm, callee, false);
-    }
-    fp = nf;
-    LOAD_FRAME();
-    ip = meth->qcode;
-    if (UNLIKELY(!ip)) ip = quicken(meth);
-    meth->invocations++;
-    if (meth->nctx) {
-        SAVE();
-        SomContext *c = new_context(vm, meth->nctx);
-        c->outer = meth->kind == MK_BLOCK ? fp->ctx : NULL;
-        c->frame = meth->kind == MK_BLOCK ? NULL : fp;
-        fp->ctx = c;
-    }
-    DISPATCH();
-}
-
-primitive:
-    if (callee->prim_kind == PK_ARRAY_AT) {
-        Value a = sp[-2], i = sp[-1];
-        if (LIKELY(!vm->prim_hooks && som_is_obj(a) && som_hdr(a)->kind == OBJ_ARRAY &&
-                   som_is_int(i) && (uint64_t)(som_int(i) - 1) < ((SomArray *)a)->len)) {
-            sp[-2] = ((SomArray *)a)->items[som_int(i) - 1];
-            sp--;
-            DISPATCH();
-        }
-        goto plain_primitive;
-    }
-    if (callee->prim_kind == PK_ARRAY_AT_PUT) {
-        Value a = sp[-3], i = sp[-2];
-        if (LIKELY(!vm->prim_hooks && som_is_obj(a) && som_hdr(a)->kind == OBJ_ARRAY &&
-                   som_is_int(i) && (uint64_t)(som_int(i) - 1) < ((SomArray *)a)->len)) {
-            ((SomArray *)a)->items[som_int(i) - 1] = sp[-1];
-            sp -= 2; /* answers the array */
-            DISPATCH();
-        }
-        goto plain_primitive;
-    }
-    switch (callee->prim_kind) {
-    case PK_ARRAY_AT:
-    case PK_ARRAY_AT_PUT:
-    plain_primitive:
-    case PK_PLAIN: {
-        if (fp) fp->ip = ip; /* fp->bci already names the send (send_site) */
-        SAVE();
-        if (UNLIKELY(vm->poll) && vm->safepoint_hook) vm->safepoint_hook(vm, SOM_SP_PRIM_CALL);
-        if (UNLIKELY(vm->prim_hooks)) vm->on_enter(vm, callee, true);
-        vm->state = VMS_PRIMITIVE;
-        int r = callee->prim(vm, sp - n - 1);
-        if (UNLIKELY(vm->poll) && vm->safepoint_hook) vm->safepoint_hook(vm, SOM_SP_PRIM_DONE);
-        if (UNLIKELY(vm->prim_hooks)) vm->on_exit(vm, callee, true); /* still VMS_PRIMITIVE */
-        vm->state = VMS_INTERP;
-        if (LIKELY(r == PRIM_OK)) {
-            sp -= n;
-            DISPATCH();
-        }
-        if (r == PRIM_EXIT) goto exit_vm;
-        goto error;
-    }
-    case PK_BLOCK_VALUE:
-        recv = sp[-n - 1];
-        if (!som_is_obj(recv) || som_hdr(recv)->kind != OBJ_BLOCK ||
-            ((SomBlock *)recv)->method->nargs != n) {
-            som_prim_error(vm, "block evaluated with the wrong number of arguments");
-            goto error;
-        }
-        callee = ((SomBlock *)recv)->method;
-        goto activate;
-    case PK_PERFORM:
-    case PK_PERFORM_IN_SUPER: {
-        bool super = callee->prim_kind == PK_PERFORM_IN_SUPER;
-        Value s = sp[super ? -2 : -1];
-        if (!is_symbol(s) ||
-            (super && (!som_is_obj(sp[-1]) || som_hdr(sp[-1])->kind != OBJ_CLASS))) {
-            som_prim_error(vm, "Expected instance of 'Symbol' but got instance of '%s'.",
-                           som_class_of(vm, s)->name->bytes);
-            goto error;
-        }
-        if (selector_arity((SomString *)s) != 0) {
-            som_prim_error(vm, "perform: %s needs %d arguments; use perform:withArguments:",
-                           ((SomString *)s)->bytes, selector_arity((SomString *)s));
-            goto error;
-        }
-        lookup_cls = super ? (SomClass *)sp[-1] : NULL;
-        sp -= super ? 2 : 1;
-        sel = (SomString *)s;
-        n = 0;
-        if (!lookup_cls) lookup_cls = som_class_of(vm, sp[-1]);
-        goto send_sel;
-    }
-    case PK_PERFORM_WITH_ARGS:
-    case PK_PERFORM_WITH_ARGS_IN_SUPER: {
-        bool super = callee->prim_kind == PK_PERFORM_WITH_ARGS_IN_SUPER;
-        Value s = sp[super ? -3 : -2], a = sp[super ? -2 : -1];
-        if (!is_symbol(s) || !is_array(a)) {
-            som_prim_error(vm, "perform:withArguments: expects a Symbol and an Array");
-            goto error;
-        }
-        SomArray *arr = (SomArray *)a;
-        if ((uint64_t)selector_arity((SomString *)s) != arr->len) {
-            som_prim_error(vm, "perform: %s needs %d arguments, got %llu", ((SomString *)s)->bytes,
-                           selector_arity((SomString *)s), (unsigned long long)arr->len);
-            goto error;
-        }
-        lookup_cls = super ? (SomClass *)sp[-1] : NULL;
-        sp -= super ? 3 : 2;
-        if (sp + arr->len + 8 > vm->stack_end) {
-            som_prim_error(vm, "Stack overflow: too many arguments");
-            goto error;
-        }
-        for (uint64_t i = 0; i < arr->len; i++)
-            *sp++ = arr->items[i];
-        n = (int)arr->len;
-        sel = (SomString *)s;
-        if (!lookup_cls) lookup_cls = som_class_of(vm, sp[-n - 1]);
-        goto send_sel;
-    }
-    case PK_INVOKE_ON_WITH: {
-        Value m = sp[-3], obj = sp[-2], a = sp[-1];
-        if (!is_array(a)) {
-            som_prim_error(vm, "invokeOn:with: expects an Array of arguments");
-            goto error;
-        }
-        SomArray *arr = (SomArray *)a;
-        SomMethod *target = (SomMethod *)m;
-        SomClass *c = som_class_of(vm, obj);
-        while (c && c != target->holder)
-            c = c->super;
-        if (!c) { /* the method's code assumes its holder's layout */
-            som_prim_error(vm, "invokeOn:with: receiver is an instance of %s, not of %s",
-                           som_class_of(vm, obj)->name->bytes, target->holder->name->bytes);
-            goto error;
-        }
-        if (arr->len != target->nargs) {
-            som_prim_error(vm, "invokeOn:with: expects %u arguments, got %llu", target->nargs,
-                           (unsigned long long)arr->len);
-            goto error;
-        }
-        sp -= 3;
-        *sp++ = obj;
-        for (uint64_t i = 0; i < arr->len; i++)
-            *sp++ = arr->items[i];
-        n = (int)arr->len;
-        callee = target;
-        goto invoke;
-    }
-    case PK_RESTART:
-        sp = bp + 1 + meth->nargs + meth->nlocals;
-        ip = meth->qcode;
-        DISPATCH();
-    }
-    som_prim_error(vm, "bad primitive kind");
-    goto error;
-
-send_sel: /* sel, n, lookup_cls; receiver and arguments on the stack */
-    if (UNLIKELY(lookup_cls != som_class_of(vm, sp[-n - 1]))) {
-        /* perform:inSuperclass: - only classes the receiver inherits from */
-        SomClass *c = som_class_of(vm, sp[-n - 1]);
-        while (c && c != lookup_cls)
-            c = c->super;
-        if (!c) {
-            som_prim_error(vm, "perform:inSuperclass: %s is not a superclass of %s",
-                           lookup_cls->name->bytes, som_class_of(vm, sp[-n - 1])->name->bytes);
-            goto error;
-        }
-    }
-    callee = som_lookup(vm, lookup_cls, sel);
-    if (callee) goto invoke;
-    goto dnu;
-
-send_site : /* k: call site of a SEND (or of an arithmetic op's slow path) */ {
-    CallSite *cs = &sites[k];
-    n = cs->nargs;
-    recv = sp[-n - 1];
-    cls = som_class_of(vm, recv);
-    fp->bci = cs->bci;
-    if (LIKELY(cs->ic[0].cls == cls)) {
-        callee = cs->ic[0].method;
-        cs->ic[0].hits++;
-        goto invoke;
-    }
-    SAVE();
-    callee = ic_miss(vm, cs, cls, cls);
-    if (callee) goto invoke;
-    sel = cs->selector;
-    goto dnu;
-}
-
-dnu : /* sel, n; receiver and arguments on the stack */ {
-    SAVE();
-    SomArray *arr = som_array_new(vm, (size_t)n);
-    for (int i = 0; i < n; i++)
-        arr->items[i] = sp[-n + i];
-    sp -= n;
-    recv = sp[-1];
-    *sp++ = SOM_V(sel);
-    *sp++ = SOM_V(arr);
-    n = 2;
-    callee = som_lookup(vm, som_class_of(vm, recv), vm->sym_dnu);
-    if (!callee) {
-        som_prim_error(vm, "Method %s not found in class %s", sel->bytes,
-                       som_class_of(vm, recv)->name->bytes);
-        goto error;
-    }
-    goto invoke;
-}
-
-    /* ---- instructions -------------------------------------------------- */
-L_PUSH_LOCAL:
-    *sp++ = bp[*ip++];
-    DISPATCH();
-L_PUSH_SELF:
-    *sp++ = self;
-    DISPATCH();
-L_PUSH_CTX : {
-    SomContext *c = ctx_at(fp->ctx, ip[0]);
-    *sp++ = c->vars[ip[1]];
-    ip += 2;
-    DISPATCH();
-}
-L_PUSH_FIELD:
-    if (UNLIKELY(!som_is_obj(self) || som_hdr(self)->kind != OBJ_INSTANCE)) goto field_error;
-    *sp++ = ((SomInstance *)self)->fields[*ip++];
-    DISPATCH();
-L_PUSH_CFIELD:
-    if (UNLIKELY(!som_is_obj(self) || som_hdr(self)->kind != OBJ_CLASS ||
-                 *ip >= ((SomClass *)self)->cfields->len))
-        goto field_error;
-    *sp++ = ((SomClass *)self)->cfields->items[*ip++];
-    DISPATCH();
-L_PUSH_CONST:
-    k = W();
-    *sp++ = lits[k];
-    DISPATCH();
-L_PUSH_NIL:
-    *sp++ = nil;
-    DISPATCH();
-L_PUSH_TRUE:
-    *sp++ = trueV;
-    DISPATCH();
-L_PUSH_FALSE:
-    *sp++ = falseV;
-    DISPATCH();
-L_PUSH_INT:
-    *sp++ = som_mkint((int8_t)*ip++);
-    DISPATCH();
-L_PUSH_GLOBAL : {
-    k = W();
-    Value v;
-    if (LIKELY(som_global_get(vm, (SomString *)lits[k], &v))) {
-        *sp++ = v;
-        DISPATCH();
-    }
-    fp->bci = (uint32_t)(ip - meth->qcode);
-    *sp++ = self;
-    *sp++ = lits[k];
-    n = 1;
-    sel = vm->sym_unknownGlobal;
-    lookup_cls = som_class_of(vm, self);
-    goto send_sel;
-}
-L_PUSH_BLOCK : {
-    k = W();
-    SAVE();
-    SomBlock *b = new_block(vm, (SomMethod *)lits[k], fp->ctx, self);
-    *sp++ = SOM_V(b);
-    DISPATCH();
-}
-L_STORE_LOCAL:
-    bp[*ip++] = *--sp;
-    DISPATCH();
-L_STORE_CTX : {
-    SomContext *c = ctx_at(fp->ctx, ip[0]);
-    c->vars[ip[1]] = *--sp;
-    ip += 2;
-    DISPATCH();
-}
-L_STORE_FIELD:
-    if (UNLIKELY(!som_is_obj(self) || som_hdr(self)->kind != OBJ_INSTANCE)) goto field_error;
-    ((SomInstance *)self)->fields[*ip++] = *--sp;
-    DISPATCH();
-L_STORE_CFIELD:
-    if (UNLIKELY(!som_is_obj(self) || som_hdr(self)->kind != OBJ_CLASS ||
-                 *ip >= ((SomClass *)self)->cfields->len))
-        goto field_error;
-    ((SomClass *)self)->cfields->items[*ip++] = *--sp;
-    DISPATCH();
-L_DUP:
-    sp[0] = sp[-1];
-    sp++;
-    DISPATCH();
-L_POP:
-    sp--;
-    DISPATCH();
-L_SEND:
-    k = W();
-    goto send_site;
-L_SUPER_SEND : {
-    k = W();
-    CallSite *cs = &sites[k];
-    n = cs->nargs;
-    SomClass *sc = meth->holder->super;
-    fp->bci = cs->bci;
-    if (cs->ic[0].cls && cs->ic[0].cls == sc) {
-        callee = cs->ic[0].method;
-        goto invoke;
-    }
-    sel = cs->selector;
-    callee = sc ? som_lookup(vm, sc, sel) : NULL;
-    if (!callee) goto dnu;
-    cs->ic[0].cls = sc;
-    cs->ic[0].method = callee;
-    goto invoke;
-}
-L_RETURN_SELF:
-    ret = self;
-    goto do_return;
-L_RETURN_LOCAL:
-    ret = sp[-1];
-do_return : {
-    if (UNLIKELY(vm->poll) && vm->safepoint_hook) {
-        fp->ip = ip;
-        SAVE();
-        vm->safepoint_hook(vm, SOM_SP_RETURN);
-    }
-    if (meth->kind == MK_METHOD && meth->nctx) fp->ctx->frame = NULL;
-    sp = fp->bp;
-    *sp++ = ret;
-    PUBLISH(top - 1);
-    if (UNLIKELY(vm->exact_hooks)) { /* where a sampler stops seeing the callee */
-        SAVE();
-        vm->on_exit(vm, meth, false);
-    }
-    if (top == base_top) {
-        vm->sp = sp;
-        return 0;
-    }
-    fp = &vm->frames[top];
-    LOAD_FRAME();
-    ip = fp->ip;
-    DISPATCH();
-}
-L_RETURN_NLR : {
-    ret = sp[-1];
-    if (UNLIKELY(vm->poll) && vm->safepoint_hook) {
-        fp->ip = ip;
-        SAVE();
-        vm->safepoint_hook(vm, SOM_SP_RETURN);
-    }
-    SomContext *c = fp->ctx;
-    while (c && c->outer)
-        c = c->outer;
-    SomFrame *home = c ? c->frame : NULL;
-    int32_t hi = home ? (int32_t)(home - vm->frames) : -1;
-    if (hi > base_top) {
-        for (int32_t i = top; i > hi; i--) {
-            SomFrame *f = &vm->frames[i];
-            if (f->method->kind == MK_METHOD && f->method->nctx) f->ctx->frame = NULL;
-            PUBLISH(i - 1);
-            if (UNLIKELY(vm->exact_hooks)) {
-                SAVE();
-                vm->on_exit(vm, f->method, false);
-            }
-        }
-        PUBLISH(hi);
-        fp = home;
-        LOAD_FRAME();
-        goto do_return;
-    }
-    /* the home activation is gone: send escapedBlock: to the block's invoker */
-    Value blk = fp->bp[0];
-    sp = fp->bp;
-    PUBLISH(top - 1);
-    if (UNLIKELY(vm->exact_hooks)) {
-        SAVE();
-        vm->on_exit(vm, meth, false);
-    }
-    if (top == base_top) {
-        som_prim_error(vm, "Block has escaped and cannot be executed (no invoker)");
-        goto error;
-    }
-    fp = &vm->frames[top];
-    LOAD_FRAME();
-    ip = fp->ip;
-    *sp++ = self;
-    *sp++ = blk;
-    n = 1;
-    sel = vm->sym_escapedBlock;
-    lookup_cls = som_class_of(vm, self);
-    goto send_sel;
-}
-L_JUMP:
-    k = W();
-    ip += k;
-    DISPATCH();
-/* Pops the condition; jumps when it is `taken`, falls through when it is
- * `other`, and sends the construct's message for real otherwise. */
-#define COND_JUMP(taken, other)                                                                    \
-    do {                                                                                           \
-        Value v = *--sp;                                                                           \
-        k = W();                                                                                   \
-        ip += 2;                                                                                   \
-        if (v == (taken)) {                                                                        \
-            ip += k;                                                                               \
-            DISPATCH();                                                                            \
-        }                                                                                          \
-        if (LIKELY(v == (other))) DISPATCH();                                                      \
-        goto not_boolean;                                                                          \
-    } while (0)
-L_JUMP_IF_FALSE:
-    COND_JUMP(falseV, trueV);
-L_JUMP_IF_TRUE:
-    COND_JUMP(trueV, falseV);
-not_boolean : /* an inlined conditional saw a non-boolean: send its message for real */ {
-    CallSite *cs = &sites[ip[-2] | (ip[-1] << 8)];
-    sp++; /* the receiver is back on the stack */
-    for (int i = 0; i < cs->nargs; i++)
-        *sp++ = nil;
-    fp->bci = (uint32_t)(ip - 5 - meth->qcode);
-    ip = meth->qcode + cs->bci;
-    sel = cs->selector;
-    n = cs->nargs;
-    goto dnu;
-}
-L_JUMP_IF_NIL:
-    k = W();
-    if (*--sp == nil) ip += k;
-    DISPATCH();
-L_JUMP_IF_NOT_NIL:
-    k = W();
-    if (*--sp != nil) ip += k;
-    DISPATCH();
-L_JUMP_BACK:
-    k = W();
-    ip -= k;
-    if (UNLIKELY(vm->poll) && vm->safepoint_hook) {
-        fp->bci = (uint32_t)(ip - meth->qcode);
-        SAVE();
-        vm->safepoint_hook(vm, SOM_SP_LOOP);
-    }
-    DISPATCH();
-
-#define FEEDBACK(bits) feedback(&sites[k].argkinds, (bits))
-#define ARITH_SLOW(a, b)                                                                           \
-    do {                                                                                           \
-        FEEDBACK(TF_BIT(tf_kind(a), tf_kind(b)));                                                  \
-        goto send_site;                                                                            \
-    } while (0)
-/* ADD/SUB/MUL k with the operands on the stack; `then` runs after the fast path. */
-#define ARITH(op, then)                                                                            \
-    do {                                                                                           \
-        Value a = sp[-2], b = sp[-1], r;                                                           \
-        SAVE();                                                                                    \
-        if (LIKELY(arith_fast(vm, op, a, b, &sites[k].argkinds, &r))) {                            \
-            sp[-2] = r;                                                                            \
-            sp--;                                                                                  \
-            then;                                                                                  \
-            DISPATCH();                                                                            \
-        }                                                                                          \
-        ARITH_SLOW(a, b);                                                                          \
-    } while (0)
-/* op k; STORE_LOCAL i: the slow path leaves the STORE_LOCAL to run after the send */
-#define ARITH_STORE(op)                                                                            \
-    do {                                                                                           \
-        k = W();                                                                                   \
-        ARITH(op, (bp[ip[1]] = *--sp, ip += 2));                                                   \
-    } while (0)
-
-L_ADD:
-    k = W();
-    ARITH(AR_ADD, (void)0);
-L_SUB:
-    k = W();
-    ARITH(AR_SUB, (void)0);
-L_MUL:
-    k = W();
-    ARITH(AR_MUL, (void)0);
-L_ADD_STORE:
-    ARITH_STORE(AR_ADD);
-L_SUB_STORE:
-    ARITH_STORE(AR_SUB);
-L_MUL_STORE:
-    ARITH_STORE(AR_MUL);
-
-#define COMPARE(op)                                                                                \
-    do {                                                                                           \
-        k = W();                                                                                   \
-        Value a = sp[-2], b = sp[-1];                                                              \
-        int c_ = compare_fast(op, a, b, &sites[k].argkinds);                                       \
-        if (LIKELY(c_ >= 0)) {                                                                     \
-            sp[-2] = BOOL(c_);                                                                     \
-            sp--;                                                                                  \
-            DISPATCH();                                                                            \
-        }                                                                                          \
-        ARITH_SLOW(a, b);                                                                          \
-    } while (0)
-/* op k; JUMP_IF_FALSE w s: the slow path leaves the jump to run after the send */
-#define COMPARE_JF(op)                                                                             \
-    do {                                                                                           \
-        k = W();                                                                                   \
-        Value a = sp[-2], b = sp[-1];                                                              \
-        int c_ = compare_fast(op, a, b, &sites[k].argkinds);                                       \
-        if (LIKELY(c_ >= 0)) {                                                                     \
-            sp -= 2;                                                                               \
-            unsigned w_ = (unsigned)ip[1] | ((unsigned)ip[2] << 8);                                \
-            ip += 5;                                                                               \
-            if (!c_) ip += w_;                                                                     \
-            DISPATCH();                                                                            \
-        }                                                                                          \
-        ARITH_SLOW(a, b);                                                                          \
-    } while (0)
-
-L_LT:
-    COMPARE(CMP_LT);
-L_GT:
-    COMPARE(CMP_GT);
-L_LE:
-    COMPARE(CMP_LE);
-L_GE:
-    COMPARE(CMP_GE);
-L_EQ:
-    COMPARE(CMP_EQ);
-L_LT_JF:
-    COMPARE_JF(CMP_LT);
-L_GT_JF:
-    COMPARE_JF(CMP_GT);
-L_LE_JF:
-    COMPARE_JF(CMP_LE);
-L_GE_JF:
-    COMPARE_JF(CMP_GE);
-L_EQ_JF:
-    COMPARE_JF(CMP_EQ);
-
-    /* ---- other superinstructions (bytecode.h) ------------------------- */
-L_PUSH_LOCAL2:
-    sp[0] = bp[ip[0]];
-    sp[1] = bp[ip[2]];
-    sp += 2;
-    ip += 3;
-    DISPATCH();
-L_STORE_PUSH_LOCAL:
-    bp[ip[0]] = sp[-1];
-    sp[-1] = bp[ip[2]];
-    ip += 3;
-    DISPATCH();
-L_PUSH_LOCAL_SEND:
-    *sp++ = bp[ip[0]];
-    ip += 4;
-    k = (unsigned)ip[-2] | ((unsigned)ip[-1] << 8);
-    goto send_site;
-/* PUSH_LOCAL a; PUSH_INT c; ADD/SUB k: small integers here, anything else
- * runs the ADD/SUB instruction itself */
-#define LOCAL_IMM(op)                                                                              \
-    do {                                                                                           \
-        Value a = bp[ip[0]];                                                                       \
-        int64_t y = (int8_t)ip[2];                                                                 \
-        if (LIKELY(som_is_int(a))) {                                                               \
-            int64_t r = op == AR_ADD ? som_int(a) + y : som_int(a) - y;                            \
-            if (LIKELY(som_fits_smallint(r))) {                                                    \
-                k = (unsigned)ip[4] | ((unsigned)ip[5] << 8);                                      \
-                FEEDBACK(TF_BIT(TF_INT, TF_INT));                                                  \
-                *sp++ = som_mkint(r);                                                              \
-                ip += 6;                                                                           \
-                DISPATCH();                                                                        \
-            }                                                                                      \
-        }                                                                                          \
-        sp[0] = a;                                                                                 \
-        sp[1] = som_mkint(y);                                                                      \
-        sp += 2;                                                                                   \
-        ip += 3;                                                                                   \
-        DISPATCH();                                                                                \
-    } while (0)
-/* PUSH_LOCAL a; ADD/SUB/MUL k: the argument comes from the local; the slow
- * path pushes it and runs the ADD/SUB/MUL instruction itself */
-#define LOCAL_ARITH(op)                                                                            \
-    do {                                                                                           \
-        Value a = sp[-1], b = bp[ip[0]], r;                                                        \
-        k = (unsigned)ip[2] | ((unsigned)ip[3] << 8);                                              \
-        *sp++ = b;                                                                                 \
-        SAVE();                                                                                    \
-        if (LIKELY(arith_fast(vm, op, a, b, &sites[k].argkinds, &r))) {                            \
-            sp[-2] = r;                                                                            \
-            sp--;                                                                                  \
-            ip += 4;                                                                               \
-            DISPATCH();                                                                            \
-        }                                                                                          \
-        ip += 1;                                                                                   \
-        DISPATCH();                                                                                \
-    } while (0)
-/* PUSH_LOCAL a; PUSH_LOCAL b; ADD/SUB/MUL k: both operands from locals; the
- * slow path pushes them and runs the ADD/SUB/MUL instruction itself */
-#define LOCAL2_ARITH(op)                                                                           \
-    do {                                                                                           \
-        Value a = bp[ip[0]], b = bp[ip[2]], r;                                                     \
-        k = (unsigned)ip[4] | ((unsigned)ip[5] << 8);                                              \
-        sp[0] = a;                                                                                 \
-        sp[1] = b;                                                                                 \
-        sp += 2;                                                                                   \
-        SAVE();                                                                                    \
-        if (LIKELY(arith_fast(vm, op, a, b, &sites[k].argkinds, &r))) {                            \
-            sp[-2] = r;                                                                            \
-            sp--;                                                                                  \
-            ip += 6;                                                                               \
-            DISPATCH();                                                                            \
-        }                                                                                          \
-        ip += 3;                                                                                   \
-        DISPATCH();                                                                                \
-    } while (0)
-L_PUSH_LOCAL2_ADD:
-    LOCAL2_ARITH(AR_ADD);
-L_PUSH_LOCAL2_SUB:
-    LOCAL2_ARITH(AR_SUB);
-L_PUSH_LOCAL2_MUL:
-    LOCAL2_ARITH(AR_MUL);
-L_PUSH_LOCAL_ADD:
-    LOCAL_ARITH(AR_ADD);
-L_PUSH_LOCAL_SUB:
-    LOCAL_ARITH(AR_SUB);
-L_PUSH_LOCAL_MUL:
-    LOCAL_ARITH(AR_MUL);
-L_PUSH_LOCAL_JF : { /* a non-boolean is left to the JUMP_IF_FALSE instruction */
-    Value v = bp[ip[0]];
-    if (v == falseV) {
-        ip += 6 + ((unsigned)ip[2] | ((unsigned)ip[3] << 8));
-        DISPATCH();
-    }
-    if (LIKELY(v == trueV)) {
-        ip += 6;
-        DISPATCH();
-    }
-    *sp++ = v;
-    ip += 1;
-    DISPATCH();
-}
-L_PUSH_NIL_STORE:
-    bp[ip[1]] = nil;
-    ip += 2;
-    DISPATCH();
-L_PUSH_LOCAL_ADDI:
-    LOCAL_IMM(AR_ADD);
-L_PUSH_LOCAL_SUBI:
-    LOCAL_IMM(AR_SUB);
-
-L_NE : {
-    k = W();
-    Value a = sp[-2], b = sp[-1];
-    if (LIKELY(a & b & 1)) {
-        FEEDBACK(TF_BIT(TF_INT, TF_INT));
-        sp[-2] = BOOL(a != b);
-        sp--;
-        DISPATCH();
-    }
-    ARITH_SLOW(a, b);
-}
-/* Small-integer fast paths of Integer primitives; everything else (zero
- * divisors, doubles, big integers, other receivers) is the real send. */
-#define INT_BINOP(expr_)                                                                           \
-    do {                                                                                           \
-        k = W();                                                                                   \
-        Value a = sp[-2], b = sp[-1];                                                              \
-        if (LIKELY(a & b & 1)) {                                                                   \
-            FEEDBACK(TF_BIT(TF_INT, TF_INT));                                                      \
-            int64_t x = som_int(a), y = som_int(b), r;                                             \
-            if (expr_) {                                                                           \
-                sp[-2] = som_mkint(r);                                                             \
-                sp--;                                                                              \
-                DISPATCH();                                                                        \
-            }                                                                                      \
-        }                                                                                          \
-        ARITH_SLOW(a, b);                                                                          \
-    } while (0)
-L_FDIV : { /* // of small integers and doubles: an IEEE division (x // 0 is inf or nan) */
-    k = W();
-    Value a = sp[-2], b = sp[-1];
-    if (LIKELY((som_is_int(a) || num_is_double(a)) && (som_is_int(b) || num_is_double(b)))) {
-        FEEDBACK(TF_BIT(som_is_int(a) ? TF_INT : TF_DOUBLE, som_is_int(b) ? TF_INT : TF_DOUBLE));
-        double r = fast_double(a) / fast_double(b);
-        SAVE();
-        sp[-2] = fast_new_double(vm, r);
-        sp--;
-        DISPATCH();
-    }
-    ARITH_SLOW(a, b);
-}
-L_MOD: /* floored: the result has the divisor's sign */
-    INT_BINOP(y != 0 && ((r = x % y), (r != 0 && ((r ^ y) < 0)) ? (r += y) : r, 1));
-L_DIV: /* truncated; small / small fits unless it is MIN / -1, which cannot occur in 63 bits */
-    INT_BINOP(y != 0 && ((r = x / y), som_fits_smallint(r)));
-L_BAND:
-    INT_BINOP(((r = x & y), 1));
-L_BXOR:
-    INT_BINOP(((r = x ^ y), 1));
-L_INC_LOCAL_JLE : {
-    unsigned ci = ip[0], li = ip[1];
-    ip += 2;
-    k = W();
-    Value i = bp[ci], lim = bp[li];
-    if (LIKELY(i & lim & 1)) {
-        int64_t ni = som_int(i) + 1;
-        if (LIKELY(som_fits_smallint(ni))) {
-            bp[ci] = som_mkint(ni);
-            if (ni <= som_int(lim)) {
-                ip -= k;
-                if (UNLIKELY(vm->poll) && vm->safepoint_hook) {
-                    fp->bci = (uint32_t)(ip - meth->qcode);
-                    SAVE();
-                    vm->safepoint_hook(vm, SOM_SP_LOOP);
-                }
-            } else {
-                ip += SOM_TODO_TAIL;
-            }
-            DISPATCH();
-        }
-    }
-    DISPATCH(); /* generic tail */
-}
-
-field_error:
-    som_prim_error(vm, "field access on an instance of %s, which has no fields of its own",
-                   som_class_of(vm, self)->name->bytes);
-    fp->bci = (uint32_t)(ip - 1 - meth->qcode);
-/* `a && b` / `a and: b` with b already evaluated: what Boolean's methods
- * answer (b value for a block b), without the sends; anything else sends. */
-L_AND : {
-    k = W();
-    Value a = sp[-2], b = sp[-1];
-    if (a == falseV || (a == trueV && (b == trueV || b == falseV))) {
-        sp[-2] = a == falseV ? falseV : b;
-        sp--;
-        DISPATCH();
-    }
-    goto send_site;
-}
-L_OR : {
-    k = W();
-    Value a = sp[-2], b = sp[-1];
-    if (a == trueV || (a == falseV && (b == trueV || b == falseV))) {
-        sp[-2] = a == trueV ? trueV : b;
-        sp--;
-        DISPATCH();
-    }
-    goto send_site;
-}
-
-error: /* fp->bci names the failing send, or the failing instruction (set below) */
-    fflush(vm->out);
-    interp_backtrace(vm, vm->err);
-    fprintf(vm->err, "%s\n", vm->errmsg);
-    fflush(vm->err);
-    vm->exit_status = 1;
-    vm->exiting = true;
-exit_vm:
-    PUBLISH(base_top);
-    vm->sp = base_sp;
-    return vm->exit_status ? vm->exit_status : 0;
+int interp_run(SomVM *vm, InterpEntry *e) {
+    return e->mode == IM_CALL ? interp_run_call(vm, e) : interp_run_jit(vm, e);
 }

@@ -158,4 +158,58 @@ SomContext *jit_rt_new_context(SomVM *vm, SomMethod *m, SomContext *outer, SomFr
  * activation's result. */
 Value jit_rt_nlr(SomVM *vm, SomFrame *fp, SomContext *ctx, Value v);
 
+/* ---- what the VM guarantees (src/vm: interp.c, jitrt.c), added by the runtime ------- */
+/*
+ * Entering.  The interpreter enters m->jit at an activation (after the frame is published,
+ * its locals are nil and its own context is made; after the JIT hooks of vm.h ran) only when
+ * vm->jit != NULL, the code is not `invalid`, vm->exact_hooks is false and the C stack is
+ * above vm->cstack_limit (deeper, the activation is interpreted: compiled recursion never
+ * overflows the C stack).  Before the call: fp->jit_pos = JIT_POS_NONE, fp->jit = code,
+ * vm->sp as in the protocol above, vm->state = VMS_COMPILED (som_set_state); after it,
+ * VMS_INTERP again.  Every runtime entry point is called in VMS_COMPILED and returns in it.
+ *
+ * Unwinding (the protocol above, precisely).  A `^` whose home activation is frames[h]:
+ *  - the interpreter level that owns frames[h] (it pushed it, or it is the frame a
+ *    deoptimization rebuilt) pops the frames above h and returns from h with the value;
+ *  - every other interpreter level pops its own frames (ctx->frame = NULL for a method's
+ *    own context, top published one lower, exact on_exit hook, per frame, innermost first),
+ *    sets vm->nlr_target = h and vm->nlr_value, and ends (interp.h: INTERP_UNWIND); the
+ *    runtime call that ran it (jit_rt_send, jit_rt_deopt) answers 0;
+ *  - compiled code that gets 0 returns 0 at once (it pops nothing itself);
+ *  - the invoker of a compiled activation frames[i] that answered 0: if vm->exiting, it
+ *    leaves as after an error; else if nlr_target == i, it clears nlr_target (-1) and
+ *    returns nlr_value from frames[i] as an ordinary return; else it pops frames[i] and
+ *    goes on unwinding as above.  jit_rt_nlr only starts this (it stores nlr_target and
+ *    nlr_value and answers 0).  vm->nlr_value is a GC root while nlr_target >= 0.
+ * A home h equal to the compiled frame that called jit_rt_send is "below" the nested level:
+ * jit_rt_send answers 0 with nlr_target == that frame's index.  Errors and `system exit:`
+ * do not use nlr_target: vm->exiting is set, the backtrace was printed once at the error
+ * (all frames, compiled ones with their inlined positions), every level pops its frames
+ * without hooks and every runtime call answers 0.
+ *
+ * jit_rt_send.  fp must be frames[vm->top]; the callee runs in a nested interpreter level
+ * whose base is fp.  The interpreter writes fp->ip (a private resume point) but never fp->bci
+ * or fp->jit_pos.  The receiver's class, the inline caches, the arithmetic feedback and the
+ * invocation counters are updated as by the interpreter's own send of cs.  `restart` sent
+ * from compiled code is a SOM-level error ("restart from compiled code").
+ *
+ * jit_rt_nlr, escaped home.  The block's frame fp stays while escapedBlock: is sent (to the
+ * self of fp's caller, frames[fp - 1], as the interpreter does) from fp; the answer is the
+ * block activation's result, and fp's invoker pops fp as after any return.
+ *
+ * jit_rt_deopt.  d->scopes[0].method must be fp->method, and a scope of a method with a
+ * context (kind method, nctx > 0) must give it (ctx >= 0); else the deopt reports a SOM-level
+ * error ("bad deoptimization state") and answers 0.  A value index < 0 stands for nil.
+ * The values are made first (those that allocate nothing, then boxed doubles one at a time,
+ * then virtual blocks once per vid) in value-stack slots above the rebuilt activations, so
+ * nothing compiled code still holds needs to be in its spill slots at the call (raw[] is
+ * read before anything allocates); the spill area is overwritten.  A scope with a method's
+ * own context (method kind, nctx > 0, ctx >= 0) gets ctx->frame = its rebuilt frame.  Too
+ * little room on the value stack or the frame array is a SOM-level stack-overflow error.
+ * After the rebuild fp->jit is NULL: the rest of fp's activation is interpreted.
+ *
+ * Allocations.  jit_rt_new_block and jit_rt_new_context keep their reference arguments
+ * alive themselves (the caller need not spill a value it only passes to them).
+ */
+
 #endif

@@ -106,6 +106,7 @@ SomVM *som_vm_new(const SomOptions *opts, const char *classpath, char *errbuf, s
     vm->stack_end = vm->stack + nvals;
     vm->sp = vm->stack;
     vm->top = -1;
+    vm->nlr_target = -1;
     vm->state = VMS_IDLE;
     vm->out = stdout;
     vm->err = stderr;
@@ -161,6 +162,8 @@ int som_vm_run(SomVM *vm_arg, int argc, char **argv) {
     if (why) return run_abandoned(vm_v, why == 1);
     SomVM *vm = vm_v;
     vm->heap.oom_jmp = &oom;
+    vm->cstack_limit = interp_cstack_limit();
+    vm->nlr_target = -1;
     SomArray *args = som_array_new(vm, (size_t)argc);
     Value av = SOM_V(args);
     som_root_push(vm, &av);

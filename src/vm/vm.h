@@ -163,9 +163,25 @@ struct SomVM {
     bool jit_eager;
     uint32_t jit_threshold;
     uint32_t jit_loop_threshold;
+    /* Compiled code is entered only while the C stack pointer is above this address (set
+     * by som_vm_run: the thread's stack bottom + 256 KiB, or 4 MiB below the start when the
+     * stack size is unknown); deeper, the interpreter runs the activation (it does not
+     * recurse on the C stack), so compiled recursion cannot overflow the C stack. */
+    char *cstack_limit;
 };
 
 typedef enum SomJitWhy { SOM_JIT_COUNT, SOM_JIT_EAGER, SOM_JIT_LOOP, SOM_JIT_TICK } SomJitWhy;
+/* The hook calls as interp.c makes them.  At an activation (frame published, context made),
+ * while jit_hook is set: SOM_JIT_TICK first if jit_tick was set (cleared before the call);
+ * then SOM_JIT_EAGER if jit_eager and m->jit is NULL, else SOM_JIT_COUNT if m->invocations
+ * (this activation counted) is a multiple of jit_threshold (0: never).  Then the activation
+ * enters m->jit if the hook installed it.  At a loop back edge of an interpreted activation:
+ * SOM_JIT_TICK likewise, then SOM_JIT_LOOP each time the activation's SomFrame.backedges
+ * count (kept only while jit_hook is set; 0 at activation) reaches jit_loop_threshold (0:
+ * never), restarting from 0; fp->bci is the loop head.  Compiled code's safepoint polls
+ * (jit_rt_safepoint) deliver SOM_JIT_TICK for the frame's method.  vm->jit_hook or vm->jit
+ * being set costs the interpreter one predictable branch per activation; jit_hook one per
+ * back edge. */
 
 /* ---- lifecycle ------------------------------------------------------- */
 
