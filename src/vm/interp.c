@@ -114,12 +114,13 @@ int interp_call(SomVM *vm, SomMethod *m, int nargs) {
     return r;
 }
 
-static void backtrace_line(FILE *f, SomMethod *m, uint32_t bci, bool inlined) {
+/* An inlined activation prints exactly as an interpreted one would: the traceback of a
+ * program does not depend on what the JIT did. */
+static void backtrace_line(FILE *f, SomMethod *m, uint32_t bci) {
     char name[256];
     class_method_name(m, name, sizeof name);
     const char *file = m->holder && m->holder->file ? m->holder->file->bytes : "?";
-    fprintf(f, "  at %s (%s:%u)%s\n", name, file, class_method_line(m, bci),
-            inlined ? " [inlined]" : "");
+    fprintf(f, "  at %s (%s:%u)\n", name, file, class_method_line(m, bci));
 }
 
 void interp_backtrace(SomVM *vm, FILE *f) {
@@ -138,11 +139,11 @@ void interp_backtrace(SomVM *vm, FILE *f) {
         bool own = true; /* the frame's own method still to show */
         for (int guard = 0; pos != JIT_POS_NONE && pos < code->npos && guard < 64; guard++) {
             const JitPos *p = &code->pos[pos]; /* an inlined activation, innermost first */
-            backtrace_line(f, p->method, p->bci, p->parent != JIT_POS_NONE);
+            backtrace_line(f, p->method, p->bci);
             if (p->parent == JIT_POS_NONE && p->method == fr->method) own = false;
             pos = p->parent;
         }
-        if (own) backtrace_line(f, fr->method, fr->bci, false);
+        if (own) backtrace_line(f, fr->method, fr->bci);
         shown++;
     }
 }

@@ -71,7 +71,7 @@ def test_async_deep_recursion_is_folded():
     path = src("Deep", DEEP)
     out = os.path.join(WORK, "deep.prof")
     # before (release build of 18845d6): 306 MB peak, a 28 MB file, 3 s; now 8 MB, 31 KB
-    p, kb = peak_rss_kb_of([SOM, "--prof=async", "--prof-hz", "2000", "--prof-out", out, path,
+    p, kb = peak_rss_kb_of([SOM, "--jit=off", "--prof=async", "--prof-hz", "2000", "--prof-out", out, path,
                             "40000"])
     assert p.returncode == 0 and p.stdout.split()[0] == "40000", p.stderr
     size = os.path.getsize(out)
@@ -91,7 +91,7 @@ def test_async_deep_recursion_is_folded():
 def test_bound_merges_into_caller():
     path = src("Deep", DEEP)
     out = os.path.join(WORK, "bound.prof")
-    p = run([SOM, "--prof=async", "--prof-hz", "2000", "--prof-out", out, path, "3000"],
+    p = run([SOM, "--jit=off", "--prof=async", "--prof-hz", "2000", "--prof-out", out, path, "3000"],
             env={"SAMPO_MAX_CONTEXTS": "4"})
     assert p.returncode == 0, p.stderr
     rep = run([SAMPO, "report", out]).stdout
@@ -99,7 +99,7 @@ def test_bound_merges_into_caller():
     assert int(meta(rep, "contexts_merged")) > 0, rep[:3000]
     assert int(meta(rep, "contexts_folded")) == 0, rep[:3000]  # merged before any recursion
     # a bad value is refused (the default bound), the run goes on
-    p = run([SOM, "--prof=async", "--prof-out", out, path, "10"],
+    p = run([SOM, "--jit=off", "--prof=async", "--prof-out", out, path, "10"],
             env={"SAMPO_MAX_CONTEXTS": "lots"})
     assert p.returncode == 0, p.stderr
     assert meta(run([SAMPO, "report", out]).stdout, "contexts_max") == "262144"
@@ -112,7 +112,7 @@ def test_no_recursion_folds_nothing():
                        "    run = ( | s | s := 0. 1 to: 20000 do: [ :i | s := s + self c ].\n"
                        "        s println )")
     out = os.path.join(WORK, "flat.prof")
-    p = run([SOM, "--prof=async", "--prof-hz", "2000", "--prof-out", out, path])
+    p = run([SOM, "--jit=off", "--prof=async", "--prof-hz", "2000", "--prof-out", out, path])
     assert p.returncode == 0, p.stderr
     rep = run([SAMPO, "report", out]).stdout
     assert int(meta(rep, "samples")) > 0
@@ -134,7 +134,7 @@ FIB = ("    fib: n = ( n < 2 ifTrue: [ ^n ]. ^(self fib: n - 1) + (self fib: n -
 def test_async_and_exact_trees_alike():
     path = src("Fib", FIB)
     a, e = os.path.join(WORK, "fib-async.prof"), os.path.join(WORK, "fib-exact.prof")
-    p = run([SOM, "--prof=async", "--prof-hz", "4000", "--prof-out", a, path, "27"])
+    p = run([SOM, "--jit=off", "--prof=async", "--prof-hz", "4000", "--prof-out", a, path, "27"])
     assert p.returncode == 0, p.stderr
     p = run([SOM, "--prof=exact", "--prof-out", e, path, "20"])
     assert p.returncode == 0, p.stderr
