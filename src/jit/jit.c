@@ -328,6 +328,12 @@ static void jv_install(JitVm *jv) {
     }
 }
 
+/* IR sizes (instructions as built, before jit_optimize) above which a function gets no
+ * LLVM IR passes (only instruction selection: LLVM's passes are superlinear on a huge loop
+ * body, ~20 s for tests/som/inlining/long_jumps.som), and above which it is not compiled. */
+#define JIT_BIG_INSTS 2500u
+#define JIT_GIANT_INSTS 16000u
+
 /* Builds version x->version + 1 of x->m and compiles it, in the background or (sync) now. */
 static void jv_compile(JitVm *jv, JitMInfo *x, bool sync) {
     SomVM *vm = jv->vm;
@@ -345,12 +351,23 @@ static void jv_compile(JitVm *jv, JitMInfo *x, bool sync) {
     bo.profile = jv_profile(jv, x);
     char err[256] = "";
     JitFunc *f = b->build(vm, x->m, &bo, err, sizeof err);
+    /* LLVM's time grows faster than the function: a huge method (thousands of guarded
+     * statements) would keep the compiler thread busy for seconds.  Big functions get no
+     * IR passes; giant ones stay interpreted. */
+    int opt_level = 2;
+    if (f && f->ninsts > JIT_GIANT_INSTS) {
+        snprintf(err, sizeof err, "too big (%u IR instructions)", f->ninsts);
+        b->free_func(f);
+        f = NULL;
+    } else if (f && f->ninsts > JIT_BIG_INSTS) {
+        opt_level = 0;
+    }
     *j = (JitJob){
         .owner = jv,
         .method = x->m,
         .version = version,
         .f = f,
-        .cg = {.opt_level = 2, .stress_seed = jv->o.deopt_stress_seed, .stress_permille = 20},
+        .cg = {.opt_level = opt_level, .stress_seed = jv->o.deopt_stress_seed, .stress_permille = 20},
         .dump = jv->o.dump,
         .root_bytes = x->m->code_len,
         .build_ns = jitq_thread_cpu_ns() - c0,
