@@ -4,7 +4,7 @@ set -euo pipefail
 PKGS="build-essential cmake clang libclang-rt-14-dev libgmp-dev libcmocka-dev zlib1g-dev
       libelf-dev libdw-dev python3 golang-go libgoogle-perftools-dev linux-perf
       librsvg2-bin hyperfine lua5.4 luajit libc6-dbg liblzma-dev xz-utils pkg-config man-db
-      llvm-19-dev chromium python3-jsonschema nodejs npm"
+      llvm-19-dev chromium python3-jsonschema"
 missing=""
 for p in $PKGS; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
