@@ -382,7 +382,7 @@ static __attribute__((noinline)) JitAct jit_activation(SomVM *vm, SomFrame *fp) 
         }
         if (vm->jit_eager && !m->jit)
             vm->jit_hook(vm, m, SOM_JIT_EAGER);
-        else if (vm->jit_threshold && m->invocations % vm->jit_threshold == 0)
+        else if (!m->jit && vm->jit_threshold && m->invocations % vm->jit_threshold == 0)
             vm->jit_hook(vm, m, SOM_JIT_COUNT);
     }
     const SomJitCode *code = m->jit;

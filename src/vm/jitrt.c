@@ -21,6 +21,7 @@
 #include "num.h"
 #include "prims.h"
 
+#define LIKELY(x) __builtin_expect(!!(x), 1)
 #define JITRT_STACK_MARGIN 16 /* value slots kept free above a rebuilt activation's stack */
 
 static inline void rt_publish(SomVM *vm, int32_t t) {
@@ -141,7 +142,6 @@ static Value rt_send_compiled(SomVM *vm, SomFrame *fp, CallSite *cs, SomMethod *
         *sp++ = vm->nil;
     vm->sp = sp;
     rt_publish(vm, fi);
-    som_set_state(vm, VMS_INTERP); /* the activation starts as an interpreted one would */
     if (vm->poll && vm->safepoint_hook) vm->safepoint_hook(vm, SOM_SP_ENTRY);
     if (vm->exact_hooks) vm->on_enter(vm, callee, false);
     callee->invocations++;
@@ -152,8 +152,32 @@ static Value rt_send_compiled(SomVM *vm, SomFrame *fp, CallSite *cs, SomMethod *
         nf->ctx = c;
     }
     Value r;
-    int32_t home;
-    int a = interp_jit_enter(vm, nf, &r, &home);
+    int32_t home = -1;
+    int a;
+    const SomJitCode *code = callee->jit;
+    if (LIKELY(!vm->jit_tick && code && !code->invalid &&
+               (char *)__builtin_frame_address(0) >= vm->cstack_limit)) {
+        /* the common case, as jit_activation (interp.c) but without its state switches: a
+         * compiled method with code needs no COUNT/EAGER hook, and the state stays
+         * VMS_COMPILED from caller to callee */
+        nf->backedges = 0;
+        nf->jit = code;
+        som_set_state(vm, VMS_COMPILED);
+        r = code->entry(vm, nf);
+        if (r) {
+            a = INTERP_JIT_RETURN;
+        } else if (vm->exiting) {
+            a = INTERP_JIT_EXIT;
+        } else { /* a non-local return is unwinding: to this activation or below it */
+            home = vm->nlr_target;
+            vm->nlr_target = -1;
+            r = vm->nlr_value;
+            a = home == fi ? INTERP_JIT_RETURN : INTERP_JIT_UNWIND;
+        }
+    } else {
+        som_set_state(vm, VMS_INTERP);
+        a = interp_jit_enter(vm, nf, &r, &home);
+    }
     if (a == INTERP_JIT_INTERPRET) { /* not entered after all: interpret the activation */
         nf->ip = interp_qcode(callee);
         InterpEntry e = {.mode = IM_DEOPT, .base = fi};
