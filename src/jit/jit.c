@@ -596,10 +596,10 @@ void jit_stats(SomVM *vm, JitStats *out) {
     *out = jv->st;
     uint64_t *v = malloc((jv->nct ? jv->nct : 1) * sizeof *v);
     if (!v) return;
-    memcpy(v, jv->ctimes, jv->nct * sizeof *v);
+    if (jv->nct) memcpy(v, jv->ctimes, jv->nct * sizeof *v); /* ctimes is NULL when none */
     out->compile_ns_median = jv_quantile(v, jv->nct, 0.5);
     out->compile_ns_p95 = jv_quantile(v, jv->nct, 0.95);
-    memcpy(v, jv->lat, jv->nct * sizeof *v);
+    if (jv->nct) memcpy(v, jv->lat, jv->nct * sizeof *v);
     out->latency_ns_median = jv_quantile(v, jv->nct, 0.5);
     out->latency_ns_p95 = jv_quantile(v, jv->nct, 0.95);
     free(v);
