@@ -66,7 +66,7 @@ stage dev dev -LE '^jit$'
 STAGE_BUDGET=${SAMPO_JIT_BUDGET:-1200} stage jit dev -L '^jit$'
 stage release release -L unit   # the build demo.sh makes (-O2 -Werror warns differently)
 stage asan asan -L 'unit|som'
-stage tsan tsan -L 'tsan'
+TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp ${TSAN_OPTIONS:-}" stage tsan tsan -L 'tsan'
 if [ "${SAMPO_SKIP_FUZZ:-0}" != 1 ]; then
     stage fuzz fuzz -L 'fuzz'
 fi

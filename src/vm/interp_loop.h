@@ -12,8 +12,10 @@
 /* ret, recv and hi are set on every path before they are read; giving them initial values
  * would make GCC carry them through the shared dispatch block (and then stop duplicating
  * the dispatch jump per handler), so they stay uninitialised. */
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 static int INTERP_FN(SomVM *vm, InterpEntry *e) {
     static void *const labels[BC__NPRIVATE] = {
 #define SOM_BC_LABEL(name, n) &&L_##name,
@@ -1069,6 +1071,8 @@ exit_vm:
     vm->sp = base_sp;
     return INTERP_EXIT;
 }
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
 #undef LEVEL_MODE
