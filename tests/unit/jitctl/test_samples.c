@@ -71,8 +71,10 @@ static void spin_cpu(double ms) {
         for (int i = 0; i < 100000; i++)
             x += (uint64_t)i;
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
-        if ((double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6 >= ms)
+        if ((double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6 >= ms) {
+            (void)x;
             return;
+        }
     }
 }
 
