@@ -42,6 +42,7 @@ static struct {
     pthread_t thread;
     int users;
     bool started, stop;
+    bool joining; /* the last release is joining the thread (retain waits) */
     JitEngine *engine;
     bool engine_tried;
     char engine_err[256];
@@ -182,6 +183,10 @@ static void *jitq_main(void *arg) {
 int jitq_retain(void) {
     pthread_mutex_lock(&Q.mu);
     int rc = 0;
+    /* the last user's release may be joining the thread right now (several VMs come and go
+     * under --threads): wait until it is gone, then start a new one */
+    while (Q.joining)
+        pthread_cond_wait(&Q.idle, &Q.mu);
     if (!Q.started) {
         Q.stop = false;
         if (pthread_create(&Q.thread, NULL, jitq_main, NULL))
@@ -199,6 +204,7 @@ void jitq_release(void) {
     bool join = Q.started && --Q.users == 0;
     if (join) {
         Q.stop = true;
+        Q.joining = true;
         pthread_cond_broadcast(&Q.wake);
     }
     pthread_mutex_unlock(&Q.mu);
@@ -206,6 +212,8 @@ void jitq_release(void) {
     pthread_join(Q.thread, NULL);
     pthread_mutex_lock(&Q.mu);
     Q.started = false;
+    Q.joining = false;
+    pthread_cond_broadcast(&Q.idle); /* a retain waiting for the join */
     pthread_mutex_unlock(&Q.mu);
 }
 
