@@ -47,10 +47,22 @@ def som(*args, **kw):
 
 
 def collapsed(prof):
+    """Stack -> weight.  Collapsed exports of sampled profiles are time-weighted (ns, see
+    docs/profile-format.md); the checks here count samples (their margins are binomial), so
+    a sampled profile's weights are turned back into samples by its interval."""
+    interval = 0
+    rep = run([SAMPO, "report", prof]).stdout
+    if "# sampo profile: sampled" in rep:
+        for line in rep.splitlines():
+            if line.startswith("# interval_ns "):
+                interval = int(line.split()[2])
     out = {}
     for line in run([SAMPO, "export", "--collapsed", prof]).stdout.splitlines():
         stack, _, n = line.rpartition(" ")
-        out[stack] = out.get(stack, 0) + int(n)
+        w = int(n)
+        if interval > 0:
+            w = max(1, int(round(w / interval)))
+        out[stack] = out.get(stack, 0) + w
     return out
 
 
