@@ -844,6 +844,24 @@ static JitRef generic_send(B *b, Scope *s, CallSite *cs) {
     return r;
 }
 
+/* A generic send expected to run t for receivers of class cls (cls NULL: t is right for every
+ * receiver, the class being known) - the backend calls t's compiled code directly when it has
+ * some and the class matches (llvm.c: direct calls), and the runtime's send otherwise. */
+static JitRef direct_send(B *b, Scope *s, CallSite *cs, SomClass *cls, SomMethod *t) {
+    JitRef r = generic_send(b, s, cs);
+    if (!t || t->kind != MK_METHOD || t->trivial) return r;
+    JitInst *in = I(b, r);
+    in->target = t;
+    in->cls = cls;
+    in->tic = -1;
+    for (int i = 0; i < SOM_IC_SIZE; i++)
+        if (cs->ic[i].method == t && (!cls || cs->ic[i].cls == cls)) {
+            in->tic = i;
+            break;
+        }
+    return r;
+}
+
 /* Translates the prepared callee scope c at s's pending send of n arguments: SET_POS, its
  * own context, the body; continues s after it (answers the callee's result). */
 static JitRef inline_scope(B *b, Scope *s, Scope *c, uint32_t n) {
@@ -995,9 +1013,24 @@ static JitRef send_body(B *b, Scope *s, CallSite *cs, int kind, SomClass *cls, S
     }
     case TK_INLINE:
         return inline_method(b, s, t, exact ? cls : NULL, n);
-    default:
-        return generic_send(b, s, cs);
+    default: /* the receiver's class is known or guarded: t is its method */
+        return direct_send(b, s, cs, NULL, t);
     }
+}
+
+/* The inline-cache entry of cs with the most hits whose method could be entered directly
+ * (kinds[i] == TK_SEND for the entries idx[0..ne) when kinds is given), or -1. */
+static int best_direct(const CallSite *cs, const int *idx, const int *kinds, int ne) {
+    for (int i = 0; i < ne; i++) /* idx is ordered by hits, most first */
+        if ((!kinds || kinds[i] == TK_SEND) && cs->ic[idx[i]].method->kind == MK_METHOD &&
+            !cs->ic[idx[i]].method->trivial)
+            return idx[i];
+    return -1;
+}
+
+static JitRef guessed_send(B *b, Scope *s, CallSite *cs, const int *idx, const int *kinds, int ne) {
+    int k = best_direct(cs, idx, kinds, ne);
+    return k < 0 ? generic_send(b, s, cs) : direct_send(b, s, cs, cs->ic[k].cls, cs->ic[k].method);
 }
 
 /* A send of cs with receiver and arguments on s's stack; answers the result (not pushed). */
@@ -1051,13 +1084,13 @@ static JitRef do_send(B *b, Scope *s, CallSite *cs, bool super, bool executed) {
         }
         return generic_send(b, s, cs);
     }
-    if ((uint32_t)ne > b->o->max_poly) return generic_send(b, s, cs);
     for (int i = 1; i < ne; i++) /* by hits, most first */
         for (int j = i; j > 0 && cs->ic[idx[j]].hits > cs->ic[idx[j - 1]].hits; j--) {
             int t = idx[j];
             idx[j] = idx[j - 1];
             idx[j - 1] = t;
         }
+    if ((uint32_t)ne > b->o->max_poly) return guessed_send(b, s, cs, idx, NULL, ne);
     int kinds[SOM_IC_SIZE], nguard = 0;
     bool fallback = !b->o->unreached_traps;
     for (int i = 0; i < ne; i++) {
@@ -1068,7 +1101,7 @@ static JitRef do_send(B *b, Scope *s, CallSite *cs, bool super, bool executed) {
         else
             nguard++;
     }
-    if (!nguard) return generic_send(b, s, cs);
+    if (!nguard) return guessed_send(b, s, cs, idx, kinds, ne);
     JitRef rv = as_value(b, s, rcv);
     Merge m = {.target = -1};
     int done = 0;
@@ -1092,7 +1125,7 @@ static JitRef do_send(B *b, Scope *s, CallSite *cs, bool super, bool executed) {
         merge_add(b, s, &m, v);
         s->cur = other;
     }
-    if (s->cur >= 0) merge_add(b, s, &m, generic_send(b, s, cs));
+    if (s->cur >= 0) merge_add(b, s, &m, guessed_send(b, s, cs, idx, kinds, ne));
     return merge_finish(b, s, &m);
 }
 

@@ -119,6 +119,7 @@ static JitRef new_inst(JitFunc *f, int32_t block, JitOp op) {
     in->type = jit_op_type[op];
     in->block = block;
     in->deopt = -1;
+    in->tic = -1;
     in->pos = JIT_POS_NONE;
     for (int i = 0; i < JIT_MAX_ARGS; i++)
         in->a[i] = -1;
@@ -771,6 +772,11 @@ static void print_inst(const JitFunc *f, JitRef r, FILE *out) {
     case JI_SEND:
         fprintf(out, " #%s%s", in->cs ? in->cs->selector->bytes : "?",
                 in->cs && in->cs->is_super ? " super" : "");
+        if (in->target) {
+            class_method_name(in->target, name, sizeof name);
+            fprintf(out, " -> %s%s%s", name, in->cls ? " if " : "",
+                    in->cls ? in->cls->name->bytes : "");
+        }
         break;
     case JI_NEW_BLOCK:
     case JI_NEW_CONTEXT:

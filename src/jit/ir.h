@@ -155,8 +155,12 @@ typedef struct JitInst {
         double dval;
         void *pval;
     };
-    SomClass *cls;     /* HAS_CLASS */
+    SomClass *cls;     /* HAS_CLASS; SEND with a target: the receiver class it expects (NULL:
+                        * the target is right for every receiver the send can see) */
     SomMethod *method; /* SEND: sender; NEW_BLOCK/NEW_CONTEXT: the method */
+    SomMethod *target; /* SEND: the method the send is expected to run (or NULL): the backend
+                        * enters its compiled code directly when the receiver's class is cls */
+    int32_t tic;       /* SEND with a target: the inline-cache entry whose hits it counts, -1 */
     CallSite *cs;      /* SEND */
     struct SomString *sym; /* GLOBAL_LOAD */
     JitRef *phi;       /* PHI inputs, one per predecessor of its block, in pred order */

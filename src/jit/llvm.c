@@ -116,7 +116,7 @@ typedef struct Lower {
     LLVMBuilderRef B;
     LLVMValueRef fn;
     LLVMTypeRef i1, i8, i32, i64, dbl, ptr, fnty;
-    LLVMTypeRef t_send, t_deopt, t_safepoint, t_box, t_newblock, t_newctx, t_nlr;
+    LLVMTypeRef t_send, t_call_end, t_deopt, t_safepoint, t_box, t_newblock, t_newctx, t_nlr;
     unsigned md_prof, md_invariant;
     LLVMValueRef w_cold, w_hot; /* branch weights: (likely, unlikely) and reverse */
     LLVMValueRef empty_md;
@@ -812,6 +812,141 @@ static void ret_if_zero(Lower *L, LLVMValueRef v) {
     LLVMPositionBuilderAtEnd(L->B, cont);
 }
 
+/* ---- direct calls ---------------------------------------------------------------------
+ * A send with a target method (ir.h) enters the target's current compiled code itself when
+ * the receiver has the expected class, the target has valid code, and nothing asks for the
+ * runtime's attention (safepoint poll, controller tick, exact hooks, deep C stack, full frame
+ * array or value stack): it sets up and publishes the callee's frame record exactly as
+ * jit_rt_send would (jitrt.c: rt_send_compiled), calls the code's entry, and pops the frame
+ * on a plain return.  Everything else - no code yet, another class, an unwind, a poll at the
+ * return - goes through jit_rt_send or jit_rt_call_end, so the behaviour is the runtime's. */
+
+static LLVMValueRef has_class(Lower *L, const JitInst *in);
+
+static bool direct_ok(const JitInst *in) {
+    const SomMethod *t = in->target;
+    return t && t->kind == MK_METHOD && !t->trivial && t->nctx == 0 && !in->cs->is_super &&
+           t->nargs == in->cs->nargs;
+}
+
+/* A field of the VM that other threads or the callee may change (volatile: read here). */
+static LLVMValueRef vm_field(Lower *L, LLVMTypeRef t, size_t off) {
+    LLVMValueRef v = load(L, t, addr(L, L->vm, off), false);
+    LLVMSetVolatile(v, 1);
+    return v;
+}
+
+/* Emits the direct call of in->target: branches to `slow` when it does not apply; else ends
+ * in a block that branches to `join` with the send's result (0 = return 0) in *res.  Answers
+ * that block. */
+static LLVMBasicBlockRef direct_call(Lower *L, const JitInst *in, LLVMBasicBlockRef slow,
+                                     LLVMBasicBlockRef join, LLVMValueRef *res) {
+    LLVMBuilderRef B = L->B;
+    const SomMethod *t = in->target;
+    LLVMValueRef rcv = geti(L, in->a[0]);
+    /* 1. class, code, and the VM's requests */
+    LLVMValueRef ok = LLVMConstInt(L->i1, 1, 0);
+    if (in->cls) {
+        JitInst hc = *in;
+        hc.op = JI_HAS_CLASS;
+        ok = has_class(L, &hc);
+    }
+    LLVMValueRef code = load(L, L->ptr, addr(L, cptr(L, t), offsetof(SomMethod, jit)), false);
+    ok = LLVMBuildAnd(B, ok, LLVMBuildIsNotNull(B, code, ""), "");
+    LLVMValueRef req = LLVMBuildOr(B, vm_field(L, L->i32, offsetof(SomVM, poll)),
+                                   vm_field(L, L->i32, offsetof(SomVM, jit_tick)), "");
+    LLVMValueRef hooks = LLVMBuildZExt(B, vm_field(L, L->i8, offsetof(SomVM, exact_hooks)),
+                                       L->i32, "");
+    req = LLVMBuildOr(B, req, hooks, "");
+    ok = LLVMBuildAnd(B, ok, LLVMBuildICmp(B, LLVMIntEQ, req, ci32(L, 0), ""), "");
+    LLVMBasicBlockRef chk = new_bb(L, "direct_check");
+    cond_br(L, ok, chk, slow, 1);
+    /* 2. the code is valid, and there is room on the three stacks */
+    LLVMPositionBuilderAtEnd(B, chk);
+    LLVMValueRef inv = load(L, L->i32, addr(L, code, offsetof(SomJitCode, invalid)), false);
+    ok = LLVMBuildICmp(B, LLVMIntEQ, inv, ci32(L, 0), "");
+    LLVMValueRef nf = addr(L, L->fp, sizeof(SomFrame));
+    LLVMValueRef frames = vm_field(L, L->ptr, offsetof(SomVM, frames));
+    LLVMValueRef nmax = vm_field(L, L->i64, offsetof(SomVM, max_frames));
+    LLVMValueRef fend = LLVMBuildInBoundsGEP2(
+        B, L->i8, frames, (LLVMValueRef[]){LLVMBuildMul(B, nmax, ci64(L, sizeof(SomFrame)), "")},
+        1, "");
+    LLVMValueRef nf_end = addr(L, nf, sizeof(SomFrame));
+    ok = LLVMBuildAnd(B, ok,
+                      LLVMBuildICmp(B, LLVMIntULE, LLVMBuildPtrToInt(B, nf_end, L->i64, ""),
+                                    LLVMBuildPtrToInt(B, fend, L->i64, ""), ""),
+                      "");
+    uint64_t need = 1u + (uint64_t)t->nargs + t->nlocals + t->maxstack + 8;
+    LLVMValueRef send_end = addr(L, L->out, 8 * need);
+    LLVMValueRef send_lim = vm_field(L, L->ptr, offsetof(SomVM, stack_end));
+    ok = LLVMBuildAnd(B, ok,
+                      LLVMBuildICmp(B, LLVMIntULE, LLVMBuildPtrToInt(B, send_end, L->i64, ""),
+                                    LLVMBuildPtrToInt(B, send_lim, L->i64, ""), ""),
+                      "");
+    LLVMValueRef here = intrinsic(L, "llvm.frameaddress", &L->ptr, 1, (LLVMValueRef[]){ci32(L, 0)}, 1);
+    LLVMValueRef climit = vm_field(L, L->ptr, offsetof(SomVM, cstack_limit));
+    ok = LLVMBuildAnd(B, ok,
+                      LLVMBuildICmp(B, LLVMIntUGE, LLVMBuildPtrToInt(B, here, L->i64, ""),
+                                    LLVMBuildPtrToInt(B, climit, L->i64, ""), ""),
+                      "");
+    LLVMBasicBlockRef go = new_bb(L, "direct_go");
+    cond_br(L, ok, go, slow, 1);
+    /* 3. the frame record, the locals, publication (frame.h), counters, the call */
+    LLVMPositionBuilderAtEnd(B, go);
+    store(L, cptr(L, t), addr(L, nf, offsetof(SomFrame, method)));
+    store(L, ci32(L, 0), addr(L, nf, offsetof(SomFrame, bci)));
+    store(L, ci32(L, 0), addr(L, nf, offsetof(SomFrame, visited)));
+    store(L, L->out, addr(L, nf, offsetof(SomFrame, bp)));
+    store(L, rcv, addr(L, nf, offsetof(SomFrame, self)));
+    store(L, LLVMConstNull(L->ptr), addr(L, nf, offsetof(SomFrame, ctx)));
+    store(L, code, addr(L, nf, offsetof(SomFrame, jit)));
+    store(L, ci32(L, JIT_POS_NONE), addr(L, nf, offsetof(SomFrame, jit_pos)));
+    store(L, ci32(L, 0), addr(L, nf, offsetof(SomFrame, backedges)));
+    uint64_t base = 1u + (uint64_t)t->nargs;
+    for (uint32_t k = 0; k < t->nlocals; k++)
+        store(L, nil_value(L), addr(L, L->out, 8 * (base + k)));
+    store(L, addr(L, L->out, 8 * (base + t->nlocals)), addr(L, L->vm, offsetof(SomVM, sp)));
+    LLVMValueRef topp = addr(L, L->vm, offsetof(SomVM, top));
+    LLVMValueRef top = load(L, L->i32, topp, false);
+    LLVMValueRef st = LLVMBuildStore(B, LLVMBuildAdd(B, top, ci32(L, 1), ""), topp);
+    LLVMSetOrdering(st, LLVMAtomicOrderingRelease);
+    LLVMSetAlignment(st, 4);
+    LLVMValueRef invp = addr(L, cptr(L, t), offsetof(SomMethod, invocations));
+    store(L, LLVMBuildAdd(B, load(L, L->i64, invp, false), ci64(L, 1), ""), invp);
+    if (in->tic >= 0 && in->tic < SOM_IC_SIZE) {
+        LLVMValueRef hp = cptr(L, &in->cs->ic[in->tic].hits);
+        store(L, LLVMBuildAdd(B, load(L, L->i64, hp, false), ci64(L, 1), ""), hp);
+    }
+    LLVMValueRef entry = load(L, L->ptr, addr(L, code, offsetof(SomJitCode, entry)), false);
+    LLVMValueRef r = LLVMBuildCall2(B, L->fnty, entry, (LLVMValueRef[]){L->vm, nf}, 2, "");
+    /* 4. a plain return pops the record; anything else is the runtime's */
+    LLVMValueRef plain =
+        LLVMBuildAnd(B, LLVMBuildICmp(B, LLVMIntNE, r, ci64(L, 0), ""),
+                     LLVMBuildICmp(B, LLVMIntEQ, vm_field(L, L->i32, offsetof(SomVM, poll)),
+                                   ci32(L, 0), ""),
+                     "");
+    LLVMBasicBlockRef pop = new_bb(L, "direct_pop"), end = new_bb(L, "direct_end");
+    LLVMBasicBlockRef done = new_bb(L, "direct_done");
+    cond_br(L, plain, pop, end, 1);
+    LLVMPositionBuilderAtEnd(B, pop);
+    st = LLVMBuildStore(B, top, topp);
+    LLVMSetOrdering(st, LLVMAtomicOrderingRelease);
+    LLVMSetAlignment(st, 4);
+    store(L, L->out, addr(L, L->vm, offsetof(SomVM, sp)));
+    LLVMBuildBr(B, done);
+    LLVMPositionBuilderAtEnd(B, end);
+    LLVMValueRef r2 =
+        call(L, L->t_call_end, (const void *)jit_rt_call_end, (LLVMValueRef[]){L->vm, nf, r}, 3,
+             true);
+    LLVMBuildBr(B, done);
+    LLVMPositionBuilderAtEnd(B, done);
+    LLVMValueRef phi = LLVMBuildPhi(B, L->i64, "");
+    LLVMAddIncoming(phi, (LLVMValueRef[]){r, r2}, (LLVMBasicBlockRef[]){pop, end}, 2);
+    LLVMBuildBr(B, join);
+    *res = phi;
+    return done;
+}
+
 static LLVMValueRef send(Lower *L, JitRef r) {
     const JitInst *in = &L->f->insts[r];
     if (!in->cs) {
@@ -832,7 +967,22 @@ static LLVMValueRef send(Lower *L, JitRef r) {
     }
     store_pos(L, in->pos);
     LLVMValueRef args[] = {L->vm, L->fp, cptr(L, in->cs), cptr(L, in->method)};
-    LLVMValueRef v = call(L, L->t_send, (const void *)jit_rt_send, args, 4, false);
+    if (!direct_ok(in)) {
+        LLVMValueRef v = call(L, L->t_send, (const void *)jit_rt_send, args, 4, false);
+        ret_if_zero(L, v);
+        return v;
+    }
+    LLVMBasicBlockRef slow = new_bb(L, "send_slow"), join = new_bb(L, "send_join");
+    LLVMValueRef v1;
+    LLVMBasicBlockRef from1 = direct_call(L, in, slow, join, &v1);
+    LLVMPositionBuilderAtEnd(L->B, slow);
+    LLVMValueRef v2 = call(L, L->t_send, (const void *)jit_rt_send, args, 4, false);
+    LLVMBuildBr(L->B, join);
+    LLVMPositionBuilderAtEnd(L->B, join);
+    LLVMValueRef v = LLVMBuildPhi(L->B, L->i64, "");
+    LLVMValueRef vals[] = {v1, v2};
+    LLVMBasicBlockRef bbs[] = {from1, slow};
+    LLVMAddIncoming(v, vals, bbs, 2);
     ret_if_zero(L, v);
     return v;
 }
@@ -1183,6 +1333,7 @@ static void init_types(Lower *L) {
     LLVMTypeRef p = L->ptr, i = L->i64;
     L->fnty = LLVMFunctionType(i, (LLVMTypeRef[]){p, p}, 2, 0);
     L->t_send = LLVMFunctionType(i, (LLVMTypeRef[]){p, p, p, p}, 4, 0);
+    L->t_call_end = LLVMFunctionType(i, (LLVMTypeRef[]){p, p, i}, 3, 0);
     L->t_deopt = LLVMFunctionType(i, (LLVMTypeRef[]){p, p, p, p}, 4, 0);
     L->t_safepoint =
         LLVMFunctionType(LLVMVoidTypeInContext(C), (LLVMTypeRef[]){p, p, L->i32}, 3, 0);

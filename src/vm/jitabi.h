@@ -136,6 +136,13 @@ typedef struct SomJitCode {
  * on return.  Answers the result, or 0 (see the protocol above). */
 Value jit_rt_send(SomVM *vm, SomFrame *fp, CallSite *cs, SomMethod *sender);
 
+/* Ends a callee activation that compiled code entered itself (a direct call: the frame
+ * record nf = fp + 1 set up and published as rt_send_compiled in jitrt.c does, entry(vm, nf)
+ * called) when the fast return does not apply: the callee answered r == 0 (unwinding or
+ * exiting, as for any invoker above) or vm->poll is set (the return's safepoint).  Pops nf
+ * and answers the send's result or 0, as jit_rt_send would have. */
+Value jit_rt_call_end(SomVM *vm, SomFrame *nf, Value r);
+
 /* Leaves compiled code at a failed guard: rebuilds the interpreter activations of d (raw[]:
  * the raw values d->vals index), replaces fp's compiled execution by the interpreter and runs
  * until fp's own activation returns.  Answers fp's result or 0, which compiled code returns

@@ -120,6 +120,35 @@ static void rt_pop(SomVM *vm, SomFrame *f, SomMethod *m) {
     if (vm->exact_hooks) vm->on_exit(vm, m, false);
 }
 
+/* Ends the activation nf (callee nf->method, arguments from nf->bp) that answered r in the
+ * way a (see interp.h: INTERP_JIT_*; -1: unwound by the interpreter), as `do_return` does
+ * or passing an unwind on: answers the caller's result of the send, or 0. */
+static Value rt_call_finish(SomVM *vm, SomFrame *nf, int a, Value r, int32_t home) {
+    SomMethod *callee = nf->method;
+    Value *bp = nf->bp;
+    int32_t fi = (int32_t)(nf - vm->frames);
+    if (a == INTERP_JIT_RETURN) {
+        vm->sp = bp + 1 + callee->nargs + callee->nlocals;
+        *vm->sp++ = r; /* rooted for the return's safepoint */
+        if (vm->poll && vm->safepoint_hook) vm->safepoint_hook(vm, SOM_SP_RETURN);
+        rt_pop(vm, nf, callee);
+        vm->sp = bp;
+        som_set_state(vm, VMS_COMPILED);
+        return r;
+    }
+    if (a == INTERP_JIT_UNWIND) { /* an outer home: pop and pass the unwinding on */
+        vm->nlr_value = r;
+        vm->nlr_target = home;
+    }
+    if (a == INTERP_JIT_EXIT)
+        rt_publish(vm, fi - 1);
+    else /* unwinding (nlr_target set, also when interpreted: INTERP_UNWIND) */
+        rt_pop(vm, nf, callee);
+    vm->sp = bp;
+    som_set_state(vm, VMS_COMPILED);
+    return 0;
+}
+
 /* The send of cs from compiled code when its inline cache hits a method with compiled code:
  * activates it as the interpreter's `activate:` does (frame, locals, hooks, context, JIT
  * hooks), enters the code and returns as `do_return` does, without an interpreter level.
@@ -151,9 +180,6 @@ static Value rt_send_compiled(SomVM *vm, SomFrame *fp, CallSite *cs, SomMethod *
         c->frame = nf;
         nf->ctx = c;
     }
-    Value r;
-    int32_t home = -1;
-    int a;
     const SomJitCode *code = callee->jit;
     if (LIKELY(!vm->jit_tick && code && !code->invalid &&
                (char *)__builtin_frame_address(0) >= vm->cstack_limit)) {
@@ -163,21 +189,12 @@ static Value rt_send_compiled(SomVM *vm, SomFrame *fp, CallSite *cs, SomMethod *
         nf->backedges = 0;
         nf->jit = code;
         som_set_state(vm, VMS_COMPILED);
-        r = code->entry(vm, nf);
-        if (r) {
-            a = INTERP_JIT_RETURN;
-        } else if (vm->exiting) {
-            a = INTERP_JIT_EXIT;
-        } else { /* a non-local return is unwinding: to this activation or below it */
-            home = vm->nlr_target;
-            vm->nlr_target = -1;
-            r = vm->nlr_value;
-            a = home == fi ? INTERP_JIT_RETURN : INTERP_JIT_UNWIND;
-        }
-    } else {
-        som_set_state(vm, VMS_INTERP);
-        a = interp_jit_enter(vm, nf, &r, &home);
+        return jit_rt_call_end(vm, nf, code->entry(vm, nf));
     }
+    Value r;
+    int32_t home = -1;
+    som_set_state(vm, VMS_INTERP);
+    int a = interp_jit_enter(vm, nf, &r, &home);
     if (a == INTERP_JIT_INTERPRET) { /* not entered after all: interpret the activation */
         nf->ip = interp_qcode(callee);
         InterpEntry e = {.mode = IM_DEOPT, .base = fi};
@@ -185,26 +202,23 @@ static Value rt_send_compiled(SomVM *vm, SomFrame *fp, CallSite *cs, SomMethod *
         a = ir == 0 ? INTERP_JIT_RETURN : ir == INTERP_EXIT ? INTERP_JIT_EXIT : -1;
         r = e.result;
     }
-    if (a == INTERP_JIT_RETURN) {
-        vm->sp = bp + 1 + callee->nargs + callee->nlocals;
-        *vm->sp++ = r; /* rooted for the return's safepoint */
-        if (vm->poll && vm->safepoint_hook) vm->safepoint_hook(vm, SOM_SP_RETURN);
-        rt_pop(vm, nf, callee);
-        vm->sp = bp;
-        som_set_state(vm, VMS_COMPILED);
-        return r;
+    return rt_call_finish(vm, nf, a, r, home);
+}
+
+Value jit_rt_call_end(SomVM *vm, SomFrame *nf, Value r) {
+    int32_t fi = (int32_t)(nf - vm->frames), home = -1;
+    int a;
+    if (r) {
+        a = INTERP_JIT_RETURN;
+    } else if (vm->exiting) {
+        a = INTERP_JIT_EXIT;
+    } else { /* a non-local return is unwinding: to this activation or below it */
+        home = vm->nlr_target;
+        vm->nlr_target = -1;
+        r = vm->nlr_value;
+        a = home == fi ? INTERP_JIT_RETURN : INTERP_JIT_UNWIND;
     }
-    if (a == INTERP_JIT_UNWIND) { /* an outer home: pop and pass the unwinding on */
-        vm->nlr_value = r;
-        vm->nlr_target = home;
-    }
-    if (a == INTERP_JIT_EXIT)
-        rt_publish(vm, fi - 1);
-    else /* unwinding (nlr_target set, also when interpreted: INTERP_UNWIND) */
-        rt_pop(vm, nf, callee);
-    vm->sp = bp;
-    som_set_state(vm, VMS_COMPILED);
-    return 0;
+    return rt_call_finish(vm, nf, a, r, home);
 }
 
 Value jit_rt_send(SomVM *vm, SomFrame *fp, CallSite *cs, SomMethod *sender) {
