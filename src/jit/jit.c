@@ -367,7 +367,10 @@ static void jv_compile(JitVm *jv, JitMInfo *x, bool sync) {
         .method = x->m,
         .version = version,
         .f = f,
-        .cg = {.opt_level = opt_level, .stress_seed = jv->o.deopt_stress_seed, .stress_permille = 20},
+        .cg = {.opt_level = opt_level,
+               .stress_seed = jv->o.deopt_stress_seed,
+               .stress_permille = 20,
+               .dump_llvm = getenv("SOM_JIT_DUMP_LLVM") != NULL}, /* for tuning */
         .dump = jv->o.dump,
         .root_bytes = x->m->code_len,
         .build_ns = jitq_thread_cpu_ns() - c0,

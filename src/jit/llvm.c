@@ -825,7 +825,7 @@ static LLVMValueRef has_class(Lower *L, const JitInst *in);
 
 static bool direct_ok(const JitInst *in) {
     const SomMethod *t = in->target;
-    return t && t->kind == MK_METHOD && !t->trivial && t->nctx == 0 && !in->cs->is_super &&
+    return t && t->kind == MK_METHOD && !t->trivial && !in->cs->is_super &&
            t->nargs == in->cs->nargs;
 }
 
@@ -917,6 +917,11 @@ static LLVMBasicBlockRef direct_call(Lower *L, const JitInst *in, LLVMBasicBlock
         LLVMValueRef hp = cptr(L, &in->cs->ic[in->tic].hits);
         store(L, LLVMBuildAdd(B, load(L, L->i64, hp, false), ci64(L, 1), ""), hp);
     }
+    if (t->nctx) { /* its own context, made as the interpreter does after publication */
+        LLVMValueRef a[] = {L->vm, cptr(L, t), LLVMConstNull(L->ptr), nf};
+        LLVMValueRef c = call(L, L->t_newctx, (const void *)jit_rt_new_context, a, 4, false);
+        store(L, c, addr(L, nf, offsetof(SomFrame, ctx)));
+    }
     LLVMValueRef entry = load(L, L->ptr, addr(L, code, offsetof(SomJitCode, entry)), false);
     LLVMValueRef r = LLVMBuildCall2(B, L->fnty, entry, (LLVMValueRef[]){L->vm, nf}, 2, "");
     /* 4. a plain return pops the record; anything else is the runtime's */
@@ -929,6 +934,10 @@ static LLVMBasicBlockRef direct_call(Lower *L, const JitInst *in, LLVMBasicBlock
     LLVMBasicBlockRef done = new_bb(L, "direct_done");
     cond_br(L, plain, pop, end, 1);
     LLVMPositionBuilderAtEnd(B, pop);
+    if (t->nctx) { /* the home has returned (non-local returns see it) */
+        LLVMValueRef c = load(L, L->ptr, addr(L, nf, offsetof(SomFrame, ctx)), false);
+        store(L, LLVMConstNull(L->ptr), addr(L, c, offsetof(SomContext, frame)));
+    }
     st = LLVMBuildStore(B, top, topp);
     LLVMSetOrdering(st, LLVMAtomicOrderingRelease);
     LLVMSetAlignment(st, 4);
