@@ -149,8 +149,8 @@ static Value rt_call_finish(SomVM *vm, SomFrame *nf, int a, Value r, int32_t hom
     return 0;
 }
 
-/* The send of cs from compiled code when its inline cache hits a method with compiled code:
- * activates it as the interpreter's `activate:` does (frame, locals, hooks, context, JIT
+/* The send of cs from compiled code when its inline cache hits a method with compiled code
+ * (or `value`... to a block whose method has compiled code): activates it as the interpreter's `activate:` does (frame, locals, hooks, context, JIT
  * hooks), enters the code and returns as `do_return` does, without an interpreter level.
  * The receiver and arguments are at vm->sp[0..nargs].  Answers the result or 0 (jitabi.h). */
 static Value rt_send_compiled(SomVM *vm, SomFrame *fp, CallSite *cs, SomMethod *callee) {
@@ -164,8 +164,13 @@ static Value rt_send_compiled(SomVM *vm, SomFrame *fp, CallSite *cs, SomMethod *
     nf->jit = NULL;
     nf->jit_pos = JIT_POS_NONE;
     nf->bp = bp;
-    nf->self = bp[0];
-    nf->ctx = NULL;
+    if (callee->kind == MK_BLOCK) { /* `value` and friends: the block's home self and context */
+        nf->self = ((SomBlock *)bp[0])->self;
+        nf->ctx = ((SomBlock *)bp[0])->ctx;
+    } else {
+        nf->self = bp[0];
+        nf->ctx = NULL;
+    }
     Value *sp = bp + 1 + callee->nargs;
     for (unsigned i = 0; i < callee->nlocals; i++)
         *sp++ = vm->nil;
@@ -176,8 +181,8 @@ static Value rt_send_compiled(SomVM *vm, SomFrame *fp, CallSite *cs, SomMethod *
     callee->invocations++;
     if (callee->nctx) {
         SomContext *c = interp_new_context(vm, callee->nctx);
-        c->outer = NULL;
-        c->frame = nf;
+        c->outer = callee->kind == MK_BLOCK ? nf->ctx : NULL;
+        c->frame = callee->kind == MK_BLOCK ? NULL : nf;
         nf->ctx = c;
     }
     const SomJitCode *code = callee->jit;
@@ -189,7 +194,14 @@ static Value rt_send_compiled(SomVM *vm, SomFrame *fp, CallSite *cs, SomMethod *
         nf->backedges = 0;
         nf->jit = code;
         som_set_state(vm, VMS_COMPILED);
-        return jit_rt_call_end(vm, nf, code->entry(vm, nf));
+        Value r = code->entry(vm, nf);
+        if (LIKELY(r && !vm->poll && !vm->exact_hooks)) { /* a plain return: rt_call_finish's */
+            if (callee->kind == MK_METHOD && callee->nctx) nf->ctx->frame = NULL;
+            rt_publish(vm, fi - 1);
+            vm->sp = bp;
+            return r;
+        }
+        return jit_rt_call_end(vm, nf, r);
     }
     Value r;
     int32_t home = -1;
@@ -227,8 +239,14 @@ Value jit_rt_send(SomVM *vm, SomFrame *fp, CallSite *cs, SomMethod *sender) {
         rt_arith_feedback(cs, vm->sp[0], vm->sp[1]);
     if (!cs->is_super) { /* fast path: a monomorphic hit on compiled code */
         SomMethod *m = cs->ic[0].method;
+        if (m && m->prim_kind == PK_BLOCK_VALUE && m->kind == MK_PRIMITIVE) {
+            /* `value`...: the receiver block's own method (the interpreter's PK_BLOCK_VALUE) */
+            Value b = vm->sp[0];
+            m = som_is_obj(b) && som_hdr(b)->kind == OBJ_BLOCK ? ((SomBlock *)b)->method : NULL;
+            if (m && m->nargs != cs->nargs) m = NULL;
+        }
         const SomJitCode *code = m ? m->jit : NULL;
-        if (code && cs->ic[0].cls == som_class_of(vm, vm->sp[0]) && m->kind == MK_METHOD &&
+        if (code && cs->ic[0].cls == som_class_of(vm, vm->sp[0]) && m->kind != MK_PRIMITIVE &&
             (!m->trivial || vm->no_trivial) && !code->invalid && vm->jit && !vm->exact_hooks &&
             vm->top + 1 < (int32_t)vm->max_frames &&
             vm->sp + 1 + m->nargs + m->nlocals + m->maxstack + 8 <= vm->stack_end)
