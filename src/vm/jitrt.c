@@ -153,10 +153,9 @@ static Value rt_call_finish(SomVM *vm, SomFrame *nf, int a, Value r, int32_t hom
  * (or `value`... to a block whose method has compiled code): activates it as the interpreter's `activate:` does (frame, locals, hooks, context, JIT
  * hooks), enters the code and returns as `do_return` does, without an interpreter level.
  * The receiver and arguments are at vm->sp[0..nargs].  Answers the result or 0 (jitabi.h). */
-static Value rt_send_compiled(SomVM *vm, SomFrame *fp, CallSite *cs, SomMethod *callee) {
+static Value rt_send_compiled(SomVM *vm, SomFrame *fp, SomMethod *callee) {
     Value *bp = vm->sp;
     int32_t fi = (int32_t)(fp - vm->frames) + 1;
-    cs->ic[0].hits++;
     SomFrame *nf = &vm->frames[fi];
     nf->method = callee;
     nf->bci = 0;
@@ -233,25 +232,95 @@ Value jit_rt_call_end(SomVM *vm, SomFrame *nf, Value r) {
     return rt_call_finish(vm, nf, a, r, home);
 }
 
+/* A plain primitive m of cs->nargs arguments, called as the interpreter's `plain_primitive`
+ * does (safepoints around it, VM state primitive); the receiver and arguments at vm->sp[0..]
+ * are rooted while it runs.  Answers its result, or 0 after an error was reported (or when
+ * it ended the program). */
+static Value rt_send_prim(SomVM *vm, SomMethod *m, unsigned n) {
+    Value *args = vm->sp;
+    vm->sp = args + n + 1;
+    if (vm->poll && vm->safepoint_hook) vm->safepoint_hook(vm, SOM_SP_PRIM_CALL);
+    vm->state = VMS_PRIMITIVE;
+    int r = m->prim(vm, args);
+    if (vm->poll && vm->safepoint_hook) vm->safepoint_hook(vm, SOM_SP_PRIM_DONE);
+    vm->state = VMS_COMPILED;
+    vm->sp = args;
+    if (LIKELY(r == PRIM_OK)) return args[0];
+    if (r != PRIM_EXIT) rt_error(vm);
+    return 0;
+}
+
+/* The send of cs to the receiver at vm->sp[0] when its inline cache (or, for a megamorphic
+ * site, the lookup) names a method that needs no interpreter level: a trivial method, a plain
+ * primitive, or compiled code (also a block's, for `value`...).  Sets *r and answers true, or
+ * answers false having changed nothing. */
+static bool rt_send_fast(SomVM *vm, SomFrame *fp, CallSite *cs, Value *r) {
+    Value rcv = vm->sp[0];
+    SomClass *cls = som_class_of(vm, rcv);
+    int k = 0;
+    while (k < SOM_IC_SIZE && cs->ic[k].cls != cls)
+        k++;
+    SomMethod *m = k < SOM_IC_SIZE ? cs->ic[k].method
+                   : cs->megamorphic ? som_lookup(vm, cls, cs->selector)
+                                     : NULL;
+    if (!m) return false;
+    unsigned n = cs->nargs;
+    if (m->trivial && !vm->no_trivial) { /* as the interpreter's `invoke` */
+        bool inst = som_is_obj(rcv) && som_hdr(rcv)->kind == OBJ_INSTANCE &&
+                    m->trivial_arg < ((SomInstance *)rcv)->nfields;
+        switch (m->trivial) {
+        case TRIV_GETTER:
+            if (!inst) return false;
+            *r = ((SomInstance *)rcv)->fields[m->trivial_arg];
+            break;
+        case TRIV_SETTER:
+            if (!inst) return false;
+            ((SomInstance *)rcv)->fields[m->trivial_arg] = vm->sp[1];
+            *r = rcv;
+            break;
+        case TRIV_LITERAL:
+            *r = m->literals[m->trivial_arg];
+            break;
+        case TRIV_SELF:
+            *r = rcv;
+            break;
+        default:
+            return false;
+        }
+    } else if (m->kind == MK_PRIMITIVE && m->prim_kind != PK_BLOCK_VALUE) {
+        if ((m->prim_kind != PK_PLAIN && m->prim_kind != PK_ARRAY_AT &&
+             m->prim_kind != PK_ARRAY_AT_PUT) ||
+            vm->prim_hooks)
+            return false;
+        if (k < SOM_IC_SIZE) cs->ic[k].hits++;
+        *r = rt_send_prim(vm, m, n);
+        return true;
+    } else {
+        SomMethod *c = m;
+        if (m->kind == MK_PRIMITIVE) { /* `value`...: the block's own method (PK_BLOCK_VALUE) */
+            c = som_is_obj(rcv) && som_hdr(rcv)->kind == OBJ_BLOCK ? ((SomBlock *)rcv)->method
+                                                                  : NULL;
+            if (!c || c->nargs != n) return false;
+        }
+        const SomJitCode *code = c->jit;
+        if (!code || code->invalid || (c->trivial && !vm->no_trivial) || !vm->jit ||
+            vm->top + 1 >= (int32_t)vm->max_frames ||
+            vm->sp + 1 + c->nargs + c->nlocals + c->maxstack + 8 > vm->stack_end)
+            return false;
+        if (k < SOM_IC_SIZE) cs->ic[k].hits++;
+        *r = rt_send_compiled(vm, fp, c);
+        return true;
+    }
+    if (k < SOM_IC_SIZE) cs->ic[k].hits++;
+    return true;
+}
+
 Value jit_rt_send(SomVM *vm, SomFrame *fp, CallSite *cs, SomMethod *sender) {
     /* fp == &vm->frames[vm->top]: the base of the level that runs the send */
     if (cs->nargs == 1 && !cs->is_super && rt_arith_selector(cs->selector))
         rt_arith_feedback(cs, vm->sp[0], vm->sp[1]);
-    if (!cs->is_super) { /* fast path: a monomorphic hit on compiled code */
-        SomMethod *m = cs->ic[0].method;
-        if (m && m->prim_kind == PK_BLOCK_VALUE && m->kind == MK_PRIMITIVE) {
-            /* `value`...: the receiver block's own method (the interpreter's PK_BLOCK_VALUE) */
-            Value b = vm->sp[0];
-            m = som_is_obj(b) && som_hdr(b)->kind == OBJ_BLOCK ? ((SomBlock *)b)->method : NULL;
-            if (m && m->nargs != cs->nargs) m = NULL;
-        }
-        const SomJitCode *code = m ? m->jit : NULL;
-        if (code && cs->ic[0].cls == som_class_of(vm, vm->sp[0]) && m->kind != MK_PRIMITIVE &&
-            (!m->trivial || vm->no_trivial) && !code->invalid && vm->jit && !vm->exact_hooks &&
-            vm->top + 1 < (int32_t)vm->max_frames &&
-            vm->sp + 1 + m->nargs + m->nlocals + m->maxstack + 8 <= vm->stack_end)
-            return rt_send_compiled(vm, fp, cs, m);
-    }
+    Value r;
+    if (!cs->is_super && !vm->exact_hooks && rt_send_fast(vm, fp, cs, &r)) return r;
     InterpEntry e = {.mode = IM_SEND, .cs = cs, .sender = sender};
     return rt_level(vm, &e);
 }
