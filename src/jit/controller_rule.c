@@ -92,12 +92,17 @@ bool jit_rule_decide(const JitRuleParams *p, const JitCalib *c, const JitCandida
                      JitEstimate *e) {
     /* past time: the samples, or - too few of them yet - the counters converted at the
      * interpreter's cost per activation (a back edge costs as much as one run of the
-     * method's bytes, a conservative share of a loop body that calls nothing) */
+     * method's bytes, a conservative share of a loop body that calls nothing).  With enough
+     * samples the counters still set a floor at the cost of the calls alone: a small method
+     * called very often from compiled code spends its time in the calls (a nested
+     * interpreter level per call), which its own samples do not see. */
     double sampled = x->sample_ns > 0 ? (double)x->samples * x->sample_ns : 0;
     double per = p->call_ns + p->byte_ns * (double)x->code_len;
     double counted = (double)(x->invocations + x->loop_iters) * per;
     e->from_samples = x->samples >= p->min_samples && x->sample_ns > 0;
-    e->past_ns = e->from_samples ? sampled : (sampled > counted ? sampled : counted);
+    double calls = (double)x->invocations * p->call_ns;
+    e->past_ns = e->from_samples ? (sampled > calls ? sampled : calls)
+                                 : (sampled > counted ? sampled : counted);
     e->future_ns = e->past_ns; /* the program runs as long again */
     e->benefit_ns = e->future_ns * (1.0 - 1.0 / p->speedup);
     double size = x->known_size ? (double)x->known_size : (double)x->code_len * c->expansion;

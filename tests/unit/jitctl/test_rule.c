@@ -61,7 +61,8 @@ static void counters_decide(void **state) {
     assert_true(jit_rule_decide(&P, &C, &x, &e));
 }
 
-/* Fewer samples than min_samples: the larger of the two estimates; enough: samples alone. */
+/* Fewer samples than min_samples: the larger of the two estimates; enough: the samples, at
+ * least the cost of the calls counted. */
 static void few_samples(void **state) {
     (void)state;
     JitEstimate e;
@@ -70,6 +71,7 @@ static void few_samples(void **state) {
     assert_false(e.from_samples);
     assert_true(e.past_ns == 100000 * 200.0); /* 20 ms > 2 ms sampled */
     x.samples = 3;
+    x.invocations = 50000; /* calls: 50000 * 40 ns = 2 ms < 3 ms sampled */
     jit_rule_decide(&P, &C, &x, &e);
     assert_true(e.from_samples);
     assert_true(e.past_ns == 3e6);
@@ -77,6 +79,12 @@ static void few_samples(void **state) {
     x.sample_ns = 0;
     jit_rule_decide(&P, &C, &x, &e);
     assert_false(e.from_samples);
+    /* enough samples, but calls that cost more than the samples show: the calls' cost */
+    x.sample_ns = 1e6;
+    x.invocations = 1000000; /* 1e6 * 40 ns = 40 ms > 3 ms sampled */
+    jit_rule_decide(&P, &C, &x, &e);
+    assert_true(e.from_samples);
+    assert_true(e.past_ns == 1000000 * 40.0);
 }
 
 static void speedup_matters(void **state) {
