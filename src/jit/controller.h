@@ -41,6 +41,10 @@ typedef struct JitRuleParams {
     uint32_t tick_ms;        /* SOM_JIT_TICK_MS: the controller's clock (50) */
     uint32_t hz;             /* SOM_JIT_HZ: a fixed internal sampling rate (0: tuned) */
     double alpha;            /* SOM_JIT_CALIBRATION_ALPHA: weight of a new measurement (0.25) */
+    double bg_share;         /* SOM_JIT_BACKGROUND_SHARE: the share of the compiler thread's
+                              * time the program pays for (it goes on meanwhile, on another
+                              * core if there is one); the build on the VM thread counts
+                              * fully (0.25) */
 } JitRuleParams;
 
 void jit_rule_defaults(JitRuleParams *p);

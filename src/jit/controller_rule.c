@@ -26,6 +26,7 @@ void jit_rule_defaults(JitRuleParams *p) {
         .tick_ms = 50,
         .hz = 0,
         .alpha = 0.25,
+        .bg_share = 0.25,
     };
 }
 
@@ -62,7 +63,8 @@ int jit_rule_from_env(JitRuleParams *p, char *err, size_t errlen) {
         rule_env("SOM_JIT_MAX_FAILURES", 1, 1000, &mf, err, errlen) ||
         rule_env("SOM_JIT_TICK_MS", 1, 60000, &tk, err, errlen) ||
         rule_env("SOM_JIT_HZ", 25, 1000, &hz, err, errlen) ||
-        rule_env("SOM_JIT_CALIBRATION_ALPHA", 0, 1, &q.alpha, err, errlen))
+        rule_env("SOM_JIT_CALIBRATION_ALPHA", 0, 1, &q.alpha, err, errlen) ||
+        rule_env("SOM_JIT_BACKGROUND_SHARE", 0, 1, &q.bg_share, err, errlen))
         return -1;
     q.min_samples = (uint32_t)ms, q.threshold = (uint32_t)th, q.loop_threshold = (uint32_t)lt;
     q.deopt_limit = (uint32_t)dl, q.traps_off = (uint32_t)to, q.max_versions = (uint32_t)mv;

@@ -298,7 +298,9 @@ static void jv_install_one(JitVm *jv, JitJob *j) {
         free(j);
         return;
     }
-    uint64_t ns = j->build_ns + j->compile_ns;
+    /* the program's cost of the compilation: its build on the VM thread, and a share of
+     * the compiler thread's time (JitRuleParams.bg_share) */
+    uint64_t ns = j->build_ns + (uint64_t)((double)j->compile_ns * jv->p.bg_share);
     jit_calib_update(&jv->calib, &jv->p, ns, j->root_bytes, j->total_bytes);
     jv_time(jv, ns, j->t_done - j->t_queued);
     x->code = j->code;
