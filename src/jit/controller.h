@@ -44,7 +44,7 @@ typedef struct JitRuleParams {
     double bg_share;         /* SOM_JIT_BACKGROUND_SHARE: the share of the compiler thread's
                               * time the program pays for (it goes on meanwhile, on another
                               * core if there is one); the build on the VM thread counts
-                              * fully (0.25) */
+                              * fully (1) */
 } JitRuleParams;
 
 void jit_rule_defaults(JitRuleParams *p);

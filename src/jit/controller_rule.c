@@ -26,7 +26,7 @@ void jit_rule_defaults(JitRuleParams *p) {
         .tick_ms = 50,
         .hz = 0,
         .alpha = 0.25,
-        .bg_share = 0.25,
+        .bg_share = 1.0,
     };
 }
 
