@@ -38,7 +38,8 @@ static void usage(FILE *f) {
                "                 coop (sampling at safe points), exact (count every call)\n"
                "  --prof-hz N    samples per second per thread (default: self-tuned)\n"
                "  --prof-tune    self-tune the rate even with --prof-hz (which sets the start)\n"
-               "  --prof-out F   write the profile to F (exact mode also writes F.time)\n"
+               "  --prof-out F   write the profile to F (exact mode also writes F.time); default:\n"
+               "                 som.sampo (som-PID.sampo with --threads) unless --prof-report\n"
                "  --prof-report  print the profile report on stderr at exit\n"
                "  --prof-dump F  write the calling-context map as JSON to F\n"
                "  --prof-states  also measure the VM-state split exactly and print both splits\n"
@@ -405,6 +406,18 @@ static void stop_on_signals(void) {
     if (pthread_create(&t, NULL, stop_waiter, NULL) == 0) pthread_detach(t);
 }
 
+/* --prof with neither --prof-out nor --prof-report would lose the profile: it goes to
+ * som.sampo then (som-PID.sampo with --threads, as several runs side by side are the usual
+ * reason for threads), and main says so at the end, as perf does with perf.data. */
+static void default_prof_out(Config *c, char *buf, size_t len) {
+    if (c->prof.out || c->prof.report) return;
+    if (c->threads > 1)
+        snprintf(buf, len, "som-%d.sampo", (int)getpid());
+    else
+        snprintf(buf, len, "som.sampo");
+    c->prof.out = buf;
+}
+
 int main(int argc, char **argv) {
     Config cfg = {0};
     int rc = parse_args(argc, argv, &cfg);
@@ -413,7 +426,9 @@ int main(int argc, char **argv) {
         return rc;
     }
     char err[8400];
+    char default_out[64] = "";
     if (cfg.prof.mode != SOMPROF_OFF) {
+        default_prof_out(&cfg, default_out, sizeof default_out);
         stop_on_signals();
         if (somprof_session_start(&cfg.prof, err, sizeof err)) {
             fprintf(stderr, "som: profiler: %s\n", err);
@@ -464,6 +479,11 @@ int main(int argc, char **argv) {
     if (cfg.prof.mode != SOMPROF_OFF && somprof_session_finish(err, sizeof err)) {
         fprintf(stderr, "som: profiler: %s\n", err);
         if (!rc) rc = 1;
+    } else if (default_out[0]) {
+        bool timed = cfg.prof.mode == SOMPROF_EXACT || cfg.prof.exact_time;
+        fprintf(stderr, "som: profile written to %s%s%s%s (sampo report %s)\n", default_out,
+                timed ? " and " : "", timed ? default_out : "", timed ? ".time" : "",
+                default_out);
     }
     config_free(&cfg);
     atomic_store(&session_done, 1);
