@@ -195,6 +195,28 @@ static int parse_jit(const char *a, JitOptions *j) {
     return -1;
 }
 
+/* A main class given as a file (a path, or a name ending in .som) that is neither there nor
+ * in a -cp directory: said as the shell would say it, before a VM starts.  A bare class name
+ * is looked up by the program (System>>resolve:), which reports a missing class itself. */
+static bool main_file_missing(const char *arg, const char *cp) {
+    size_t n = strlen(arg);
+    bool path = strchr(arg, '/') != NULL;
+    if (!path && (n < 4 || strcmp(arg + n - 4, ".som"))) return false;
+    struct stat st;
+    if (stat(arg, &st) == 0) return false;
+    int e = errno;
+    for (const char *d = cp; !path && d && *d;) { /* som -cp DIR File.som: DIR/File.som */
+        size_t len = strcspn(d, ":");
+        char buf[4096];
+        if (len && (size_t)snprintf(buf, sizeof buf, "%.*s/%s", (int)len, d, arg) < sizeof buf &&
+            stat(buf, &st) == 0)
+            return false;
+        d += len + (d[len] == ':');
+    }
+    fprintf(stderr, "som: %s: %s\n", arg, strerror(e));
+    return true;
+}
+
 /* Answers -1 to continue, else an exit status. */
 static int parse_args(int argc, char **argv, Config *c) {
     int i = 1;
@@ -266,6 +288,7 @@ static int parse_args(int argc, char **argv, Config *c) {
         fprintf(stderr, "som: %s: %s, not a SOM source file\n", argv[i], strerror(EISDIR));
         return 2;
     }
+    if (main_file_missing(argv[i], cp)) return 2;
     char *main = strdup(argv[i]);
     char *slash = strrchr(main, '/');
     char *name = main;
@@ -482,8 +505,7 @@ int main(int argc, char **argv) {
     } else if (default_out[0]) {
         bool timed = cfg.prof.mode == SOMPROF_EXACT || cfg.prof.exact_time;
         fprintf(stderr, "som: profile written to %s%s%s%s (sampo report %s)\n", default_out,
-                timed ? " and " : "", timed ? default_out : "", timed ? ".time" : "",
-                default_out);
+                timed ? " and " : "", timed ? default_out : "", timed ? ".time" : "", default_out);
     }
     config_free(&cfg);
     atomic_store(&session_done, 1);

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The `som` command line a new user meets (issue 15): `som --prof` without --prof-out or
-# --prof-report writes som.sampo (som-PID.sampo with --threads) and says so on stderr.
+# --prof-report writes som.sampo (som-PID.sampo with --threads) and says so on stderr; a
+# missing main file is named on stderr (status 2); a runtime error prints the SOM traceback
+# (Class>>selector (file:line) per activation) on stderr in every JIT mode.
 # usage: som_cli_test.sh SOM WORKDIR [SAMPO]   (SAMPO, when given, must read the profiles)
 set -uo pipefail
 SOM=$1 W=$2 SAMPO=${3:-}
@@ -64,6 +66,35 @@ if [ ! -w . ]; then
     check "unwritable cwd: program not run" empty out.txt
 fi
 cd .. && chmod 755 ro
+
+# --- 2. errors that say where
+check "missing main file: status 2" status 2 "$SOM" nosuch.som
+check "missing main file: message" has err.txt "som: nosuch.som: No such file or directory"
+check "missing main file: stdout empty" empty out.txt
+check "missing main path: status 2" status 2 "$SOM" no/such/dir/Prog.som
+check "missing main path: message" has err.txt "som: no/such/dir/Prog.som: No such file or directory"
+mkdir -p cpdir && sed 's/^Loop = /Found = /' Loop.som >cpdir/Found.som
+check "File.som found on -cp" status 0 "$SOM" -cp cpdir Found.som
+check "bare missing class: status 1" status 1 "$SOM" NoSuchMainClass
+check "bare missing class: message" has out.txt "ERROR: Tried loading 'NoSuchMainClass' as a class, but failed."
+cat >Oops.som <<'SOM'
+Oops = (
+    run = ( self deeper: 10 )
+    deeper: n = (
+        n = 0 ifTrue: [ ^nil foo ].
+        ^self deeper: n - 1
+    )
+)
+SOM
+for jit in on off eager; do
+    check "dnu --jit=$jit: status 1" status 1 "$SOM" --jit=$jit Oops.som
+    check "dnu --jit=$jit: message on stdout" has out.txt "ERROR: Method foo not found in class Nil"
+    check "dnu --jit=$jit: trace header" has err.txt "Traceback (innermost first):"
+    check "dnu --jit=$jit: innermost frame" bash -c "sed -n 2p err.txt | grep -qx '  at Oops>>deeper: (\./Oops.som:4)'"
+    check "dnu --jit=$jit: recursion frames" bash -c "[ \$(grep -c '^  at Oops>>deeper: (\./Oops.som:5)\$' err.txt) -eq 10 ]"
+    check "dnu --jit=$jit: run frame" has err.txt "  at Oops>>run (./Oops.som:2)"
+    check "dnu --jit=$jit: no core-lib plumbing" hasnt err.txt "doesNotUnderstand"
+done
 
 echo "$fails failed"
 [ "$fails" -eq 0 ]
