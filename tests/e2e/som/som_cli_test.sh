@@ -2,7 +2,8 @@
 # The `som` command line a new user meets (issue 15): `som --prof` without --prof-out or
 # --prof-report writes som.sampo (som-PID.sampo with --threads) and says so on stderr; a
 # missing main file is named on stderr (status 2); a runtime error prints the SOM traceback
-# (Class>>selector (file:line) per activation) on stderr in every JIT mode.
+# (Class>>selector (file:line) per activation) on stderr in every JIT mode; every option is
+# validated (status 2, a message naming the option and what it expected).
 # usage: som_cli_test.sh SOM WORKDIR [SAMPO]   (SAMPO, when given, must read the profiles)
 set -uo pipefail
 SOM=$1 W=$2 SAMPO=${3:-}
@@ -95,6 +96,50 @@ for jit in on off eager; do
     check "dnu --jit=$jit: run frame" has err.txt "  at Oops>>run (./Oops.som:2)"
     check "dnu --jit=$jit: no core-lib plumbing" hasnt err.txt "doesNotUnderstand"
 done
+
+# --- 3. every option validated: status 2, a message naming the option and what it expected,
+# and the program not run
+bad_option() { # bad_option MESSAGE ARGS...
+    local msg=$1; shift
+    check "$* refused" status 2 "$SOM" "$@" Loop.som
+    check "$*: message" has err.txt "$msg"
+    check "$*: not run" empty out.txt
+}
+bad_option "som: -H: expected a size like 64M, got 'bogus'" -H bogus
+bad_option "som: -H: expected a size like 64M, got 'bogus'" -Hbogus
+bad_option "som: -H: expected a size like 64M, got '0'" -H0
+bad_option "som: -H: expected a size like 64M, got '12Q'" -H 12Q
+bad_option "som: -H: expected a size like 64M, got '-1M'" -H -1M
+bad_option "som: --threads: expected a number between 1 and 256, got 'x'" --threads x
+bad_option "som: --threads: expected a number between 1 and 256, got '0'" --threads=0
+bad_option "som: --threads: expected a number between 1 and 256, got '257'" --threads 257
+bad_option "som: --prof-hz: expected a number between 1 and 100000, got '10k'" --prof-hz 10k
+bad_option "som: --prof-out: expected a file name for the profile, got ''" --prof-out=
+bad_option "som: --prof-out: expected a file name for the profile, got 'Loop.som' (a SOM source file; not overwritten)" --prof-out Loop.som
+bad_option "som: --prof: expected async, coop or exact, got 'fast'" --prof=fast
+bad_option "som: --jit: expected on, off or eager, got 'maybe'" --jit=maybe
+bad_option "som: --jit-deopt-stress: expected a positive seed, got 'x'" --jit-deopt-stress=x
+bad_option "som: unknown option '--bogus' (som --help lists the options)" --bogus
+bad_option "som: unknown option '--prof-outx' (som --help lists the options)" --prof-outx f
+bad_option "som: unknown option '-x' (som --help lists the options)" -x
+check "-H at the end: status 2" status 2 "$SOM" -H
+check "-H at the end: message" has err.txt "som: -H needs an argument: a size like 64M"
+check "--threads at the end: message" status 2 "$SOM" --threads
+check "--threads at the end: says what" has err.txt "som: --threads needs an argument: a number between 1 and 256"
+check "-cp at the end" status 2 "$SOM" -cp
+check "-cp at the end: says what" has err.txt "som: -cp needs an argument: directories separated by ':'"
+check "source intact after --prof-out Loop.som" has Loop.som "Loop = ("
+for good in -H64M -H64MB "-H 1.5G" -H=512k -H10 "--threads=2" "--classpath=cpdir" "--prof-hz=500 --prof-out=p.sampo"; do
+    # shellcheck disable=SC2086
+    check "$good accepted" status 0 "$SOM" $good Loop.som
+    check "$good: program ran" has out.txt "599997"
+done
+check "-- ends the options" status 2 "$SOM" -- -Odd.som
+check "--: the name is the main file" has err.txt "som: -Odd.som: No such file or directory"
+check "--help exits 0" status 0 "$SOM" --help
+check "--help on stdout" has out.txt "usage: som"
+check "--version" status 0 "$SOM" --version
+check "--version says som" has out.txt "som "
 
 echo "$fails failed"
 [ "$fails" -eq 0 ]
