@@ -1,6 +1,6 @@
 /*
  * prim_object.c - primitives of Object, Class, Method, Primitive, Block*,
- * Array and System (SPEC sections 8-10). Calling convention: prims.h.
+ * Array and System (docs/language.md sections 7-9). Calling convention: prims.h.
  */
 #include <inttypes.h>
 #include <stdio.h>

@@ -336,7 +336,7 @@ static void test_programs_under_gc_stress(void **state) {
     check_case(&exit_cases[3], &o);
 }
 
-/* Inlined to:do: semantics (SPEC 11.1): Doubles work, the loop answers its
+/* Inlined to:do: semantics (docs/language.md 5.2): Doubles work, the loop answers its
  * receiver, assigning the parameter does not change the iteration. */
 static void test_inlined_to_do_semantics(void **state) {
     (void)state;
