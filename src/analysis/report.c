@@ -19,6 +19,22 @@ void sp_report_opts_default(SpReportOpts *o) {
     o->sections = 0;
     o->sort_total = 0;
     o->min_pct = 0;
+    o->site_line = NULL;
+    o->site_ctx = NULL;
+}
+
+/* A call site as method+position, with its source line when known: "Foo>>bar+12
+ * (Foo.som:7)"; just "+12" when the caller is not known. */
+static void print_site(const SpProfile *p, const SpReportOpts *o, SpBuf *out, uint32_t caller,
+                       uint32_t callsite) {
+    char name[512], line[512];
+    if (caller == SP_NONE) {
+        sp_buf_printf(out, "+%u", callsite);
+        return;
+    }
+    sp_buf_printf(out, "%s+%u", sp_frame_label(p, caller, name, sizeof name), callsite);
+    if (o->site_line && !o->site_line(o->site_ctx, p, caller, callsite, line, sizeof line))
+        sp_buf_printf(out, " (%s)", line);
 }
 
 static double pct(uint64_t v, uint64_t total) {
@@ -222,7 +238,10 @@ static void fold_print(const SpProfile *p, const SpReportOpts *o, SpBuf *out, ui
         if (pct(n->total, total) < o->tree_min) continue;
         sp_buf_printf(out, "%6.2f%% %6.2f%% %*s%s", pct(n->total, total), pct(n->self, total),
                       (int)(2 * depth), "", sp_frame_label(p, n->frame, name, sizeof name));
-        if (n->callsite) sp_buf_printf(out, " @%u", n->callsite);
+        if (n->callsite) {
+            sp_buf_printf(out, " @ ");
+            print_site(p, o, out, n->parent == SP_NONE ? SP_NONE : f[n->parent].frame, n->callsite);
+        }
         if (n->recursive) sp_buf_printf(out, " (recursive, folded)");
         sp_buf_u8(out, '\n');
         fold_print(p, o, out, total, f, n->first_kid, depth + 1);
@@ -323,10 +342,12 @@ static void report_edges(const SpProfile *p, const SpReportOpts *o, SpBuf *out, 
     for (uint32_t k = 0; k < n && (!o->limit || k < o->limit); k++) {
         const SpCcEdge *e = &p->cc.edges[ord[k]];
         if (pct(e->count, total) < o->min_pct) break;
-        sp_buf_printf(out, "%6.2f%% %10llu  %s -> %s", pct(e->count, total),
-                      (unsigned long long)e->count, sp_frame_label(p, e->caller, a, sizeof a),
-                      sp_frame_label(p, e->callee, b, sizeof b));
-        if (e->callsite) sp_buf_printf(out, " @%u", e->callsite);
+        sp_buf_printf(out, "%6.2f%% %10llu  ", pct(e->count, total), (unsigned long long)e->count);
+        if (e->callsite)
+            print_site(p, o, out, e->caller, e->callsite);
+        else
+            sp_buf_printf(out, "%s", sp_frame_label(p, e->caller, a, sizeof a));
+        sp_buf_printf(out, " -> %s", sp_frame_label(p, e->callee, b, sizeof b));
         sp_buf_u8(out, '\n');
     }
     sp_buf_u8(out, '\n');

@@ -9,6 +9,14 @@
 #include <string.h>
 
 #include "report.h"
+#include "somsrc.h"
+
+/* SpReportOpts.site_line for SOM methods: their classes compiled from the class path. */
+static int report_site_line(void *ctx, const SpProfile *p, uint32_t caller, uint32_t callsite,
+                            char *buf, size_t len) {
+    if (p->frames[caller].kind != SP_FRAME_VM_METHOD) return -1;
+    return sampo_somsrc_site(ctx, sp_str(p, p->frames[caller].name), callsite, buf, len);
+}
 
 static const char report_usage[] =
     "usage: sampo report [options] [FILE]\n"
@@ -147,9 +155,15 @@ int cmd_report(int argc, char **argv) {
         sp_profile_free(p);
         return frc == -2 ? 2 : 1;
     }
+    SampoSomSrc *src = sampo_somsrc_new(p, NULL); /* call sites' source lines, when found */
+    if (src) {
+        o.site_line = report_site_line;
+        o.site_ctx = src;
+    }
     SpBuf out;
     sp_buf_init(&out);
     int rc = sp_report(p, &o, &out) == 0 && sampo_write_out(NULL, &out) == 0 ? 0 : 1;
+    sampo_somsrc_free(src);
     if (out.oom) fprintf(stderr, "sampo report: out of memory\n");
     sp_buf_fini(&out);
     sp_profile_free(p);

@@ -24,6 +24,7 @@ int cmd_flame(int argc, char **argv);
 int cmd_hist(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_timeline(int argc, char **argv);
+int cmd_annotate(int argc, char **argv);
 
 /* Loads a profile file, printing "sampo: <error>" on failure.  Returns NULL on failure. */
 SpProfile *sampo_load(const char *path);

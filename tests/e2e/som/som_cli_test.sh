@@ -3,7 +3,8 @@
 # --prof-report writes som.sampo (som-PID.sampo with --threads) and says so on stderr; a
 # missing main file is named on stderr (status 2); a runtime error prints the SOM traceback
 # (Class>>selector (file:line) per activation) on stderr in every JIT mode; every option is
-# validated (status 2, a message naming the option and what it expected).
+# validated (status 2, a message naming the option and what it expected); sampo annotate shows
+# a SOM method's source with the calls per line and sampo report its call sites with lines.
 # usage: som_cli_test.sh SOM WORKDIR [SAMPO]   (SAMPO, when given, must read the profiles)
 set -uo pipefail
 SOM=$1 W=$2 SAMPO=${3:-}
@@ -39,8 +40,8 @@ check "--prof alone: stdout unchanged" has out.txt "599997"
 check "--prof alone writes som.sampo" test -s som.sampo
 check "--prof alone says so" has err.txt "som: profile written to som.sampo"
 if [ -n "$SAMPO" ]; then
-    check "som.sampo is a profile" status 0 "$SAMPO" report --flat som.sampo
-    check "som.sampo names the method" has out.txt "Loop>>f:"
+    check "som.sampo is a profile" status 0 "$SAMPO" report --summary som.sampo
+    check "som.sampo is som's" has out.txt "som_profiler_mode async"
 fi
 rm -f som.sampo
 check "--prof=exact alone runs" status 0 "$SOM" --prof=exact ../Loop.som
@@ -140,6 +141,61 @@ check "--help exits 0" status 0 "$SOM" --help
 check "--help on stdout" has out.txt "usage: som"
 check "--version" status 0 "$SOM" --version
 check "--version says som" has out.txt "som "
+
+# --- 4. sampo annotate and report's call sites on a SOM profile (exact mode: counts are
+# deterministic)
+if [ -n "$SAMPO" ]; then
+    mkdir -p ann && cd ann
+    cat >Ann.som <<'SOM'
+Ann = (
+    run = (
+        1 to: 10 do: [:i | self a ].
+        self b.
+        #(1 2 3) do: [:e | self leaf ]
+    )
+    a = (
+        ^self leaf + 1
+    )
+    b = ( ^self leaf )
+    leaf = ( | x | x := 3. ^x + 1 )
+)
+SOM
+    check "exact profile of Ann" status 0 "$SOM" --prof=exact --prof-out ann.sampo Ann.som
+    check "annotate Ann>>run" status 0 "$SAMPO" annotate 'Ann>>run' ann.sampo
+    check "annotate: heading" grep -qE '^## Ann>>run   self 1 \([0-9.]+%\), total [0-9]+ \([0-9.]+%\) calls$' out.txt
+    check "annotate: file and lines" has out.txt "# ./Ann.som, lines 2-5; per line: the count of the calls made on it"
+    check "annotate: line 3 has the 10 calls of a" grep -qE '^ +[0-9.]+% +10 +3      +1 to: 10 do: \[:i \| self a \]\.$' out.txt
+    check "annotate: line 4 has the call of b" grep -qE '^ +[0-9.]+% +1 +4      +self b\.$' out.txt
+    check "annotate: line 5 has the call of do:" grep -qE '^ +[0-9.]+% +1 +5      +#\(1 2 3\) do:' out.txt
+    check "annotate: line 2 has no calls" grep -qE '^ {25}2      run = \($' out.txt
+    check "annotate: the closing line" grep -qE '^ {25}6      \)$' out.txt
+    check "annotate: a block by its line" status 0 "$SAMPO" annotate 'Ann>>run \[block L5\]' ann.sampo
+    check "annotate: the block's leaf calls" grep -qE '^ +[0-9.]+% +3 +5      +#\(1 2 3\) do: \[:e \| self leaf \]$' out.txt
+    check "annotate: regex, several methods" status 0 "$SAMPO" annotate '^Ann>>(a|b)$' ann.sampo
+    check "annotate: a" grep -qE '^ +[0-9.]+% +10 +8          \^self leaf \+ 1$' out.txt
+    check "annotate: b" grep -qE '^ +[0-9.]+% +1 +10      b = \( \^self leaf \)$' out.txt
+    check "annotate: --max 1" status 0 "$SAMPO" annotate --max 1 '^Ann>>(a|b)$' ann.sampo
+    check "annotate: --max says more" has out.txt "# 1 more methods match; --max N shows more"
+    check "report: tree call site with line" status 0 "$SAMPO" report --tree ann.sampo
+    check "report: Ann>>a @ Ann>>run+N (Ann.som:3)" grep -qE ' Ann>>a @ Ann>>run\+[0-9]+ \(Ann\.som:3\)$' out.txt
+    check "report: leaf in block (Ann.som:5)" grep -qE ' Ann>>leaf @ Ann>>run \[block L5\]\+[0-9]+ \(Ann\.som:5\)$' out.txt
+    check "report: edges with lines" status 0 "$SAMPO" report --edges ann.sampo
+    check "report: Ann>>a+N (Ann.som:8) -> Ann>>leaf" grep -qE ' Ann>>a\+[0-9]+ \(Ann\.som:8\) -> Ann>>leaf$' out.txt
+    cd ..
+    check "annotate elsewhere: no source" status 0 "$SAMPO" annotate 'Ann>>run' ann/ann.sampo
+    check "annotate elsewhere: says so" has out.txt "# no source: the class is not on the class path ."
+    check "annotate elsewhere: call sites" grep -qE '^ +[0-9.]+% +10  \+[0-9]+ -> Ann>>a$' out.txt
+    check "annotate --classpath" status 0 "$SAMPO" annotate --classpath ann 'Ann>>b' ann/ann.sampo
+    check "annotate --classpath: source" has out.txt "# ann/Ann.som, lines 10-10"
+    check "report elsewhere: no line, still method+bci" status 0 "$SAMPO" report --tree ann/ann.sampo
+    check "report elsewhere: Ann>>a @ Ann>>run+N" grep -qE ' Ann>>a @ Ann>>run\+[0-9]+$' out.txt
+    check "annotate: unknown method" status 1 "$SAMPO" annotate 'Nope>>x' ann/ann.sampo
+    check "annotate: unknown method message" has err.txt "sampo annotate: no method named or matching 'Nope>>x' in the profile"
+    check "annotate: bad regex" status 2 "$SAMPO" annotate 'Ann>>(' ann/ann.sampo
+    check "annotate: bad regex message" has err.txt "sampo annotate: METHOD 'Ann>>(':"
+    check "annotate: no METHOD" status 2 "$SAMPO" annotate
+    check "annotate: no METHOD message" has err.txt "sampo annotate: expected METHOD"
+fi
 
 echo "$fails failed"
 [ "$fails" -eq 0 ]
