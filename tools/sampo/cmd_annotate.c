@@ -104,6 +104,54 @@ static void ann_print_source(const char *path, unsigned lo, unsigned hi, const u
     fclose(f);
 }
 
+/* Exact profiles: the calls made on each line of m (frame f), from the call edges. */
+static void ann_lines_calls(const SpProfile *p, uint32_t f, const SampoSomMethod *m, uint64_t *w,
+                            uint64_t *unplaced) {
+    for (uint32_t i = 0; i < p->cc.nedges; i++) {
+        const SpCcEdge *e = &p->cc.edges[i];
+        if (e->caller != f) continue;
+        unsigned line = e->callsite ? sampo_somsrc_line(m, e->callsite) : 0;
+        if (line >= m->first && line <= m->last)
+            w[line - m->first] += e->count;
+        else
+            *unplaced += e->count;
+    }
+}
+
+/* Sampled (and time) profiles: the weight of the samples under a call made on each line of
+ * m (frame f), each sample counted once per line however often its context passes through
+ * that line (recursion, two calls on one line): every context's own weight goes to the
+ * distinct lines of f's call sites on its path to the root. */
+static int ann_lines_samples(const SpProfile *p, uint32_t f, const SampoSomMethod *m, uint64_t *w,
+                             uint64_t *unplaced) {
+    unsigned span = m->last - m->first + 1;
+    uint32_t *seen = calloc(span + 1, sizeof *seen); /* [span]: the unknown call sites */
+    if (!seen) return -1;
+    for (uint32_t n = 0; n < p->cc.nnodes; n++) {
+        const SpCcNode *x = &p->cc.nodes[n];
+        if (!x->self) continue;
+        for (uint32_t c = n, guard = 0; x->parent != SP_NONE && guard < 100000; guard++) {
+            uint32_t up = p->cc.nodes[c].parent;
+            if (up == SP_NONE || up >= c) break; /* parents come first (profile.h) */
+            if (p->cc.nodes[up].frame == f) {
+                uint32_t site = p->cc.nodes[c].callsite;
+                unsigned line = site ? sampo_somsrc_line(m, site) : 0;
+                unsigned k = line >= m->first && line <= m->last ? line - m->first : span;
+                if (seen[k] != n + 1) {
+                    seen[k] = n + 1;
+                    if (k < span)
+                        w[k] += x->self;
+                    else
+                        *unplaced += x->self;
+                }
+            }
+            c = up;
+        }
+    }
+    free(seen);
+    return 0;
+}
+
 static int ann_som(const Ann *a, uint32_t f, const char *label) {
     const SpProfile *p = a->p;
     uint64_t self, total;
@@ -131,20 +179,17 @@ static int ann_som(const Ann *a, uint32_t f, const char *label) {
     unsigned span = m.last - m.first + 1;
     uint64_t *w = calloc(span, sizeof *w), unplaced = 0;
     if (!w) return -1;
-    for (uint32_t i = 0; i < p->cc.nedges; i++) {
-        const SpCcEdge *e = &p->cc.edges[i];
-        if (e->caller != f) continue;
-        unsigned line = e->callsite ? sampo_somsrc_line(&m, e->callsite) : 0;
-        if (line >= m.first && line <= m.last)
-            w[line - m.first] += e->count;
-        else
-            unplaced += e->count;
+    if (a->unit == SP_UNIT_CALLS)
+        ann_lines_calls(p, f, &m, w, &unplaced);
+    else if (ann_lines_samples(p, f, &m, w, &unplaced)) {
+        free(w);
+        return -1;
     }
     printf("# %s, lines %u-%u; per line: %s the calls made on it\n", m.file, m.first, m.last,
            a->unit == SP_UNIT_CALLS   ? "the count of"
            : a->unit == SP_UNIT_NANOS ? "the time in"
                                       : "the samples in");
-    printf("%8s %10s %6s  %s\n", "calls%", "calls", "line", "source");
+    printf("%8s %10s %6s  %s\n", "share", ann_unit(a), "line", "source");
     ann_print_source(m.file, m.first, m.last, w, a);
     if (unplaced)
         printf("# %llu %s of calls at unknown call sites\n", (unsigned long long)unplaced,
