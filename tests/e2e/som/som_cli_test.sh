@@ -181,6 +181,20 @@ SOM
     check "report: leaf in block (Ann.som:5)" grep -qE ' Ann>>leaf @ Ann>>run \[block L5\]\+[0-9]+ \(Ann\.som:5\)$' out.txt
     check "report: edges with lines" status 0 "$SAMPO" report --edges ann.sampo
     check "report: Ann>>a+N (Ann.som:8) -> Ann>>leaf" grep -qE ' Ann>>a\+[0-9]+ \(Ann\.som:8\) -> Ann>>leaf$' out.txt
+    # sampled, recursive, two calls on one line: each sample counts once per line, so the
+    # line never weighs more than the method's total
+    cat >Rec.som <<'SOM'
+Rec = (
+    run = ( 1 to: 40 do: [:i | self fib: 20 ] )
+    fib: n = ( ^n < 2 ifTrue: [ 1 ] ifFalse: [ (self fib: n - 1) + (self fib: n - 2) ] )
+)
+SOM
+    check "sampled profile of Rec" status 0 "$SOM" --jit=off --prof --prof-hz 2000 --prof-out rec.sampo Rec.som
+    check "annotate Rec>>fib:" status 0 "$SAMPO" annotate 'Rec>>fib:' rec.sampo
+    check "annotate: recursion counted once per line" awk '
+        /^## Rec>>fib:/ { total = $(NF - 2) }
+        / 3      fib: n = / { line = ($1 ~ /%$/) ? $2 : 0 }
+        END { print "total", total, "line", line; exit !(total != "" && line <= total + 0) }' out.txt
     cd ..
     check "annotate elsewhere: no source" status 0 "$SAMPO" annotate 'Ann>>run' ann/ann.sampo
     check "annotate elsewhere: says so" has out.txt "# no source: the class is not on the class path ."
