@@ -13,28 +13,14 @@
 #include "u64map.h"
 
 void sp_report_opts_default(SpReportOpts *o) {
+    o->site_line = NULL;
+    o->site_ctx = NULL;
     o->limit = 25;
     o->tree_min = 1.0;
     o->tree_depth = 0;
     o->sections = 0;
     o->sort_total = 0;
     o->min_pct = 0;
-    o->site_line = NULL;
-    o->site_ctx = NULL;
-}
-
-/* A call site as method+position, with its source line when known: "Foo>>bar+12
- * (Foo.som:7)"; just "+12" when the caller is not known. */
-static void print_site(const SpProfile *p, const SpReportOpts *o, SpBuf *out, uint32_t caller,
-                       uint32_t callsite) {
-    char name[512], line[512];
-    if (caller == SP_NONE) {
-        sp_buf_printf(out, "+%u", callsite);
-        return;
-    }
-    sp_buf_printf(out, "%s+%u", sp_frame_label(p, caller, name, sizeof name), callsite);
-    if (o->site_line && !o->site_line(o->site_ctx, p, caller, callsite, line, sizeof line))
-        sp_buf_printf(out, " (%s)", line);
 }
 
 static double pct(uint64_t v, uint64_t total) {
@@ -197,6 +183,20 @@ static void report_time_view(const SpProfile *p, const SpReportOpts *o, SpBuf *o
     }
     sp_buf_u8(out, '\n');
     free(ord);
+}
+
+/* A call site as method+position, with its source line when known: "Foo>>bar+12
+ * (Foo.som:7)"; just "+12" when the caller is not known. */
+static void print_site(const SpProfile *p, const SpReportOpts *o, SpBuf *out, uint32_t caller,
+                       uint32_t callsite) {
+    char name[512], line[512];
+    if (caller == SP_NONE) {
+        sp_buf_printf(out, "+%u", callsite);
+        return;
+    }
+    sp_buf_printf(out, "%s+%u", sp_frame_label(p, caller, name, sizeof name), callsite);
+    if (o->site_line && !o->site_line(o->site_ctx, p, caller, callsite, line, sizeof line))
+        sp_buf_printf(out, " (%s)", line);
 }
 
 /* The call tree as shown: recursion folded.  A node whose frame already appears on its

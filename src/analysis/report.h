@@ -12,18 +12,18 @@
 #include "profile_io.h"
 
 typedef struct {
-    unsigned limit;      /* rows in the flat profile and edge list (0 = all) */
-    double tree_min;     /* hide call-tree nodes below this % of total */
-    unsigned tree_depth; /* maximum call-tree depth shown (0 = unlimited) */
-    int sections;        /* bitmask of SP_REPORT_* (0 = all) */
-    int sort_total;      /* flat profile sorted by inclusive (cum) weight instead of self */
-    double min_pct;      /* hide flat rows and edges whose sort weight is below this % */
     /* The source position of a call site, shown after it (NULL: none): writes "file:line"
      * of position callsite in the method of frame caller to buf and answers 0, or answers
      * -1 when it is not known. */
     int (*site_line)(void *ctx, const SpProfile *p, uint32_t caller, uint32_t callsite, char *buf,
                      size_t len);
     void *site_ctx;
+    unsigned limit;      /* rows in the flat profile and edge list (0 = all) */
+    double tree_min;     /* hide call-tree nodes below this % of total */
+    unsigned tree_depth; /* maximum call-tree depth shown (0 = unlimited) */
+    int sections;        /* bitmask of SP_REPORT_* (0 = all) */
+    int sort_total;      /* flat profile sorted by inclusive (cum) weight instead of self */
+    double min_pct;      /* hide flat rows and edges whose sort weight is below this % */
 } SpReportOpts;
 
 enum {
