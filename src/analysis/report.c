@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * report.c - text report (see report.h).  Each section is one function appending to the
  * output buffer; sorting is by weight descending, then by name, so the output is stable.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * report.h - the text report of `sampo report`: run summary (trigger, mode, rates, dropped
  * samples), Cog-style flat profile (self %, cumulative %, total %, counts), call tree, top

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * codegen.c - resolver and bytecode emitter (see codegen.h).
  *

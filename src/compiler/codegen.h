@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * codegen.h - syntax trees of methods to bytecode (src/vm/bytecode.h).
  *

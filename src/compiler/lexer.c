@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lexer.c - SOM tokens (docs/language.md section 1). Pure functions over a borrowed buffer.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lexer.h - tokens of SOM source text (docs/language.md section 1).
  *

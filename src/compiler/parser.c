@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * parser.c - recursive-descent parser for SOM class files (docs/language.md section 2).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * parser.h - SOM class definitions to syntax trees (docs/language.md section 2).
  *

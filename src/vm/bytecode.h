@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bytecode.h - the instruction set of the som interpreter.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * interp.c - the bytecode interpreter (see interp.h and bytecode.h).
  *

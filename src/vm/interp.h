@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * interp.h - the bytecode interpreter.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * num.c - number representation helpers: making normalised integers and
  * boxed doubles, integer/double conversions (correctly rounded, exact

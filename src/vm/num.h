@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * num.h - numbers: small integers, GMP big integers and doubles, their
  * primitives, literal parsing and double printing.

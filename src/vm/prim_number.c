@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * prim_number.c - the Integer and Double primitives (docs/language.md 6.1, 6.2, section 8,
  * 10.5) and their table prim_number_defs[].

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * prim_object.c - primitives of Object, Class, Method, Primitive, Block*,
  * Array and System (docs/language.md sections 7-9). Calling convention: prims.h.

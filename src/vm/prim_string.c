@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * prim_string.c - the String and Symbol primitives (docs/language.md section 8) and their
  * table prim_string_defs[].

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_annotate.c - `sampo annotate METHOD [FILE]`: a method's code with its samples, as perf
  * annotate and pprof -list show them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_report.c - `sampo report [FILE]`: the text report (src/analysis/report.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmds.h - the `sampo` subcommands (one cmd_<name>.c each, dispatched from the table in
  * main.c, as linux tools/perf does) and helpers they share (util.c).

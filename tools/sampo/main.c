@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * main.c - `sampo` entry point: dispatches to one cmd_<name>() per subcommand from a table.
  */

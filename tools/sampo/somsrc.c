@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * somsrc.c - SOM methods' source lines through som's own compiler (see somsrc.h).
  * One VM per SampoSomSrc, made on first use; classes load lazily, as in a program run.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * somsrc.h - the source of a profiled SOM method, for `sampo annotate` and the call sites of
  * `sampo report`: the method's class is loaded from a class path and compiled by som's own

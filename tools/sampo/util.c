@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * util.c - helpers shared by the sampo subcommands (see cmds.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * main.c - the `som` command: parses the command line, creates one VM per
  * requested thread, runs the program and exits with its status.
@@ -499,8 +500,8 @@ static void stop_on_signals(void) {
 }
 
 /* --prof with neither --prof-out nor --prof-report would lose the profile: it goes to
- * som.sampo then (som-PID.sampo with --threads, as several runs side by side are the usual
- * reason for threads), and main says so at the end, as perf does with perf.data. */
+ * som.sampo in the current directory then (som-PID.sampo with --threads, whose runs are
+ * often started side by side), and main says so at the end, as perf does with perf.data. */
 static void default_prof_out(Config *c, char *buf, size_t len) {
     if (c->prof.out || c->prof.report) return;
     if (c->threads > 1)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_interp.c - the interpreter through whole programs: small classes are
  * written to a temporary directory, run with som_vm_run with that directory

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_lexer.c - unit tests of the SOM lexer (src/compiler/lexer.c) against
  * docs/language.md section 1: every token kind, the separator, `||`, `-` before digits, keyword

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_parser.c - unit tests of the SOM parser (src/compiler/parser.c)
  * against docs/language.md section 2: class structure, method patterns, precedence, literals,

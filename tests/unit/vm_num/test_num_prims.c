@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_num_prims.c - unit tests of the Integer, Double and String primitives
  * (src/vm/prim_number.c, src/vm/prim_string.c) against the tables of docs/language.md section 6

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_num_pure.c - unit tests of the VM-independent number helpers of
  * src/vm/num.c: the docs/language.md 6.3 double printer (every example of docs/language.md 6.3 plus
