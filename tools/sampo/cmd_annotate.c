@@ -71,9 +71,10 @@ static void ann_weights(const SpProfile *p, uint32_t f, uint64_t *self, uint64_t
 
 /* ---- SOM methods ------------------------------------------------------------------------ */
 
-/* Lines lo..hi of path, each with its weight (w[line - lo]). */
+/* Lines lo..hi of path, each with its weight (w[line - lo]); closing: and the next line if
+ * it only closes the method. */
 static void ann_print_source(const char *path, unsigned lo, unsigned hi, const uint64_t *w,
-                             const Ann *a) {
+                             bool closing, const Ann *a) {
     FILE *f = fopen(path, "r");
     char line[4096];
     unsigned no = 0;
@@ -92,7 +93,7 @@ static void ann_print_source(const char *path, unsigned lo, unsigned hi, const u
         }
         if (++no < lo) continue;
         if (no > hi) { /* the line after the code: shown if it only closes the method */
-            if (n && strspn(line, " \t") + 1 == n && line[n - 1] == ')')
+            if (closing && n && strspn(line, " \t") + 1 == n && line[n - 1] == ')')
                 printf("%8s %10s %6u  %s\n", "", "", no, line);
             break;
         }
@@ -191,7 +192,7 @@ static int ann_som(const Ann *a, uint32_t f, const char *label) {
            : a->unit == SP_UNIT_NANOS ? "the time in"
                                       : "the samples in");
     printf("%8s %10s %6s  %s\n", "share", ann_unit(a), "line", "source");
-    ann_print_source(m.file, m.first, m.last, w, a);
+    ann_print_source(m.file, m.first, m.last, w, !m.block, a);
     if (unplaced)
         printf("# %llu %s of calls at unknown call sites\n", (unsigned long long)unplaced,
                ann_unit(a));

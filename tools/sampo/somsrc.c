@@ -125,6 +125,7 @@ static void method_info(const SomMethod *m, SampoSomMethod *out) {
     out->m = m;
     out->file = m->holder && m->holder->file ? m->holder->file->bytes : "?";
     out->first = out->last = m->line;
+    out->block = m->kind == MK_BLOCK;
     for (uint32_t i = 0; i < m->nlines; i++)
         if (m->lines[i].line > out->last) out->last = m->lines[i].line;
 }

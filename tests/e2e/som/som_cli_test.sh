@@ -171,6 +171,7 @@ SOM
     check "annotate: the closing line" grep -qE '^ {25}6      \)$' out.txt
     check "annotate: a block by its line" status 0 "$SAMPO" annotate 'Ann>>run \[block L5\]' ann.sampo
     check "annotate: the block's leaf calls" grep -qE '^ +[0-9.]+% +3 +5      +#\(1 2 3\) do: \[:e \| self leaf \]$' out.txt
+    check "annotate: a block's source ends with the block" bash -c "! grep -qE '^ {25}6      \)$' out.txt"
     check "annotate: regex, several methods" status 0 "$SAMPO" annotate '^Ann>>(a|b)$' ann.sampo
     check "annotate: a" grep -qE '^ +[0-9.]+% +10 +8          \^self leaf \+ 1$' out.txt
     check "annotate: b" grep -qE '^ +[0-9.]+% +1 +10      b = \( \^self leaf \)$' out.txt
