@@ -42,6 +42,8 @@ check "--prof alone says so" has err.txt "som: profile written to som.sampo"
 if [ -n "$SAMPO" ]; then
     check "som.sampo is a profile" status 0 "$SAMPO" report --summary som.sampo
     check "som.sampo is som's" has out.txt "som_profiler_mode async"
+    check "sampo report without FILE reads som.sampo" status 0 "$SAMPO" report --summary
+    check "... the same profile" has out.txt "som_profiler_mode async"
 fi
 rm -f som.sampo
 check "--prof=exact alone runs" status 0 "$SOM" --prof=exact ../Loop.som
