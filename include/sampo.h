@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sampo.h - public API of libsampo, a low-overhead self-tuning sampling profiler.
  *

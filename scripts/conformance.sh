@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Runs the STANDARD SOM conformance suites and real programs against a som binary, with our
 # built-in core library ("ours") and with the standard one ("std"):
-#   testsuite    TestSuite/TestHarness, whole and one suite at a time        (SPEC 13.1)
-#   basic        TestSuite/BasicInterpreterTests, the SPEC 13.2 table, through
-#                tests/conformance/BasicInterpreterDriver.som                 (SPEC 13.2)
+#   testsuite    TestSuite/TestHarness, whole and one suite at a time        (docs/testing.md)
+#   basic        TestSuite/BasicInterpreterTests, the table in docs/testing.md, through
+#                tests/conformance/BasicInterpreterDriver.som                 (docs/testing.md)
 #   awfy         every Are-We-Fast-Yet benchmark in Examples/AreWeFastYet, result verified
-#                (exit 0, no ERROR: line)                                     (SPEC 13.4)
+#                (exit 0, no ERROR: line)                                     (docs/testing.md)
 #   examples     every benchmark in Examples/Benchmarks (BenchmarkHarness.som Name 1 1; 1 2
 #                for PageRank) and
 #                Examples/Hello.som: exit 0, no ERROR
-#   integration  IntegrationTests, via tests/conformance/run_integration.py  (SPEC 13.3)
+#   integration  IntegrationTests, via tests/conformance/run_integration.py  (docs/testing.md)
 #   somsom       SomSom (a SOM interpreter written in SOM) runs its own test suite
 #                (SomSom/tests/SomSomTests.som: 116 tests, exit 0)
 #   somsuite     our own tests/som suite with each core library (cross-checks that our tests
@@ -195,7 +195,7 @@ part_basic() {
     verdict BasicInterpreterTests "$lib" $pass $((fail + $(echo $kn | wc -w))) "$kn" "$fl" rows
 }
 
-# Benchmark and the smallest inner-iteration count for which it verifies its result (SPEC 13.4).
+# Benchmark and the smallest inner-iteration count for which it verifies its result (docs/testing.md).
 AWFY_BENCHMARKS="Bounce:1 CD:2 DeltaBlue:1 Havlak:1 Json:1 List:1 Mandelbrot:1 NBody:1
                  Permute:1 Queens:1 Richards:1 Sieve:1 Storage:1 Towers:1"
 

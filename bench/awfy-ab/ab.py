@@ -19,7 +19,7 @@ import subprocess
 import sys
 
 # name -> inner iterations for a run of roughly 0.2-1 s (release build); NBody, Mandelbrot,
-# CD and Havlak verify their result only at some counts (SPEC 13.4; 250000, 500, 100, 15 are)
+# CD and Havlak verify their result only at some counts (docs/testing.md; 250000, 500, 100, 15 are)
 BENCH = {'Bounce': 3000, 'List': 1500, 'Richards': 40, 'DeltaBlue': 30000, 'Json': 100,
          'Towers': 600, 'Storage': 600, 'Sieve': 1000, 'Permute': 600, 'Queens': 600,
          'Mandelbrot': 500, 'NBody': 250000, 'CD': 100, 'Havlak': 15}

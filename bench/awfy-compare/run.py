@@ -69,7 +69,7 @@ import time
 
 # Benchmark -> inner iterations. Chosen so that one outer iteration of `som`
 # takes roughly 0.5-2 s on a 2-core VM. Mandelbrot, NBody, CD and Havlak only
-# verify their result for particular counts (SPEC 13.4), so they keep a
+# verify their result for particular counts (docs/testing.md), so they keep a
 # verifiable one even if it is slower or faster than that.
 INNER = {
     'Bounce': 800,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * handler_cost.c - what our SIGPROF handler costs per sample, without the kernel's signal
  * delivery: calls the real handler with a real ucontext from a call chain of a given depth

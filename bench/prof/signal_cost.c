@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * signal_cost.c - what one profiling signal costs a program, per kind of trigger.
  *

@@ -40,7 +40,7 @@ MICRO = {
 
 # name -> default inner iterations. Values chosen to take roughly 0.1-1 s per
 # iteration on an interpreter; Mandelbrot, NBody, CD and Havlak only verify
-# their result for particular values (see SPEC 13.4), the ones used here do.
+# their result for particular values (see docs/testing.md), the ones used here do.
 AWFY = {
     'Bounce': 200,
     'CD': 10,

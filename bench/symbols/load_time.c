@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * load_time.c - how long loading one object's symbols takes (debuginfo.c), per source.
  * usage: symbols_load_time [-n REPEAT] FILE...   prints source, symbols, PLT entries, FDEs,

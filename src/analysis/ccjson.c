@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ccjson.c - CC-Map JSON dump reader (see ccjson.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ccjson.h - reader of CC-Map JSON dumps (written by `som --prof-dump FILE`), so that every
  * sampo tool accepts them like binary profiles.  Schema: docs/profile-format.md, section

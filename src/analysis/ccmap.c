@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ccmap.c - the CC-Map section of a profile (declared in profile.h): producer-supplied
  * entries and sp_ccmap_compute(), which derives per-method totals, caller->callee edges and

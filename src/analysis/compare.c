@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * compare.c - Pearson correlation and context-tree overlap (see compare.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * compare.h - agreement between two profiles, as in the Rotor paper's accuracy tables:
  * Pearson correlation of per-method counters and the Arnold-Ryder overlap of calling

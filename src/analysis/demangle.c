@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * demangle.c - see demangle.h.  The demangler is found once: in the process (a C++
  * program, or the sampo tool linked with libstdc++), else in libstdc++.so.6 opened with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * demangle.h - C++ (Itanium ABI, also Rust's legacy `_ZN...17h<hash>E`) name demangling
  * through the C++ runtime's __cxa_demangle, looked up with dlsym at run time (libstdc++ is

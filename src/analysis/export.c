@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * export.c - collapsed-stack and speedscope exporters (see export.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * export.h - text exporters of a profile: collapsed stacks (flamegraph.pl / speedscope /
  * Pyroscope input) and speedscope JSON, plus the frame-labelling helpers every output uses.

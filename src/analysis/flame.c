@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * flame.c - flame graph SVG writer (see flame.h).
  *

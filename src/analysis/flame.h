@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * flame.h - flame graph as SVG, rendered from the calling context tree (root at the bottom,
  * children sorted by name, width proportional to inclusive weight), with a <title> tooltip

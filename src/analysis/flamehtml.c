@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * flamehtml.c - the interactive flame graph: one self-contained HTML page (inline CSS and
  * script, no network), see flamehtml.h.

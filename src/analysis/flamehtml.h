@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * flamehtml.h - interactive flame graph: a self-contained HTML page (no network) with zoom
  * (click a frame; "Reset zoom"), search by regular expression with the matched share of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hist.c - PC histogram SVG (see hist.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hist.h - Cog-style PC histogram over the address space, as SVG: bars = samples per address
  * bin, a line = cumulative share of samples, the hottest bins numbered and listed (symbol,

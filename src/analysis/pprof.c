@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pprof.c - profile.proto writer and gzip wrapper (see pprof.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pprof.h - exporter to pprof's profile.proto (gzipped), with our own protobuf encoder.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * profile.c - builder and queries of the in-memory profile model (see profile.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * profile.h - the in-memory profile model shared by the engine (writer side) and the
  * `sampo` tools (reader side).

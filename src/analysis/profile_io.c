@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * profile_io.c - encoder and decoder of the on-disk profile format (docs/profile-format.md).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * profile_io.h - the versioned binary on-disk profile format (spec: docs/profile-format.md).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * report.c - text report (see report.h).  Each section is one function appending to the
  * output buffer; sorting is by weight descending, then by name, so the output is stable.
@@ -13,6 +14,8 @@
 #include "u64map.h"
 
 void sp_report_opts_default(SpReportOpts *o) {
+    o->site_line = NULL;
+    o->site_ctx = NULL;
     o->limit = 25;
     o->tree_min = 1.0;
     o->tree_depth = 0;
@@ -183,6 +186,20 @@ static void report_time_view(const SpProfile *p, const SpReportOpts *o, SpBuf *o
     free(ord);
 }
 
+/* A call site as method+position, with its source line when known: "Foo>>bar+12
+ * (Foo.som:7)"; just "+12" when the caller is not known. */
+static void print_site(const SpProfile *p, const SpReportOpts *o, SpBuf *out, uint32_t caller,
+                       uint32_t callsite) {
+    char name[512], line[512];
+    if (caller == SP_NONE) {
+        sp_buf_printf(out, "+%u", callsite);
+        return;
+    }
+    sp_buf_printf(out, "%s+%u", sp_frame_label(p, caller, name, sizeof name), callsite);
+    if (o->site_line && !o->site_line(o->site_ctx, p, caller, callsite, line, sizeof line))
+        sp_buf_printf(out, " (%s)", line);
+}
+
 /* The call tree as shown: recursion folded.  A node whose frame already appears on its
  * calling path (direct or indirect recursion) re-enters the node shown for that ancestor (its
  * self weight is added there, its inclusive weight is already counted, and the node is marked
@@ -222,7 +239,10 @@ static void fold_print(const SpProfile *p, const SpReportOpts *o, SpBuf *out, ui
         if (pct(n->total, total) < o->tree_min) continue;
         sp_buf_printf(out, "%6.2f%% %6.2f%% %*s%s", pct(n->total, total), pct(n->self, total),
                       (int)(2 * depth), "", sp_frame_label(p, n->frame, name, sizeof name));
-        if (n->callsite) sp_buf_printf(out, " @%u", n->callsite);
+        if (n->callsite) {
+            sp_buf_printf(out, " @ ");
+            print_site(p, o, out, n->parent == SP_NONE ? SP_NONE : f[n->parent].frame, n->callsite);
+        }
         if (n->recursive) sp_buf_printf(out, " (recursive, folded)");
         sp_buf_u8(out, '\n');
         fold_print(p, o, out, total, f, n->first_kid, depth + 1);
@@ -323,10 +343,12 @@ static void report_edges(const SpProfile *p, const SpReportOpts *o, SpBuf *out, 
     for (uint32_t k = 0; k < n && (!o->limit || k < o->limit); k++) {
         const SpCcEdge *e = &p->cc.edges[ord[k]];
         if (pct(e->count, total) < o->min_pct) break;
-        sp_buf_printf(out, "%6.2f%% %10llu  %s -> %s", pct(e->count, total),
-                      (unsigned long long)e->count, sp_frame_label(p, e->caller, a, sizeof a),
-                      sp_frame_label(p, e->callee, b, sizeof b));
-        if (e->callsite) sp_buf_printf(out, " @%u", e->callsite);
+        sp_buf_printf(out, "%6.2f%% %10llu  ", pct(e->count, total), (unsigned long long)e->count);
+        if (e->callsite)
+            print_site(p, o, out, e->caller, e->callsite);
+        else
+            sp_buf_printf(out, "%s", sp_frame_label(p, e->caller, a, sizeof a));
+        sp_buf_printf(out, " -> %s", sp_frame_label(p, e->callee, b, sizeof b));
         sp_buf_u8(out, '\n');
     }
     sp_buf_u8(out, '\n');

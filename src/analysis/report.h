@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * report.h - the text report of `sampo report`: run summary (trigger, mode, rates, dropped
  * samples), Cog-style flat profile (self %, cumulative %, total %, counts), call tree, top
@@ -12,6 +13,12 @@
 #include "profile_io.h"
 
 typedef struct {
+    /* The source position of a call site, shown after it (NULL: none): writes "file:line"
+     * of position callsite in the method of frame caller to buf and answers 0, or answers
+     * -1 when it is not known. */
+    int (*site_line)(void *ctx, const SpProfile *p, uint32_t caller, uint32_t callsite, char *buf,
+                     size_t len);
+    void *site_ctx;
     unsigned limit;      /* rows in the flat profile and edge list (0 = all) */
     double tree_min;     /* hide call-tree nodes below this % of total */
     unsigned tree_depth; /* maximum call-tree depth shown (0 = unlimited) */

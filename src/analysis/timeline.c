@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * timeline.c - samples-over-time and interval-over-time SVG (see timeline.h).
  */

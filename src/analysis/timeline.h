@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * timeline.h - the profile over time, as SVG: samples per time bucket stacked by thread
  * (the 8 busiest threads, the rest as "other"), the sampling interval as a step line on a

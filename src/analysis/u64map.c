@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * u64map.c - open-addressing (linear probing) uint64 -> uint32 map; load factor <= 1/2.
  */

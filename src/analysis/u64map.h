@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * u64map.h - a small open-addressing hash map from uint64 keys to uint32 values, used by
  * the analysis code to deduplicate (parent, frame) pairs, edges and addresses.

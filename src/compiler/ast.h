@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ast.h - syntax trees of SOM classes, built by the parser and consumed by
  * the bytecode generator. All nodes live in an Arena freed as a whole.

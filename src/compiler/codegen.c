@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * codegen.c - resolver and bytecode emitter (see codegen.h).
  *
@@ -201,7 +202,8 @@ static Inline inline_kind(const Node *s) {
     }
     if (s->elems.n == 2 && lit_block(a[1], 1)) {
         bool to = !strcmp(sel, "to:do:");
-        /* downTo:do: is not inlined by the standard compilers; same results (SPEC 11.1) */
+        /* downTo:do: is not inlined by the standard compilers; same results
+         * (docs/language.md 5.2) */
         bool down = !strcmp(sel, "downTo:do:");
         const Body *b = a[1]->block;
         if ((to || down) && !stmts_use(&b->stmts, b->params.names[0], false))

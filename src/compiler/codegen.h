@@ -1,9 +1,10 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * codegen.h - syntax trees of methods to bytecode (src/vm/bytecode.h).
  *
  * Resolves names (locals, captured variables, fields, globals), decides
  * which variables live in heap contexts (captured by a real block), inlines
- * control structures whose arguments are literal blocks (SPEC 11), and emits
+ * control structures whose arguments are literal blocks (docs/language.md section 5), and emits
  * bytecode, literals, call sites and a line table per method and block.
  * Allocates VM objects: the caller must hold vm->heap.inhibit (the compiler
  * keeps half-built objects in C locals).

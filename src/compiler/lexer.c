@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: MIT */
 /*
- * lexer.c - SOM tokens (SPEC 1). Pure functions over a borrowed buffer.
+ * lexer.c - SOM tokens (docs/language.md section 1). Pure functions over a borrowed buffer.
  */
 #include "lexer.h"
 

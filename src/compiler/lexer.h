@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: MIT */
 /*
- * lexer.h - tokens of SOM source text (SPEC section 1).
+ * lexer.h - tokens of SOM source text (docs/language.md section 1).
  *
  * The lexer works on a borrowed, NUL-terminated buffer and never allocates:
  * token texts are slices of the source. Strings with escapes are decoded by

@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: MIT */
 /*
- * parser.c - recursive-descent parser for SOM class files (SPEC 2).
+ * parser.c - recursive-descent parser for SOM class files (docs/language.md section 2).
  *
  * Errors are reported once, as `file:line:col: expected X, got Y`, and make
  * every parse function unwind (they check p->failed). Recursion depth is

@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: MIT */
 /*
- * parser.h - SOM class definitions to syntax trees (SPEC section 2).
+ * parser.h - SOM class definitions to syntax trees (docs/language.md section 2).
  *
  * On a syntax error the parser stops and answers false, with a message of the
  * form `file:line:col: expected X, got Y` in err. Never exits, never crashes

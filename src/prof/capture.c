@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * capture.c - signal-handler side of the pipeline (see capture.h and engine.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * capture.h - the profiler's signal handler (PROF_SIG) and everything it touches: per-thread slots,
  * batches, the guarded frame-pointer walk and the VM frame walk.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ccmap.c - CC-Map construction, partial-sample update, queries, pruning, snapshots.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ccmap.h - the Rotor Call Context Map (CC-Map), generic over 64-bit method identities.
  *

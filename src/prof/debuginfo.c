@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * debuginfo.c - function symbols of one ELF object and where to find them (see debuginfo.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * debuginfo.h - one ELF object's function symbols, found where perf, gdb and elfutils look.
  *

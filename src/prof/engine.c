@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * engine.c - the public control API of sampo.h: configuration, start/stop/pause/resume,
  * rates and modes, thread registration, VM hooks, JIT ranges, stats and CC-Map access.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * engine.h - shared internal state of libsampo: the global engine, per-thread slots, sample
  * batches and the record layout written by the signal handler.

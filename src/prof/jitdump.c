@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * jitdump.c - perf's jitdump file for registered JIT code (see jitdump.h).
  *

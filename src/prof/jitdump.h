@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * jitdump.h - perf's jitdump file (jit-PID.dump) for JIT code registered with libsampo.
  *

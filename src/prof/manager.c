@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * manager.c - the manager thread (see manager.h).  All heavy work happens here, off the
  * sampled threads: symbol lookup, CC-Map updates (full and partial samples), tuning, and

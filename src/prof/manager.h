@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * manager.h - the manager thread: drains the global batch list, symbolizes, updates the
  * CC-Maps, the PC ring, the self-tuner and the in-memory profile, and recycles batches.

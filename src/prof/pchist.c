@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pchist.c - raw PC ring and address-space histogram (see pchist.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pchist.h - Cog-style raw PC ring ("pay as you go": a bigger ring keeps a longer history)
  * and a histogram over the whole address space built from it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * preload.c - libsampo_preload.so: profiles an unmodified program loaded with LD_PRELOAD.
  *

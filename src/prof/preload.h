@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * preload.h - engine hooks the preload library needs: fork handling and the flag that
  * keeps the engine's own threads (manager, sampler) out of pthread_create interposition.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ring.c - SPSC ring (see ring.h).  The producer publishes a slot with a release store of
  * tail; the consumer frees it with a release store of head; each side acquires the other's.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ring.h - bounded lock-free single-producer/single-consumer ring of pointers.
  *

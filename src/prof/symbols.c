@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * symbols.c - ELF symbol tables, JIT ranges, the perf map and the jitdump (see symbols.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * symbols.h - address -> function name for every loaded ELF object and registered JIT range.
  *

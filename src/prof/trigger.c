@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * trigger.c - sampling triggers (see trigger.h).
  *

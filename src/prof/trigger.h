@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * trigger.h - what makes samples happen: the fallback chain perf-hw -> perf-sw -> per-thread
  * CPU timer -> sampler thread, chosen once at start, plus wall-clock mode (sampler thread

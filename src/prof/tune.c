@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tune.c - self-tuning interval decisions (see tune.h).  Pure; no clock of its own.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tune.h - the self-tuning sampling interval (Rotor): keeps the repetition rate of the top
  * activation between two thresholds, within an overhead budget.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * u64map.c - linear-probing uint64 map (see u64map.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * u64map.h - small open-addressing hash map uint64 -> uint64 for the manager thread
  * (visited-frame tokens -> contexts, addresses -> frame ids).  Key 0 is reserved.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * writer.c - fills the SpProfile's metadata, events, mappings, symbols and CC-Map section
  * from the engine state, then writes it with sp_profile_write() (one file format, owned by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * writer.h - serializes the engine's in-memory profile through the analysis library's
  * SpProfile builder (src/analysis/profile.h): metadata, events, mappings, symbols, CC-Map.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * capi.c - the compiler-controller queries of somprof.h: hot methods, hot call edges with
  * every calling context they occur in, and the targets of a call site.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * capi.h - what the compiler-controller queries (capi.c, declared in somprof.h) need from
  * the session (somprof.c): the mode, a VM's own calling-context tree (cooperative and exact

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cct.c - calling-context tree (see cct.h).  Children are found through one hash table
  * keyed by (parent, method, callsite); the tree never shrinks, so node indices are stable.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cct.h - calling-context tree of the som profiler's cooperative and exact modes.
  *

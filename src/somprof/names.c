@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * names.c - method names (see names.h).  The intern table is a process-wide open-addressing
  * set under one mutex; interned strings live until exit (a profile keeps referring to them).

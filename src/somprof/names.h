@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * names.h - names of SOM methods for profiles ("Class>>selector", blocks
  * "Class>>selector [block L12]" with the block's line), interned process-wide so that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * output.c - CC-Map section, JSON dump and report of the som profiler (see output.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * output.h - what the som profiler writes: the CC-Map section of a profile built from a
  * name-keyed calling-context tree, the JSON CC-Map dump (schema in docs/profile-format.md,

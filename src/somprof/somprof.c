@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * somprof.c - the som profiler session and its three modes (see somprof.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * somprof.h - libsampo inside `som`: method-level profiling of SOM programs.
  *

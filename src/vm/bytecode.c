@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bytecode.c - operand sizes and names of the instructions (bytecode.h).
  */

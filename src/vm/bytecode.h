@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bytecode.h - the instruction set of the som interpreter.
  *
@@ -14,7 +15,7 @@
  * call site names the message the source sent (ifTrue:, and:, whileTrue:...)
  * and its `bci` is the end of the inlined construct. A receiver that is not a
  * boolean gets that message as a real doesNotUnderstand: send, whose answer
- * becomes the value of the whole construct (SPEC 11.2).
+ * becomes the value of the whole construct (docs/language.md 5.3).
  * The arithmetic/comparison opcodes carry the call site used when their
  * operands are not both small integers (or doubles): semantics are exactly
  * those of the send.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * class.c - bootstrap, class loading and method lookup (see class.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * class.h - class objects: bootstrap of the core classes, loading classes
  * from the class path or the built-in core library, method lookup.

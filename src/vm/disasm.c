@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * disasm.c - bytecode listings with send-site type feedback (disasm.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * disasm.h - human-readable bytecode listings with the type feedback that
  * send sites collected (receiver classes and hit counts from the inline

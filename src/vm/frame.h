@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * frame.h - activation records of som, readable by a profiler.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gc.c - mark-sweep collector and allocator (see gc.h for the design).
  *

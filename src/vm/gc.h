@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gc.h - the heap and the garbage collector of som.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * interp.c - the bytecode interpreter (see interp.h and bytecode.h).
  *
@@ -116,16 +117,37 @@ int interp_call(SomVM *vm, SomMethod *m, int nargs) {
 
 /* An inlined activation prints exactly as an interpreted one would: the traceback of a
  * program does not depend on what the JIT did. */
-static void backtrace_line(FILE *f, SomMethod *m, uint32_t bci) {
-    char name[256];
-    class_method_name(m, name, sizeof name);
+static void backtrace_line(FILE *f, const char *name, SomMethod *m, uint32_t bci) {
     const char *file = m->holder && m->holder->file ? m->holder->file->bytes : "?";
     fprintf(f, "  at %s (%s:%u)\n", name, file, class_method_line(m, bci));
 }
 
-void interp_backtrace(SomVM *vm, FILE *f) {
+/* The core library's methods that only raise an error on their sender's behalf: a
+ * traceback of a SOM-level error starts below them, at the code that failed. */
+static bool raiser(const char *name) {
+    static const char *const names[] = {
+        "Object>>error:",        "Object>>doesNotUnderstand:arguments:",
+        "Object>>escapedBlock:", "Object>>unknownGlobal:",
+        "System>>resolve:",      "Object>>subclassResponsibility",
+    };
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (!strcmp(name, names[i])) return true;
+    return false;
+}
+
+/* One logical activation: printed unless it is among the leading raisers to skip. */
+static void backtrace_frame(FILE *f, SomMethod *m, uint32_t bci, bool *skipping) {
+    char name[256];
+    class_method_name(m, name, sizeof name);
+    if (*skipping && raiser(name)) return;
+    *skipping = false;
+    backtrace_line(f, name, m, bci);
+}
+
+static void backtrace(SomVM *vm, FILE *f, bool skip_raisers) {
     fprintf(f, "Traceback (innermost first):\n");
     int shown = 0;
+    bool skipping = skip_raisers;
     for (int32_t i = vm->top; i >= 0; i--) {
         SomFrame *fr = &vm->frames[i];
         if (fr->method == vm->boot_method) continue;
@@ -139,13 +161,21 @@ void interp_backtrace(SomVM *vm, FILE *f) {
         bool own = true; /* the frame's own method still to show */
         for (int guard = 0; pos != JIT_POS_NONE && pos < code->npos && guard < 64; guard++) {
             const JitPos *p = &code->pos[pos]; /* an inlined activation, innermost first */
-            backtrace_line(f, p->method, p->bci);
+            backtrace_frame(f, p->method, p->bci, &skipping);
             if (p->parent == JIT_POS_NONE && p->method == fr->method) own = false;
             pos = p->parent;
         }
-        if (own) backtrace_line(f, fr->method, fr->bci);
-        shown++;
+        if (own) backtrace_frame(f, fr->method, fr->bci, &skipping);
+        if (!skipping) shown++;
     }
+}
+
+void interp_backtrace(SomVM *vm, FILE *f) {
+    backtrace(vm, f, false);
+}
+
+void interp_error_backtrace(SomVM *vm, FILE *f) {
+    backtrace(vm, f, true);
 }
 
 static SomContext *new_context(SomVM *vm, uint32_t n) {

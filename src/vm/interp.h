@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * interp.h - the bytecode interpreter.
  *
@@ -93,7 +94,13 @@ typedef struct InterpLabel {
 /* Fills out with up to max labels (unsorted); answers how many. */
 int interp_labels(InterpLabel *out, int max);
 
-/* Prints the SOM call stack, innermost first, to f. */
+/* Prints the SOM call stack, innermost first, to f: one "  at Class>>selector (file:line)"
+ * per logical activation (inlined ones of compiled code included). */
 void interp_backtrace(SomVM *vm, FILE *f);
+/* The same for a SOM-level error raised through the core library (Object>>error: and the
+ * methods that call it for the VM: doesNotUnderstand:arguments:, escapedBlock:,
+ * unknownGlobal:, System>>resolve:, subclassResponsibility): those innermost activations
+ * are left out, so the trace starts at the code that failed. */
+void interp_error_backtrace(SomVM *vm, FILE *f);
 
 #endif

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * interp_loop.h - the interpreter loop, included twice by interp.c (private to it).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * jitabi.h - the contract between the VM and compiled code (the optimizing tier, src/jit).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * jitrt.c - the runtime that compiled code calls (jitabi.h): sends, deoptimization,
  * non-local returns, safepoints and allocations.

@@ -1,7 +1,8 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * num.c - number representation helpers: making normalised integers and
  * boxed doubles, integer/double conversions (correctly rounded, exact
- * comparisons), literal parsing and the SPEC 6.3 double printer.
+ * comparisons), literal parsing and the docs/language.md 6.3 double printer.
  *
  * Owns: the life cycle of SomBigInt payloads (mpz_init_set at creation,
  * mpz_clear in num_bigint_finalize). Invariant: num_from_mpz never makes a
@@ -232,14 +233,14 @@ const char *num_type_name(SomVM *vm, Value v) {
     return "Object";
 }
 
-/* ---- double printing (SPEC 6.3) ---------------------------------------- */
+/* ---- double printing (docs/language.md 6.3) ---------------------------------------- */
 
 /* Shortest digits of |d| (finite, non-zero) that read back as d: stores the
  * digits without trailing zeros (NUL-terminated) and answers the decimal
  * exponent of the first digit. */
 static int shortest_digits(double d, char *digits) {
     char tmp[40];
-    /* SPEC 6.3 tries precisions 0..16 and takes the first that reads back.
+    /* docs/language.md 6.3 tries precisions 0..16 and takes the first that reads back.
      * For normal doubles, precision 14 (15 digits) gives the same digits
      * after stripping zeros: a double is within 2^-53 (relative) of any
      * decimal that reads back as it, far less than half the 15-digit spacing,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * num.h - numbers: small integers, GMP big integers and doubles, their
  * primitives, literal parsing and double printing.
@@ -14,7 +15,7 @@
  * Double `%` is fmod); a non-numeric receiver is a VM-level error.
  *
  * Mixed Integer/Double comparisons (`=`, `<`, ...) convert a small integer
- * to double first (SPEC 6.1 `a asDouble = b`, as the interpreter's fast paths
+ * to double first (docs/language.md 6.1 `a asDouble = b`, as the interpreter's fast paths
  * do) but compare big integers exactly, so `Double PositiveInfinity >
  * (1 << 2000)` holds.
  *
@@ -42,7 +43,7 @@ Value num_new_double(SomVM *vm, double d);
 /* Parses decimal digits (no sign) as an integer literal, negated if neg.
  * The caller guarantees len >= 1 and that all bytes are digits. */
 Value num_parse_integer(SomVM *vm, const char *digits, size_t len, bool neg);
-/* Shortest round-trip text of d per SPEC 6.3 into buf (>= 40 bytes); answers length. */
+/* Shortest round-trip text of d per docs/language.md 6.3 into buf (>= 40 bytes); answers length. */
 size_t num_format_double(double d, char *buf);
 /* Decimal text of an integer value (small or big); answers a String. */
 Value num_int_to_string(SomVM *vm, Value v);

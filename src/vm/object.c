@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * object.c - creation of strings, symbols, arrays and instances; the symbol
  * and global tables; output; time. Runs on the VM thread only.

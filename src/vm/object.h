@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * object.h - heap object layouts of som.
  *

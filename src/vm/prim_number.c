@@ -1,9 +1,10 @@
+/* SPDX-License-Identifier: MIT */
 /*
- * prim_number.c - the Integer and Double primitives (SPEC 6.1, 6.2, 10.4,
+ * prim_number.c - the Integer and Double primitives (docs/language.md 6.1, 6.2, section 8,
  * 10.5) and their table prim_number_defs[].
  *
  * Every primitive here is total: it accepts any receiver and argument and
- * either answers a value or reports a VM-level error with the SPEC 12.4
+ * either answers a value or reports a VM-level error with the docs/language.md section 11
  * wording (`Division by zero.`, `Expected a numeric type but got type
  * 'String_'.`, `Shift too big.`, ...). Integer results are normalised (small
  * when they fit). Each primitive allocates at most one object, so arguments
@@ -70,7 +71,7 @@ static bool is_zero(Value v) {
     return v == som_mkint(0);
 }
 
-/* Coerces two numbers to doubles; reports the SPEC errors otherwise. */
+/* Coerces two numbers to doubles; reports the errors of docs/language.md section 11 otherwise. */
 static int coerce2(SomVM *vm, Value a, Value b, double *x, double *y) {
     if (kind_of(a) == NK_OTHER) return err_numeric(vm, a);
     if (kind_of(b) == NK_OTHER) return err_numeric(vm, b);

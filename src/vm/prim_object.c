@@ -1,6 +1,7 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * prim_object.c - primitives of Object, Class, Method, Primitive, Block*,
- * Array and System (SPEC sections 8-10). Calling convention: prims.h.
+ * Array and System (docs/language.md sections 7-9). Calling convention: prims.h.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -311,6 +312,14 @@ static int sys_print_stack_trace(ARGS) {
     return PRIM_OK;
 }
 
+/* The traceback of a SOM-level error, on stderr (Object>>error: sends it). */
+static int sys_error_stack_trace(ARGS) {
+    fflush(vm->out);
+    interp_error_backtrace(vm, vm->err);
+    fflush(vm->err);
+    return PRIM_OK;
+}
+
 static int sys_time(ARGS) {
     RET(som_mkint((int64_t)((som_now_ns() - vm->start_ns) / 1000000)));
 }
@@ -368,6 +377,7 @@ const PrimDef prim_object_defs[] = {
     {"System", false, "errorPrint:", sys_error_print, PK_PLAIN},
     {"System", false, "errorPrintln:", sys_error_println, PK_PLAIN},
     {"System", false, "printStackTrace", sys_print_stack_trace, PK_PLAIN},
+    {"System", false, "errorPrintStackTrace", sys_error_stack_trace, PK_PLAIN},
     {"System", false, "time", sys_time, PK_PLAIN},
     {"System", false, "ticks", sys_ticks, PK_PLAIN},
     {"System", false, "fullGC", sys_full_gc, PK_PLAIN},

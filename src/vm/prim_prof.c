@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * prim_prof.c - System primitives that control the embedded profiler from SOM
  * code (start, stop, pause, resume, rate). They call vm->prof_control, which

@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: MIT */
 /*
- * prim_string.c - the String and Symbol primitives (SPEC 7, 10.6) and their
+ * prim_string.c - the String and Symbol primitives (docs/language.md section 8) and their
  * table prim_string_defs[].
  *
  * Strings are immutable, length-counted byte sequences (NUL is an ordinary

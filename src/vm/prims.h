@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * prims.h - how primitives are declared and bound.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * value.h - the tagged value representation of som.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * vm.c - VM instances: creation (stacks, heap, bootstrap), running a program
  * (`system initialize: args`), destruction. No global state: every VM is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * vm.h - the VM instance. Everything a running SOM program needs hangs off
  * one SomVM: heap, stacks, classes, symbols, globals, options. There is no

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Runs the standard SOM IntegrationTests (IntegrationTests/Tests/**/*.som) as SPEC 13.3 describes.
+"""Runs the standard SOM IntegrationTests (IntegrationTests/Tests/**/*.som) as docs/testing.md describes.
 
 The tests are not part of this repository: --som-repo names a checkout of the public SOM
 repository (git clone --depth 1 https://github.com/SOM-st/SOM), which holds IntegrationTests/,
@@ -14,7 +14,7 @@ repository (load_file.som reads core-lib/IntegrationTests/Tests/hello_world1.som
 VM's built-in core library is used. @NAME components of custom_classpath are replaced
 by environment variables: AWFY (the AWFY Core directory) and CLASSPATH.
 
-Matching (SPEC 13.3, step 4): expected lines are stripped, empty ones dropped, and
+Matching (docs/testing.md): expected lines are stripped, empty ones dropped, and
 lower-cased unless case_sensitive is True; the actual stream is split at newlines and
 walked once with a pointer into the expected lines. stdout and stderr are matched
 independently and both must match. The exit status is not checked.
@@ -35,7 +35,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 # The 96 tests that the reference C++ VM's expectations do not classify as unspecified or
-# unsupported (SPEC 13.3): the practical core of the suite.
+# unsupported (docs/testing.md): the practical core of the suite.
 CORE_TESTS = set("""
 basic_arrays binary_super/test block_1 block_2 block_3 block_4 block_5 block_6
 block_7 block_8 block_9 block_10 block_11 block_12 bool1 bool2 bool3 bool4
@@ -262,7 +262,7 @@ def main():
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     print('%d/%d pass; %d passed, %d failed (%d known failures, %d listed but passing) [lib %s; '
-          'SPEC core list: %d/%d pass]'
+          'core list: %d/%d pass]'
           % (counts['pass'] + counts['fixed'], len(tests), counts['pass'], counts['fail'],
              counts['known'], counts['fixed'], opts.lib, core_pass, core_total))
     return 1 if counts['fail'] else 0

@@ -21,7 +21,7 @@ A test is a .som class file that contains at least one expectation annotation
   "skip-gc-stress"        skipped when --gc-stress is among the VM arguments
   "stdout-prefix"         the expect lines need only be a prefix of stdout
   "expect-diagnostic"     the VM reported an error: non-empty stderr or an "ERROR:" stdout line
-                          (for failures whose reporting path SPEC leaves open, e.g. stack overflow)
+                          (for failures whose reporting path docs/language.md leaves open, e.g. stack overflow)
 
 stdout must equal the expected lines exactly (no extra lines). A test killed by
 a signal or a timeout always fails. Tests listed in known-failures.txt (path

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Self-test of the test runners (no VM needed): run_tests.py must reject wrong output, wrong
 exit status, crashes and missing diagnostics, and accept exactly matching runs; the
-IntegrationTests matcher (tests/conformance/run_integration.py) must follow SPEC 13.3."""
+IntegrationTests matcher (tests/conformance/run_integration.py) must follow docs/testing.md."""
 import os
 import subprocess
 import sys

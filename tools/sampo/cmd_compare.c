@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_compare.c - `sampo compare A B`: Pearson correlation of per-method counters,
  * Arnold-Ryder overlap of the context trees, and the biggest per-method differences.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_export.c - `sampo export --pprof|--collapsed|--speedscope FILE [-o OUT]`.
  */

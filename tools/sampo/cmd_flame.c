@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_flame.c - `sampo flame [FILE] [-o out.svg]`: flame graph SVG (src/analysis/flame.h).
  */

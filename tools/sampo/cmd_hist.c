@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_hist.c - `sampo hist FILE [-o out.svg] [--range A-B | --symbol NAME]`: the PC
  * histogram over the address space (src/analysis/hist.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_record.c - `sampo record [-F HZ] [--mode cpu|wall] [-o FILE] -- cmd args...`.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_report.c - `sampo report [FILE]`: the text report (src/analysis/report.h).
  */
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "somsrc.h" /* (before report.h: the call sites' lines) */
 #include "report.h"
 
 static const char report_usage[] =
@@ -42,6 +44,13 @@ static int report_parse_pct(const char *s, double *v) {
     if (end == s || *end || !(x >= 0 && x <= 100)) return -1;
     *v = x;
     return 0;
+}
+
+/* SpReportOpts.site_line for SOM methods: their classes compiled from the class path. */
+static int report_site_line(void *ctx, const SpProfile *p, uint32_t caller, uint32_t callsite,
+                            char *buf, size_t len) {
+    if (p->frames[caller].kind != SP_FRAME_VM_METHOD) return -1;
+    return sampo_somsrc_site(ctx, sp_str(p, p->frames[caller].name), callsite, buf, len);
 }
 
 int cmd_report(int argc, char **argv) {
@@ -137,6 +146,9 @@ int cmd_report(int argc, char **argv) {
     if (!path) return 2;
     SpProfile *p = sampo_load_thread(path, thread);
     if (!p) return 1;
+    SampoSomSrc *src = sampo_somsrc_new(p, NULL); /* call sites' source lines, when found */
+    o.site_line = src ? report_site_line : NULL;
+    o.site_ctx = src;
     char err[512];
     int frc = sp_profile_filter_frames(p, focus, ignore, err, sizeof err);
     if (frc) {
@@ -144,6 +156,7 @@ int cmd_report(int argc, char **argv) {
             fprintf(stderr, "sampo report: %s: %s\n", path, err);
         else
             fprintf(stderr, "sampo report: out of memory\n");
+        sampo_somsrc_free(src);
         sp_profile_free(p);
         return frc == -2 ? 2 : 1;
     }
@@ -152,6 +165,7 @@ int cmd_report(int argc, char **argv) {
     int rc = sp_report(p, &o, &out) == 0 && sampo_write_out(NULL, &out) == 0 ? 0 : 1;
     if (out.oom) fprintf(stderr, "sampo report: out of memory\n");
     sp_buf_fini(&out);
+    sampo_somsrc_free(src);
     sp_profile_free(p);
     return rc;
 }

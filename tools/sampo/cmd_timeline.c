@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd_timeline.c - `sampo timeline FILE [-o out.svg]`: samples over time by thread and the
  * sampling interval over time (src/analysis/timeline.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * main.c - `sampo` entry point: dispatches to one cmd_<name>() per subcommand from a table.
  */
@@ -20,14 +21,15 @@ static const SampoCmd sampo_cmds[] = {
     {"hist", cmd_hist, "draw the PC histogram over the address space (SVG)"},
     {"compare", cmd_compare, "correlation and context-tree overlap of two profiles"},
     {"timeline", cmd_timeline, "samples and sampling interval over time (SVG)"},
+    {"annotate", cmd_annotate, "a method's source or disassembly with its samples per line"},
 };
 
 static void sampo_usage(FILE *f) {
     fprintf(f, "usage: sampo <command> [options] [args]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof sampo_cmds / sizeof *sampo_cmds; i++)
         fprintf(f, "  %-8s %s\n", sampo_cmds[i].name, sampo_cmds[i].summary);
-    fprintf(f, "\nreport, export, flame, hist and timeline read FILE, default " SAMPO_DEFAULT_FILE
-               " (what record\nwrites by default).\n"
+    fprintf(f, "\nreport, export, flame, hist, timeline and annotate read FILE, "
+               "default " SAMPO_DEFAULT_FILE " (what record\nwrites by default).\n"
                "'sampo <command> --help' describes one command; man sampo-<command> has more.\n");
 }
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * srcline.c - source lines of sampled PCs from the objects' DWARF (libdw), for the pprof
  * export: what perf's srcline and pprof's local symbolization do, at export time.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * srcline.h - per-PC source lines (with inlined functions) for `sampo export --pprof`, read
  * from the DWARF of the profiled objects when they are still on disk with the recorded build

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * util.c - helpers shared by the sampo subcommands (see cmds.h).
  */
@@ -45,9 +46,10 @@ int sampo_write_out(const char *path, const SpBuf *buf) {
 const char *sampo_file_arg(int argc, char **argv, int optind, const char *usage) {
     if (optind >= argc) {
         if (access(SAMPO_DEFAULT_FILE, F_OK) == 0) return SAMPO_DEFAULT_FILE;
+        if (access(SAMPO_SOM_FILE, F_OK) == 0) return SAMPO_SOM_FILE;
         fprintf(stderr,
                 "%s: no FILE given and no " SAMPO_DEFAULT_FILE " in the current directory (the "
-                "file sampo record writes by default)\n",
+                "file sampo record writes by default; som --prof writes " SAMPO_SOM_FILE ")\n",
                 argv[0]);
         fputs(usage, stderr);
         return NULL;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * main.c - the `som` command: parses the command line, creates one VM per
  * requested thread, runs the program and exits with its status.
@@ -27,18 +28,21 @@ static void usage(FILE *f) {
                "sends it #run: with the arguments (or #run).\n"
                "\n"
                "options:\n"
-               "  -cp PATH       class path, directories separated by ':'\n"
+               "  -cp, --classpath PATH  class path, directories separated by ':'\n"
                "  --threads N    run N independent copies of the program, one VM per thread\n"
                "  --gc-stress    collect garbage at every allocation (slow; for testing)\n"
                "  -g             print garbage-collection statistics at exit\n"
-               "  -H SIZE        initial heap size, e.g. -H64MB (accepted for compatibility)\n"
+               "  -H SIZE        initial heap size: the collector starts after SIZE bytes of\n"
+               "                 allocation (at least 8M); k, M or G, e.g. -H64M; a bare number\n"
+               "                 is megabytes\n"
                "  -d             at exit, list the bytecode of every method that ran, with the\n"
                "                 receiver classes and operand kinds each send site saw\n"
                "  --prof[=MODE]  profile the program: async (default; signal-driven sampling),\n"
                "                 coop (sampling at safe points), exact (count every call)\n"
                "  --prof-hz N    samples per second per thread (default: self-tuned)\n"
                "  --prof-tune    self-tune the rate even with --prof-hz (which sets the start)\n"
-               "  --prof-out F   write the profile to F (exact mode also writes F.time)\n"
+               "  --prof-out F   write the profile to F (exact mode also writes F.time); default:\n"
+               "                 som.sampo (som-PID.sampo with --threads) unless --prof-report\n"
                "  --prof-report  print the profile report on stderr at exit\n"
                "  --prof-dump F  write the calling-context map as JSON to F\n"
                "  --prof-states  also measure the VM-state split exactly and print both splits\n"
@@ -59,6 +63,9 @@ static void usage(FILE *f) {
                "  --jit-dump     print the IR of each compiled function on stderr\n"
                "  -h, --help     show this help\n"
                "  --version      show the version\n"
+               "  --             end of the options (the main class follows)\n"
+               "\n"
+               "Options that take a value also accept --name=VALUE.\n"
                "\n"
                "environment: SOM_CORELIB=DIR replaces the built-in core library;\n"
                "SOM_JIT_* tune the JIT's controller (docs/design/jit.md).\n");
@@ -75,18 +82,39 @@ typedef struct Config {
     char **argv;
 } Config;
 
+/* A heap size: a positive number with an optional unit k, M or G (any case, optionally
+ * followed by B); a bare number is megabytes, as in CSOM (-H10 is 10 MB).  Answers 0 for
+ * anything else, or for more than 1 TiB. */
 static size_t parse_size(const char *s) {
     char *end;
+    if (!*s || *s == '-' || *s == '+' || *s == ' ') return 0;
+    errno = 0;
     double v = strtod(s, &end);
-    if (end == s || v < 0) return 0;
-    if (*end == 'k' || *end == 'K')
+    if (end == s || errno || !(v > 0)) return 0;
+    switch (*end) {
+    case 'k':
+    case 'K':
         v *= 1024;
-    else if (*end == 'm' || *end == 'M')
+        end++;
+        break;
+    case 'm':
+    case 'M':
         v *= 1024 * 1024;
-    else if (*end == 'g' || *end == 'G')
+        end++;
+        break;
+    case 'g':
+    case 'G':
         v *= 1024.0 * 1024 * 1024;
-    else if (*end == 0)
-        v *= 1024 * 1024; /* CSOM: -H10 is 10 MB */
+        end++;
+        break;
+    case 0:
+        v *= 1024 * 1024;
+        break;
+    default:
+        return 0;
+    }
+    if (*end == 'b' || *end == 'B') end++;
+    if (*end || v < 1 || v > 1024.0 * 1024 * 1024 * 1024) return 0;
     return (size_t)v;
 }
 
@@ -100,6 +128,35 @@ static char *join_path(const char *a, const char *b) {
     }
     memcpy(r + la, b, lb + 1);
     return r;
+}
+
+/* An option that takes a value, at argv[*i]: `NAME VALUE` (the index moves past VALUE) or
+ * `NAME=VALUE`.  Answers false when argv[*i] is another option; else true with *v set, or
+ * NULL after saying what is missing (`what` describes the value). */
+static bool opt_value(int argc, char **argv, int *i, const char *name, const char *what,
+                      const char **v) {
+    const char *a = argv[*i];
+    size_t n = strlen(name);
+    if (strncmp(a, name, n) || (a[n] && a[n] != '=')) return false;
+    if (a[n] == '=') {
+        *v = a + n + 1;
+    } else if (*i + 1 < argc) {
+        *v = argv[++*i];
+    } else {
+        fprintf(stderr, "som: %s needs an argument: %s\n", name, what);
+        *v = NULL;
+    }
+    return true;
+}
+
+/* A whole number in [lo, hi]. */
+static bool parse_int(const char *s, long lo, long hi, long *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || errno || v < lo || v > hi || *s == ' ' || *s == '+') return false;
+    *out = v;
+    return true;
 }
 
 /* One --prof* option at argv[*i]; answers -1 to continue, else an exit status. */
@@ -135,28 +192,31 @@ static int parse_prof(int argc, char **argv, int *i, SomProfOptions *p) {
         if (p->mode == SOMPROF_OFF) p->mode = SOMPROF_ASYNC;
         return -1;
     }
-    if (strcmp(a, "--prof-hz") && strcmp(a, "--prof-out") && strcmp(a, "--prof-dump")) {
-        fprintf(stderr, "som: unknown option '%s'\n", a);
-        return 2;
-    }
-    if (++*i >= argc) {
-        fprintf(stderr, "som: %s needs an argument\n", a);
-        return 2;
-    }
-    const char *v = argv[*i];
-    if (!strcmp(a, "--prof-hz")) {
-        char *end;
-        long hz = strtol(v, &end, 10);
-        if (end == v || *end || hz < 1 || hz > 100000) {
+    const char *v;
+    if (opt_value(argc, argv, i, "--prof-hz", "samples per second, 1 to 100000", &v)) {
+        long hz;
+        if (!v) return 2;
+        if (!parse_int(v, 1, 100000, &hz)) {
             fprintf(stderr, "som: --prof-hz: expected a number between 1 and 100000, got '%s'\n",
                     v);
             return 2;
         }
         p->hz = (uint32_t)hz;
-    } else if (!strcmp(a, "--prof-out")) {
-        p->out = v;
+    } else if (opt_value(argc, argv, i, "--prof-out", "a file name", &v) ||
+               opt_value(argc, argv, i, "--prof-dump", "a file name", &v)) {
+        if (!v) return 2;
+        bool out = a[7] == 'o';
+        size_t n = strlen(v);
+        if (!n || (n > 4 && !strcmp(v + n - 4, ".som"))) { /* `--prof-out Prog.som` */
+            fprintf(stderr, "som: %s: expected a file name for the %s, got '%s'%s\n",
+                    out ? "--prof-out" : "--prof-dump", out ? "profile" : "dump", v,
+                    n ? " (a SOM source file; not overwritten)" : "");
+            return 2;
+        }
+        *(out ? &p->out : &p->dump) = v;
     } else {
-        p->dump = v;
+        fprintf(stderr, "som: unknown option '%s' (som --help lists the options)\n", a);
+        return 2;
     }
     if (p->mode == SOMPROF_OFF) p->mode = SOMPROF_ASYNC;
     return -1;
@@ -188,10 +248,32 @@ static int parse_jit(const char *a, JitOptions *j) {
         }
         j->deopt_stress_seed = v;
     } else {
-        fprintf(stderr, "som: unknown option '%s'\n", a);
+        fprintf(stderr, "som: unknown option '%s' (som --help lists the options)\n", a);
         return 2;
     }
     return -1;
+}
+
+/* A main class given as a file (a path, or a name ending in .som) that is neither there nor
+ * in a -cp directory: said as the shell would say it, before a VM starts.  A bare class name
+ * is looked up by the program (System>>resolve:), which reports a missing class itself. */
+static bool main_file_missing(const char *arg, const char *cp) {
+    size_t n = strlen(arg);
+    bool path = strchr(arg, '/') != NULL;
+    if (!path && (n < 4 || strcmp(arg + n - 4, ".som"))) return false;
+    struct stat st;
+    if (stat(arg, &st) == 0) return false;
+    int e = errno;
+    for (const char *d = cp; !path && d && *d;) { /* som -cp DIR File.som: DIR/File.som */
+        size_t len = strcspn(d, ":");
+        char buf[4096];
+        if (len && (size_t)snprintf(buf, sizeof buf, "%.*s/%s", (int)len, d, arg) < sizeof buf &&
+            stat(buf, &st) == 0)
+            return false;
+        d += len + (d[len] == ':');
+    }
+    fprintf(stderr, "som: %s: %s\n", arg, strerror(e));
+    return true;
 }
 
 /* Answers -1 to continue, else an exit status. */
@@ -201,27 +283,32 @@ static int parse_args(int argc, char **argv, Config *c) {
     c->threads = 1;
     c->jit.mode = JIT_ON;
     for (; i < argc && argv[i][0] == '-'; i++) {
-        const char *a = argv[i];
+        const char *a = argv[i], *v;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return 0;
         } else if (!strcmp(a, "--version")) {
             printf("som %s (Sampo SOM virtual machine)\n", SOM_VERSION);
             return 0;
-        } else if (!strcmp(a, "-cp") || !strcmp(a, "--classpath")) {
-            if (++i >= argc) {
-                fprintf(stderr, "som: -cp needs a class path\n");
-                usage(stderr);
+        } else if (!strcmp(a, "--")) { /* the main class follows, even if it starts with - */
+            i++;
+            break;
+        } else if (!strcmp(a, "-cp") || !strncmp(a, "--classpath", 11)) {
+            const char *name = a[1] == 'c' ? "-cp" : "--classpath";
+            if (!opt_value(argc, argv, &i, name, "directories separated by ':'", &cp)) {
+                fprintf(stderr, "som: unknown option '%s' (som --help lists the options)\n", a);
                 return 2;
             }
-            cp = argv[i];
-        } else if (!strcmp(a, "--threads")) {
-            char *end;
-            if (++i >= argc || (c->threads = (int)strtol(argv[i], &end, 10)) < 1 || *end ||
-                c->threads > 256) {
-                fprintf(stderr, "som: --threads needs a number between 1 and 256\n");
+            if (!cp) return 2;
+        } else if (opt_value(argc, argv, &i, "--threads", "a number between 1 and 256", &v)) {
+            long n;
+            if (!v) return 2;
+            if (!parse_int(v, 1, 256, &n)) {
+                fprintf(stderr, "som: --threads: expected a number between 1 and 256, got '%s'\n",
+                        v);
                 return 2;
             }
+            c->threads = (int)n;
         } else if (!strncmp(a, "--jit", 5)) {
             c->jit_asked = true;
             int r = parse_jit(a, &c->jit);
@@ -234,13 +321,19 @@ static int parse_args(int argc, char **argv, Config *c) {
         } else if (!strcmp(a, "-g")) {
             c->opts.gc_verbose = true;
         } else if (!strncmp(a, "-H", 2)) {
-            const char *v = a[2] ? a + 2 : (++i < argc ? argv[i] : "");
-            c->opts.heap_hint = parse_size(v);
+            v = a[2] ? a + 2 + (a[2] == '=') : (i + 1 < argc ? argv[++i] : NULL);
+            if (!v) {
+                fprintf(stderr, "som: -H needs an argument: a size like 64M\n");
+                return 2;
+            }
+            if (!(c->opts.heap_hint = parse_size(v))) {
+                fprintf(stderr, "som: -H: expected a size like 64M, got '%s'\n", v);
+                return 2;
+            }
         } else if (!strcmp(a, "-d") || !strcmp(a, "-dd")) {
             c->opts.dump_feedback = true;
         } else {
-            fprintf(stderr, "som: unknown option '%s'\n", a);
-            usage(stderr);
+            fprintf(stderr, "som: unknown option '%s' (som --help lists the options)\n", a);
             return 2;
         }
     }
@@ -265,6 +358,7 @@ static int parse_args(int argc, char **argv, Config *c) {
         fprintf(stderr, "som: %s: %s, not a SOM source file\n", argv[i], strerror(EISDIR));
         return 2;
     }
+    if (main_file_missing(argv[i], cp)) return 2;
     char *main = strdup(argv[i]);
     char *slash = strrchr(main, '/');
     char *name = main;
@@ -405,6 +499,18 @@ static void stop_on_signals(void) {
     if (pthread_create(&t, NULL, stop_waiter, NULL) == 0) pthread_detach(t);
 }
 
+/* --prof with neither --prof-out nor --prof-report would lose the profile: it goes to
+ * som.sampo in the current directory then (som-PID.sampo with --threads, whose runs are
+ * often started side by side), and main says so at the end, as perf does with perf.data. */
+static void default_prof_out(Config *c, char *buf, size_t len) {
+    if (c->prof.out || c->prof.report) return;
+    if (c->threads > 1)
+        snprintf(buf, len, "som-%d.sampo", (int)getpid());
+    else
+        snprintf(buf, len, "som.sampo");
+    c->prof.out = buf;
+}
+
 int main(int argc, char **argv) {
     Config cfg = {0};
     int rc = parse_args(argc, argv, &cfg);
@@ -413,7 +519,9 @@ int main(int argc, char **argv) {
         return rc;
     }
     char err[8400];
+    char default_out[64] = "";
     if (cfg.prof.mode != SOMPROF_OFF) {
+        default_prof_out(&cfg, default_out, sizeof default_out);
         stop_on_signals();
         if (somprof_session_start(&cfg.prof, err, sizeof err)) {
             fprintf(stderr, "som: profiler: %s\n", err);
@@ -464,6 +572,10 @@ int main(int argc, char **argv) {
     if (cfg.prof.mode != SOMPROF_OFF && somprof_session_finish(err, sizeof err)) {
         fprintf(stderr, "som: profiler: %s\n", err);
         if (!rc) rc = 1;
+    } else if (default_out[0]) {
+        bool timed = cfg.prof.mode == SOMPROF_EXACT || cfg.prof.exact_time;
+        fprintf(stderr, "som: profile written to %s%s%s%s (sampo report %s)\n", default_out,
+                timed ? " and " : "", timed ? default_out : "", timed ? ".time" : "", default_out);
     }
     config_free(&cfg);
     atomic_store(&session_done, 1);

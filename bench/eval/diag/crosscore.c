@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * crosscore.c - does a thread on another core see a thread's state in proportion to time?
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gen_names.c - writes a synthetic sampled profile whose frame names stress every export:
  * a 2 kB UTF-8 name (multi-byte characters right at the old 511-byte cut) containing ';',

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rename_prog.c - a program whose threads rename themselves after the profiler registered
  * them (pthread_setname_np), for the thread-name test of tests/e2e/interop: a worker names

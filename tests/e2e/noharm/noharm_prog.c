@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * noharm_prog.c - native programs that play games a profiler must survive without changing
  * what they do (docs/design/profiler.md, "What the profiler promises the program").  One

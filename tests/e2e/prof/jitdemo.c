@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * jitdemo.c - a tiny "JIT": copies a counting loop into fresh executable memory, registers
  * it with sampo_jit_register() (which appends it to /tmp/perf-PID.map) and runs it for

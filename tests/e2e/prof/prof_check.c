@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * prof_check.c - reads a profile written by libsampo (through src/analysis) and checks it.
  *

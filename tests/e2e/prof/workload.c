@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * workload.c - target programs with a known CPU split for the profiler's end-to-end tests.
  *

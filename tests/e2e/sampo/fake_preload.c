@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fake_preload.c - a stand-in for libsampo_preload.so that tests `sampo record` alone:
  * at exit it writes, through the analysis API, a one-sample profile to $SAMPO_OUT whose

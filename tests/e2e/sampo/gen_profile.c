@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gen_profile.c - writes synthetic profiles through the analysis API, for the sampo e2e
  * tests (used until/besides real `sampo record` runs).

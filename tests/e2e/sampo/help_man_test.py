@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """help_man_test.py SAMPO MANDIR - every option in `sampo CMD --help` is documented in
 docs/man/sampo-CMD.1 and every option documented there is in --help, for every subcommand.
+help_man_test.py --som SOM MANDIR - the same for `som --help` and docs/man/som.1.
 Options are taken from the definition part of the help's option lines ("  -o, --output OUT
   text") and from the tag lines after .TP in the man page."""
 import re
@@ -10,10 +11,11 @@ import sys
 OPT = re.compile(r"(?<![\w-])(--?[A-Za-z][A-Za-z-]*)")
 
 
-def help_options(sampo, cmd):
-    r = subprocess.run([sampo, cmd, "--help"], capture_output=True, text=True)
+def help_options(prog, cmd):
+    r = subprocess.run([prog] + ([cmd] if cmd else []) + ["--help"], capture_output=True,
+                       text=True)
     if r.returncode != 0:
-        raise SystemExit(f"FAIL: sampo {cmd} --help exited {r.returncode}: {r.stderr}")
+        raise SystemExit(f"FAIL: {prog} {cmd or ''} --help exited {r.returncode}: {r.stderr}")
     opts = set()
     for line in r.stdout.splitlines():
         if not re.match(r"^\s+-", line):
@@ -38,22 +40,30 @@ def man_options(path):
 
 
 def main():
-    sampo, mandir = sys.argv[1], sys.argv[2]
-    cmds = ["record", "report", "export", "flame", "hist", "compare", "timeline"]
+    if sys.argv[1] == "--som":
+        prog, mandir = sys.argv[2], sys.argv[3]
+        cmds = [None]
+    else:
+        prog, mandir = sys.argv[1], sys.argv[2]
+        cmds = ["record", "report", "export", "flame", "hist", "compare", "timeline"]
+        if "annotate" in subprocess.run([prog, "--help"], capture_output=True, text=True).stdout:
+            cmds.append("annotate")
     bad = 0
     for cmd in cmds:
-        h = help_options(sampo, cmd)
-        m = man_options(f"{mandir}/sampo-{cmd}.1")
+        h = help_options(prog, cmd)
+        page = f"sampo-{cmd}.1" if cmd else "som.1"
+        m = man_options(f"{mandir}/{page}")
+        name = f"sampo {cmd}" if cmd else "som"
         if not h:
-            print(f"FAIL: sampo {cmd} --help lists no options")
+            print(f"FAIL: {name} --help lists no options")
             bad += 1
         for o in sorted(h - m):
-            print(f"FAIL: sampo {cmd}: {o} is in --help but not in sampo-{cmd}.1")
+            print(f"FAIL: {name}: {o} is in --help but not in {page}")
             bad += 1
         for o in sorted(m - h):
-            print(f"FAIL: sampo {cmd}: {o} is in sampo-{cmd}.1 but not in --help")
+            print(f"FAIL: {name}: {o} is in {page} but not in --help")
             bad += 1
-        print(f"sampo {cmd}: {len(h)} options in --help, {len(m)} in the man page")
+        print(f"{name}: {len(h)} options in --help, {len(m)} in the man page")
     if bad:
         sys.exit(1)
     print("help and man pages agree")

@@ -76,6 +76,25 @@ PY
         go tool pprof -top split.pb.gz >pprof.txt 2>&1; check "go tool pprof reads it" test $? -eq 0
         check "go pprof names hot" grep -qE ' hot$' pprof.txt
     fi
+    # annotate: burn() is where every sample stops; the sampled instructions carry them all
+    $SAMPO annotate burn split.prof >ann.txt; check "annotate burn" test $? -eq 0
+    check "annotate: heading" grep -qE '^## burn   self [0-9]+ \([0-9.]+%\), total [0-9]+ ' ann.txt
+    if command -v objdump >/dev/null; then
+        check "annotate: objdump disassembly" grep -qE '^ +[0-9a-f]+:  [a-z]' ann.txt
+        check "annotate: samples on instructions" grep -qE '^ +[0-9.]+% +[0-9]+ +[0-9a-f]+:  [a-z]' ann.txt
+        check "annotate: all samples placed" python3 - <<'PY'
+import re
+lines = open("ann.txt").read().splitlines()
+self_w = int(re.match(r"## burn   self (\d+)", lines[0]).group(1))
+placed = sum(int(m.group(1)) for m in (re.match(r" +[\d.]+% +(\d+) +[0-9a-f]+:  ", l) for l in lines) if m)
+print(self_w, placed)
+assert placed == self_w
+PY
+    fi
+    $SAMPO annotate --objdump '' burn split.prof >ann2.txt
+    check "annotate --objdump '': addresses" grep -qE '^ +[0-9.]+% +[0-9]+  0x[0-9a-f]+  burn\+0x[0-9a-f]+$' ann2.txt
+    $SAMPO annotate no_such_function_anywhere split.prof 2>err.txt; check "annotate: no such method -> 1" test $? -eq 1
+    check "annotate: says so" has err.txt "sampo annotate: no method named or matching 'no_such_function_anywhere'"
     $SAMPO flame split.prof -o flame.svg; check "flame from engine profile" has flame.svg ">hot"
     $SAMPO hist split.prof -o hist.svg; check "hist from engine profile" test $? -eq 0
 fi

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * split_prog.c - a C program with a known CPU split for `sampo record` end-to-end tests:
  * hot/warm/cool burn 50/30/20 percent of the work in a loop; a second thread runs an equal

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // cxx_prog.cpp - C++ functions with a known CPU split (a member function 2/3, a function
 // template 1/3), whose names must appear demangled as perf prints them.  Compiled by
 // symbols_test.sh with the system's c++ (the project itself is C only).

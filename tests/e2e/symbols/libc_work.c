@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libc_work.c - spends its time inside libc's internal functions (qsort's merge sort,
  * memmove's CPU-specific variant, malloc's internals), which only libc's separate debug

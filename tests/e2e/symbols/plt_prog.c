@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * plt_prog.c - calls plt_target_fn (in libsym_plt_lib.so) through its PLT entry in a tight
  * loop, so that samples land in the stub: it must be named "plt_target_fn@plt".

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sym_prog.c - two static functions with a known CPU split (alpha 2/3, beta 1/3).  The test
  * strips the binary and gives its symbols back through a .gnu_debuglink or build-id debug

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_deep.c - libFuzzer target for the SOM compiler on deep and long constructs.
  *

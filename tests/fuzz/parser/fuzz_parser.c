@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_parser.c - libFuzzer target for the SOM front end: the lexer alone
  * (every token, every string decoded), then parse_class, then the bytecode

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * replay_main.c - runs fuzz_parser.c's LLVMFuzzerTestOneInput on files
  * given on the command line, or on every file of a directory, so the seed

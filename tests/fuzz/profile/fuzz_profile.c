@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_profile.c - libFuzzer target for the profile reader: any byte string must either be
  * rejected with an "offset 0x..." message or decode into a profile that every consumer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * replay_main.c - runs the fuzz target over files given on the command line (the seed
  * corpus), so non-fuzz builds (dev, ASan) exercise the same code without libFuzzer.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fixture.c - the fixed profile used by the analysis unit tests (see fixture.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fixture.h - a small fixed profile shared by the analysis unit tests: three native
  * functions main -> work -> {leaf_a, leaf_b}, two threads, a mapping, symbols, metadata,

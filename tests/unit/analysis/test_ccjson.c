@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_ccjson.c - the CC-Map JSON dump reader: a valid dump (Figure 2 shapes, escapes,
  * optional members) and rejections with "LINE:COL: expected X, got Y".

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_compare.c - Pearson correlation and Arnold-Ryder overlap on hand-computed cases,
  * including the Rotor paper's Figure 2 shapes (A->B->C->D vs E->B->C->F).

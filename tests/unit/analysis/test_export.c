@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_export.c - byte-exact tests of the exporters on fixed profiles: collapsed and
  * speedscope spelled out by hand, pprof against pinned bytes (tests/e2e/interop checks

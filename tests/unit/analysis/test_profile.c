@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_profile.c - unit tests of the profile model, the CC-Map derivation, the on-disk
  * writer (golden bytes, hand-computed with an independent encoder) and the reader's

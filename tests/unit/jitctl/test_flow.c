@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_flow.c - the controller's flow with a fake backend (controller.h: JitBackend), so it
  * runs without the real compiler: a counter hook decides and queues, the compiler thread

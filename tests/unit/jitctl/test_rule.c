@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_rule.c - the controller's rule (controller_rule.c) as a pure function: samples and
  * counters to past time, benefit against cost, the calibration of the compile rate, the

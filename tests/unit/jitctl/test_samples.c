@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_samples.c - the controller driven by samples: a real VM in a JIT-only cooperative
  * session (hand-made frames, samples taken at a safe point), the fake backend of the flow

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_walker.c - somprof's view of compiled frames: somprof_inlined on a hand-made
  * SomJitCode / JitPos table (chains, the frame's own entry, bounds, a corrupt table), and the

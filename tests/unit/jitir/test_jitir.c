@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_jitir.c - the JIT's IR builder and optimizer (src/jit/build.c, opt.c, ir.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_compile.c - compile time of the LLVM backend (not a test): a loop function of about
  * 50 IR instructions and a straight-line + loops function of about 2000, compiled REPS times

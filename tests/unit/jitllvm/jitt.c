@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * jitt.c - hand-built IR for the backend tests (jitt.h).  Fills the structs of ir.h with
  * fixed capacities; the functions are deliberately not ir.c's (which belongs to the IR's

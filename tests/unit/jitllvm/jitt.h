@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * jitt.h - helpers for the LLVM backend's tests: a JitFunc built by hand (t_* functions fill
  * the structs of ir.h directly; ir.c is not linked), and the recording test doubles of the

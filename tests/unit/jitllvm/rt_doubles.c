@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rt_doubles.c - recording test doubles of every runtime entry point compiled code calls
  * (jitabi.h).  ONE file on purpose: at integration, when somvm defines the real jit_rt_*,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_llvm.c - the LLVM backend (llvm.c) on hand-built IR, with recording runtime doubles:
  * integer loops with phis and overflow deopts, double boxing, class tests, memory ops,

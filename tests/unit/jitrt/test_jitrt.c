@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_jitrt.c - the VM side of the optimizing tier (jitabi.h), exercised with compiled
  * code written by hand: C functions with the entry signature that follow the ABI, installed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_prof_ccmap.c - CC-Map updates and queries: the Rotor paper's Figure 2 shapes
  * (A->B->C->D vs E->B->C->F), partial samples continuing from a visited frame's context,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_prof_engine.c - the engine in-process through the public API: a fake VM publishes a
  * shadow-frame chain (Figure 2 shapes A->B->C->D and E->B->C->F, with the loop inside C so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_prof_jitdump.c - perf's jitdump file (src/prof/jitdump.c) and its wiring in the JIT
  * registration of symbols.c: header and record bytes checked byte-exact (timestamps only

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_prof_misc.c - smaller engine parts: the raw PC ring and its histogram, the u64 map,
  * symbol lookup for this binary and for JIT ranges (with the perf map), the guarded

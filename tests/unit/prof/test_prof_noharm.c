@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_prof_noharm.c - the engine's "do no harm" promises seen from inside one process:
  * the safe output routine (symlink, FIFO, device, permissions), the checks made before a

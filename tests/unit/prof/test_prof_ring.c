@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_prof_ring.c - the SPSC ring: order, bounded capacity with counted overflow,
  * wrap-around, and a two-thread producer/consumer run (also run under TSan).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_prof_stress.c - 64 threads at the highest rate asked for (5 kHz, clamped by the
  * machine), native stacks and VM shadow frames, threads starting and ending while sampled.

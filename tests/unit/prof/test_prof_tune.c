@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_prof_tune.c - the self-tuning interval driven by a fake clock: thresholds,
  * budget floor, overhead budget, freezing, and the window length.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_symbols.c - debuginfo.c and the naming in symbols.c: the .gnu_debuglink CRC, the
  * lookup order on libc (its build-id file, its .gnu_debuglink file under a debug root, a

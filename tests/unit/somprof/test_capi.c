@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_capi.c - the compiler-controller C API of somprof (somprof_hot_methods,
  * somprof_site_targets, somprof_hot_edges, somprof_edge_contexts) on a real VM in exact

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_cct.c - calling-context tree of somprof: full and partial (visited-mark) samples,
  * the Rotor Figure 2 shapes, and the CC-Map section / JSON dump built from a tree.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bcverify.c - structural verifier for compiled som methods (bcverify.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bcverify.h - structural verifier for compiled som methods, shared by the
  * unit tests (tests/unit/vm) and the front-end fuzzer (tests/fuzz/parser).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_codegen.c - unit tests of the bytecode generator (src/compiler/codegen.c)
  * through a real VM: inlined ifTrue:/ifFalse:/and:/whileTrue:/to:do:, captured

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_feedback.c - inline caches and type feedback (CallSite, object.h)
  * after running a program: per-site receiver classes with hit counts, the

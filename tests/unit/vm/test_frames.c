@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_frames.c - the frame contract of frame.h as seen by a profiler,
  * checked from inside a running program through the VM's exact-profiling

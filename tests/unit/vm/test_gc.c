@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_gc.c - unit tests of the object model and the collector (src/vm/gc.c,
  * src/vm/object.c): allocation layouts, identity hashes stable across

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_interp.c - the interpreter through whole programs: small classes are
  * written to a temporary directory, run with som_vm_run with that directory
@@ -133,6 +134,13 @@ static void test_lazy_loading_and_inheritance(void **state) {
     assert_int_equal(r.status, 1);
     assert_string_equal(r.out,
                         "[Square 9]\n\nERROR: This method is abstract and should be overridden\n");
+    /* the traceback starts at the abstract method, not in the core library's plumbing */
+    char want[4300];
+    snprintf(want, sizeof want,
+             "Traceback (innermost first):\n  at Shape>>area (%s/Shape.som:1)\n"
+             "  at Main>>run (%s/Main.som:1)\n",
+             dir, dir);
+    if (!strstr(r.err, want)) fail_msg("stderr `%s` lacks `%s`", r.err, want);
     vt_run_free(&r);
     vt_rmdir(dir);
     free(dir);
@@ -183,24 +191,31 @@ static const ProgCase exit_cases[] = {
      "ExBlk = ( run = ( #(1 2 3) do: [:e | e println. e = 2 ifTrue: [ system exit: 7 ] ] ) )", 7,
      "1\n2\n", NULL},
     {"Err", "Err = ( run = ( 'start' println. self error: 'boom'. 'not reached' println ) )", 1,
-     "start\n\nERROR: boom\n", NULL},
+     "start\n\nERROR: boom\n", "Traceback (innermost first):\n  at Err>>run ("},
     {"Dnu", "Dnu = ( run = ( 3 frobnicate ) )", 1,
-     "\nERROR: Method frobnicate not found in class Integer\n", NULL},
+     "\nERROR: Method frobnicate not found in class Integer\n",
+     "Traceback (innermost first):\n  at Dnu>>run ("},
     {"NonBool", "NonBool = ( run = ( (3 ifTrue: [ 'wrong' ]) println ) )", 1,
-     "\nERROR: Method ifTrue: not found in class Integer\n", NULL},
+     "\nERROR: Method ifTrue: not found in class Integer\n",
+     "Traceback (innermost first):\n  at NonBool>>run ("},
     {"NonBoolWhile", "NonBoolWhile = ( run = ( [ nil ] whileTrue: [ 'wrong' println ] ) )", 1,
-     "\nERROR: Method whileTrue: not found in class Nil\n", NULL},
+     "\nERROR: Method whileTrue: not found in class Nil\n",
+     "Traceback (innermost first):\n  at NonBoolWhile>>run ("},
     {"AndOr",
      "AndOr = ( run = ( (true and: 3) println. (false or: 7) println. "
      "(false and: 3) println. (true || false) println. (true && [ false ]) println. "
      "(3 and: true) println ) )",
-     1, "3\n7\nfalse\ntrue\nfalse\n\nERROR: Method and: not found in class Integer\n", NULL},
+     1, "3\n7\nfalse\ntrue\nfalse\n\nERROR: Method and: not found in class Integer\n",
+     "Traceback (innermost first):\n  at AndOr>>run ("},
     {"Escaped", "Escaped = ( mk = ( ^[:x | ^x ] ) run = ( (self mk value: 3) println ) )", 1,
-     "\nERROR: Block has escaped and cannot be executed\n", NULL},
+     "\nERROR: Block has escaped and cannot be executed\n",
+     "Traceback (innermost first):\n  at Escaped>>run ("},
     {"NoClass", "NoClass = ( run = ( NoSuchClass new ) )", 1,
-     "\nERROR: Tried loading 'NoSuchClass' as a class, but failed.\n", NULL},
+     "\nERROR: Tried loading 'NoSuchClass' as a class, but failed.\n",
+     "Traceback (innermost first):\n  at NoClass>>run ("},
     {"Abstract", "Abstract = ( run = ( self subclassResponsibility ) )", 1,
-     "\nERROR: This method is abstract and should be overridden\n", NULL},
+     "\nERROR: This method is abstract and should be overridden\n",
+     "Traceback (innermost first):\n  at Abstract>>run ("},
 };
 
 static void test_exit_status(void **state) {
@@ -322,7 +337,7 @@ static void test_programs_under_gc_stress(void **state) {
     check_case(&exit_cases[3], &o);
 }
 
-/* Inlined to:do: semantics (SPEC 11.1): Doubles work, the loop answers its
+/* Inlined to:do: semantics (docs/language.md 5.2): Doubles work, the loop answers its
  * receiver, assigning the parameter does not change the iteration. */
 static void test_inlined_to_do_semantics(void **state) {
     (void)state;
@@ -445,7 +460,8 @@ static void test_perform(void **state) {
                                "  (self perform: #foo:bar: withArguments: #(10 3)) println.\n"
                                "  (-4 perform: #abs) println.\n"
                                "  (self perform: #zork) println ) )",
-                               1, "7\n4\n\nERROR: Method zork not found in class Perf\n", NULL};
+                               1, "7\n4\n\nERROR: Method zork not found in class Perf\n",
+                               "at Perf>>run ("};
     check_case(&c, NULL);
 }
 

@@ -1,6 +1,7 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_lexer.c - unit tests of the SOM lexer (src/compiler/lexer.c) against
- * SPEC 1: every token kind, the separator, `||`, `-` before digits, keyword
+ * docs/language.md section 1: every token kind, the separator, `||`, `-` before digits, keyword
  * sequences only after `#`, string escapes (incl. \0 and bad escapes),
  * comments, and line/column numbers.
  *

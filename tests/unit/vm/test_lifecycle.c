@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_lifecycle.c - VM creation and options: the built-in core library,
  * a core library from a directory (SomOptions.corelib_dir), failures of

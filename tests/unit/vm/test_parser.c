@@ -1,6 +1,7 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_parser.c - unit tests of the SOM parser (src/compiler/parser.c)
- * against SPEC 2: class structure, method patterns, precedence, literals,
+ * against docs/language.md section 2: class structure, method patterns, precedence, literals,
  * blocks, the exact `file:line:col: expected X, got Y` error messages, the
  * nesting depth limit, and robustness on truncated and mutated input.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_threads.c - several VMs in parallel threads of one process (no global
  * mutable state in the VM): each thread runs its own program and the

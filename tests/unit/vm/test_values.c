@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_values.c - the tagged value representation (src/vm/value.h): small
  * integers (tag ...1), immediate doubles (tag ..10) and heap pointers (tag

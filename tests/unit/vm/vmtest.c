@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * vmtest.c - helpers for the som VM unit tests (see vmtest.h).
  */

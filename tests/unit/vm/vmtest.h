@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * vmtest.h - helpers shared by the som VM unit tests: temporary class
  * directories, running whole programs with captured output, a bytecode

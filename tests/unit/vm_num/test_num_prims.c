@@ -1,9 +1,10 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_num_prims.c - unit tests of the Integer, Double and String primitives
- * (src/vm/prim_number.c, src/vm/prim_string.c) against the tables of SPEC 6
+ * (src/vm/prim_number.c, src/vm/prim_string.c) against the tables of docs/language.md section 6
  * and 7: overflow promotion and normalisation, division family, bit
  * operations and shifts, mixed comparisons, conversions, the VM-level error
- * texts of SPEC 12.4, and the primitive tables.
+ * texts of docs/language.md section 11, and the primitive tables.
  *
  * Runs against a real VM (som_vm_new). Collection is inhibited while a test
  * runs, because the test keeps operands in unrooted C locals.
@@ -47,7 +48,7 @@ static Value SYM(const char *s) {
     return SOM_V(som_symbol(vm, s, strlen(s)));
 }
 
-/* Printable form: Integers as digits, Doubles per SPEC 6.3 (always with '.',
+/* Printable form: Integers as digits, Doubles per docs/language.md 6.3 (always with '.',
  * 'e', "inf" or "NaN"), Strings quoted, Symbols with '#', true/false/nil.
  * Fails if an Integer in the small range is a bignum (normalisation). */
 static const char *T(Value v) {

@@ -1,6 +1,7 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_num_pure.c - unit tests of the VM-independent number helpers of
- * src/vm/num.c: the SPEC 6.3 double printer (every SPEC example plus
+ * src/vm/num.c: the docs/language.md 6.3 double printer (every example of docs/language.md 6.3 plus
  * round-trip, shortness and layout properties over random doubles), decimal
  * text <-> mpz, correctly rounded mpz -> double, exact integer/double
  * comparison and double parsing.
@@ -63,7 +64,7 @@ static void test_format_spec_examples(void **state) {
     assert_string_equal(fmt(1.152921504606847e18), "1.152921504606847e18");
     assert_string_equal(fmt(6.223015277861142e-61), "6.223015277861142e-61");
     assert_string_equal(fmt(1.8446744073709552e19), "1.8446744073709552e19");
-    /* results quoted elsewhere in SPEC 6 */
+    /* results quoted elsewhere in docs/language.md section 6 */
     assert_string_equal(fmt(ldexp(1.0, 65) / 5.0), "7.378697629483821e18");
     assert_string_equal(fmt(sqrt(3.0)), "1.7320508075688772");
     assert_string_equal(fmt(fmod(5.0, 1.2)), "0.20000000000000018");
@@ -155,7 +156,7 @@ static void sig_digits(const char *s, char *out) {
     out[n] = 0;
 }
 
-/* The printer picks the same digits as the literal SPEC 6.3 search (first
+/* The printer picks the same digits as the literal docs/language.md 6.3 search (first
  * precision 0..16 whose "%.*e" text reads back), also for subnormals. */
 static void test_format_matches_spec_search(void **state) {
     (void)state;
