@@ -159,12 +159,19 @@ static int pp_lines(Pp *e, SpBuf *s, SpBuf *line, uint32_t frame, uint32_t m, ui
     return 1;
 }
 
+/* Address of a location without one (VM methods, VM labels): Go's pprof (1.19) compares
+ * location addresses with the symbols of the program's file unrelocated, so address 0 falls
+ * into a thread-local symbol at 0 and `-disasm` panics decoding [0, 8).  A non-canonical
+ * address (bit 63 set: no x86-64 or AArch64 user object can hold it) plus the location id
+ * matches no symbol and keeps the locations distinct. */
+#define PP_NO_ADDRESS 0x8000000000000000ull
+
 static void pp_location(Pp *e, SpBuf *b, SpBuf *s, SpBuf *line, uint64_t id, uint32_t frame,
                         uint64_t addr, int sampled) {
     pb_field_varint(s, 1, id);
     uint32_t m = addr ? sp_mapping_find(e->p, addr) : SP_NONE;
     if (m != SP_NONE) pb_field_varint(s, 2, m + 1);
-    if (addr) pb_field_varint(s, 3, addr);
+    pb_field_varint(s, 3, addr ? addr : PP_NO_ADDRESS + id);
     /* a frame's line is where its function starts (Function.start_line), not the line of a
      * PC: without a resolved position Line.line stays 0 (unknown), not the header's line */
     if (!(sampled && m != SP_NONE && e->linefn && pp_lines(e, s, line, frame, m, addr))) {
