@@ -276,6 +276,20 @@ if [ -n "$SOM" ] && [ -x "$SOM" ]; then
         sum=$(awk '/^Samples:/{s=1;next} /^Locations/{s=0} s && /:/{split($0,a,":"); v+=a[1]} END{printf "%.0f", v}' t-raw.txt)
         check "pprof .time total = the profile's own total ($sum vs $tns ns)" test "$sum" = "$tns"
         GP -top s.sampo.time.pb.gz >t-top.txt 2>&1; check "pprof .time type" has t-top.txt "Type: time"
+        # the .time total against the run's CPU time as the same run's samples measure it
+        # (JIT off: one VM thread). The exact clock takes descheduled stretches out, so both
+        # are CPU time; cpu-clock sampling delivers 95-100% of it (a lost re-arm costs a
+        # sample), plus one interval of quantization per thread: 5% + 3 ms. A unit error is
+        # 1000x or more.
+        $SOM --prof --prof-hz 1000 --prof-exact-time --jit=off --prof-out c.sampo "$DEMO" 26 >/dev/null 2>&1
+        $SAMPO export --pprof c.sampo -o c.pb.gz && $SAMPO export --pprof c.sampo.time -o ct.pb.gz
+        ctot() { GP -top "$@" 2>&1 | sed -n 's/.* of \([0-9.]*\)\(ms\|s\|us\) total.*/\1 \2/p' | head -1; }
+        cs=$(ctot -sample_index=cpu -tagfocus=thread=som c.pb.gz) ct=$(ctot ct.pb.gz)
+        check "pprof .time total = the run's sampled CPU time within 5% + 3 ms ($ct vs $cs)" \
+            python3 -c "
+ms = lambda v, u: float(v) * {'us': 1e-3, 'ms': 1, 's': 1e3}[u]
+t, s = ms(*'$ct'.split()), ms(*'$cs'.split())
+assert s > 30 and abs(t - s) <= 0.05 * t + 3, (t, s)"
         GP -raw e.sampo.pb.gz >e-raw.txt 2>&1; check "pprof exact: calls/count" has e-raw.txt "calls/count"
         GP -raw s.sampo.pb.gz >s-raw.txt 2>&1
         check "pprof som: samples + cpu" has s-raw.txt "samples/count cpu/nanoseconds"
