@@ -142,6 +142,18 @@ static SpnTable *spn_room(SpnNames *n) {
     return g;
 }
 
+/* The method's file, definition line and bytecode -> line table, for the lines of
+ * libsampo's profiles (best effort: a method without them only lacks its lines). */
+static void spn_register_source(const SomMethod *m) {
+    const char *file = m->holder && m->holder->file ? m->holder->file->bytes : NULL;
+    SampoLine *l = m->nlines ? malloc(m->nlines * sizeof *l) : NULL;
+    uint32_t n = l ? m->nlines : 0;
+    for (uint32_t i = 0; i < n; i++)
+        l[i] = (SampoLine){m->lines[i].bci, m->lines[i].line};
+    sampo_vm_method_source((uint64_t)(uintptr_t)m, file, m->line, l, n);
+    free(l);
+}
+
 const char *spn_name(SpnNames *n, const SomMethod *m) {
     SpnTable *t = atomic_load(&n->cur);
     if (!t) return "?";
@@ -154,7 +166,10 @@ const char *spn_name(SpnNames *n, const SomMethod *m) {
     spn_format(m, buf, sizeof buf);
     const char *name = spn_intern(buf);
     if (!name || !(t = spn_room(n))) return "?";
-    if (n->register_with_sampo) sampo_vm_name_method((uint64_t)(uintptr_t)m, name);
+    if (n->register_with_sampo) {
+        sampo_vm_name_method((uint64_t)(uintptr_t)m, name);
+        spn_register_source(m);
+    }
     spn_put(t, m, name);
     return name;
 }
