@@ -88,11 +88,36 @@ static void collapsed_name(SpBuf *b, const char *s) {
     }
 }
 
-/* Appends the frames chain[n-1] (root) .. chain[0] (leaf), separated by ';'. */
-static void collapsed_frames(const SpProfile *p, const uint32_t *chain, uint32_t n, SpBuf *b) {
+/* Source lines asked for (sp_export_collapsed_lines): resolver of native PCs or NULL. */
+typedef struct {
+    int on;
+    SpLineFn fn;
+    void *ctx;
+} LineOpt;
+
+/* Line of entry d of sample s: its recorded line (VM frames), else for a native or JIT leaf
+ * the line of the sampled PC in its own function (the last position the resolver gives). */
+static uint32_t collapsed_line(const SpProfile *p, const SpSample *s, uint32_t d,
+                               const LineOpt *lo) {
+    uint32_t ln = sp_sample_line(p, s, d);
+    const SpFrame *f = &p->frames[sp_sample_stack(p, s)[d]];
+    if (ln || d || !lo->fn || !s->pc || (f->kind != SP_FRAME_NATIVE && f->kind != SP_FRAME_JIT))
+        return ln;
+    uint32_t m = sp_mapping_find(p, s->pc);
+    SpSrcLine sl[32];
+    uint32_t n = m == SP_NONE ? 0 : lo->fn(lo->ctx, p, m, s->pc, sl, 32);
+    return n ? sl[n - 1].line : 0;
+}
+
+/* Appends the frames chain[n-1] (root) .. chain[0] (leaf), separated by ';'; with lines
+ * (s given, lo->on) a frame at a known line is written "name:line". */
+static void collapsed_frames(const SpProfile *p, const uint32_t *chain, uint32_t n, SpBuf *b,
+                             const SpSample *s, const LineOpt *lo) {
     char buf[64];
     while (n-- > 0) {
         collapsed_name(b, sp_frame_label(p, chain[n], buf, sizeof buf));
+        uint32_t ln = s && lo->on ? collapsed_line(p, s, n, lo) : 0;
+        if (ln) sp_buf_printf(b, ":%u", ln);
         if (n) sp_buf_u8(b, ';');
     }
 }
@@ -109,7 +134,7 @@ static int cmp_lines(const void *a, const void *b) {
 }
 
 /* The text of every weighted path into text, one Line each; returns the count or -1. */
-static int64_t collapsed_lines(SpProfile *p, SpBuf *text, Line *lines) {
+static int64_t collapsed_lines(SpProfile *p, SpBuf *text, Line *lines, const LineOpt *lo) {
     uint32_t n = 0;
     if (p->nsamples) { /* the samples' stacks: time-weighted (sp_sample_value) */
         SpUnit u = sp_weight_unit(p);
@@ -118,7 +143,7 @@ static int64_t collapsed_lines(SpProfile *p, SpBuf *text, Line *lines) {
             const SpSample *s = &p->samples[i];
             lines[n].off = text->len;
             lines[n++].weight = sp_sample_value(p, s, u, iv);
-            collapsed_frames(p, sp_sample_stack(p, s), s->depth, text);
+            collapsed_frames(p, sp_sample_stack(p, s), s->depth, text, s, lo);
             sp_buf_u8(text, 0);
         }
         return n;
@@ -132,7 +157,7 @@ static int64_t collapsed_lines(SpProfile *p, SpBuf *text, Line *lines) {
             chain[d++] = p->cc.nodes[j].frame;
         lines[n].off = text->len;
         lines[n++].weight = p->cc.nodes[i].self;
-        collapsed_frames(p, chain, d, text);
+        collapsed_frames(p, chain, d, text, NULL, lo);
         sp_buf_u8(text, 0);
     }
     free(chain);
@@ -140,7 +165,7 @@ static int64_t collapsed_lines(SpProfile *p, SpBuf *text, Line *lines) {
 }
 
 /* Contexts that differ only in call sites have the same name path: their lines are merged. */
-int sp_export_collapsed(SpProfile *p, SpBuf *out) {
+static int collapsed(SpProfile *p, SpBuf *out, const LineOpt *lo) {
     if (!p->nsamples && sp_ccmap_ensure(p)) return -1;
     SpBuf text;
     uint32_t cap = p->nsamples ? p->nsamples : p->cc.nnodes;
@@ -148,7 +173,7 @@ int sp_export_collapsed(SpProfile *p, SpBuf *out) {
     int64_t n = -1;
     int rc = -1;
     sp_buf_init(&text);
-    if (lines) n = collapsed_lines(p, &text, lines);
+    if (lines) n = collapsed_lines(p, &text, lines, lo);
     if (n < 0 || text.oom) goto out;
     g_text = (const char *)text.data;
     qsort(lines, (size_t)n, sizeof *lines, cmp_lines);
@@ -168,6 +193,16 @@ out:
     free(lines);
     sp_buf_fini(&text);
     return rc;
+}
+
+int sp_export_collapsed(SpProfile *p, SpBuf *out) {
+    LineOpt lo = {0, NULL, NULL};
+    return collapsed(p, out, &lo);
+}
+
+int sp_export_collapsed_lines(SpProfile *p, SpBuf *out, SpLineFn fn, void *ctx) {
+    LineOpt lo = {1, fn, ctx};
+    return collapsed(p, out, &lo);
 }
 
 /* ---- speedscope -------------------------------------------------------------------- */
