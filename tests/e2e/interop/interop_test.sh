@@ -188,6 +188,10 @@ if [ -n "$PRELOAD" ] && [ -f "$PRELOAD" ]; then
     check "renamed worker reported by its last name" grep -qE ' late-worker +spin' r-report.txt
     check "renamed main reported by its last name" grep -qE ' late-main +spin' r-report.txt
     $SAMPO export --speedscope r.prof -o r.speedscope.json; speedscope_ok "native" r.speedscope.json
+    $SAMPO export --collapsed --lines r.prof -o r-lines.collapsed
+    check "collapsed --lines: native leaf name:line (DWARF)" grep -qE ';spin:3[0-6] [0-9]+$' r-lines.collapsed
+    $SAMPO report --lines r.prof >r-lines-report.txt
+    check "report --lines: native file:line" grep -qE '  /\S*rename_prog\.c:3[0-6]  spin$' r-lines-report.txt
     check "speedscope thread names" grep -q '"late-worker (tid ' r.speedscope.json
     $SAMPO export --pprof r.prof -o r.pb.gz
     if [ $HAVE_GO = 1 ]; then
@@ -267,6 +271,19 @@ if [ -n "$SOM" ] && [ -x "$SOM" ]; then
         $SAMPO export --pprof $f -o $f.pb.gz
     done
     check "speedscope .time unit" grep -q '"unit":"nanoseconds"' s.sampo.time.json
+    # SOM source lines: the method's file and definition line on its frame, the sampled
+    # bytecode's line per sample (fib is all on line 5 of Demo.som; run: calls it on 33)
+    check "speedscope: SOM frame file and line" python3 - s.sampo.json "$DEMO" <<'EOF2'
+import json, sys
+fr = [f for f in json.load(open(sys.argv[1]))["shared"]["frames"] if f["name"] == "Demo>>fib:"]
+assert fr and fr[0].get("file") == sys.argv[2] and fr[0].get("line") == 5, fr
+EOF2
+    $SAMPO export --collapsed --lines s.sampo -o s-lines.collapsed
+    check "collapsed --lines: SOM name:line" grep -qE '(^|;)Demo>>run::33;Demo>>fib::5(;| )' s-lines.collapsed
+    $SAMPO export --collapsed s.sampo -o s.collapsed
+    check "collapsed without --lines: bare names" bash -c "! grep -q 'fib::5' s.collapsed"
+    $SAMPO report --lines s.sampo >s-lines-report.txt
+    check "report --lines: Demo.som:5 Demo>>fib:" grep -qE "^ +[0-9.]+% +[0-9]+  $DEMO:5  Demo>>fib:\$" s-lines-report.txt
     $SAMPO report s.sampo.time >t-report.txt
     check "report: .time in nanoseconds" grep -qE 'total weight [0-9]+ \(nanoseconds\)' t-report.txt
     tns=$(sed -n 's/.*total weight \([0-9]*\) (nanoseconds).*/\1/p' t-report.txt)
@@ -293,8 +310,11 @@ assert s > 30 and abs(t - s) <= 0.05 * t + 3, (t, s)"
         GP -raw e.sampo.pb.gz >e-raw.txt 2>&1; check "pprof exact: calls/count" has e-raw.txt "calls/count"
         GP -raw s.sampo.pb.gz >s-raw.txt 2>&1
         check "pprof som: samples + cpu" has s-raw.txt "samples/count cpu/nanoseconds"
-        check "pprof som: method location without mapping, non-canonical address" \
-            grep -qE '^ +[0-9]+: 0x8000000000000[0-9a-f]{3} Demo>>fib: ' s-raw.txt
+        check "pprof som: method location without mapping, non-canonical address, line" \
+            grep -qE "^ +[0-9]+: 0x8000000000000[0-9a-f]{3} Demo>>fib: $DEMO:5 s=5\$" s-raw.txt
+        GP -list='^Demo>>fib:$' s.sampo.pb.gz >s-list.txt 2>&1
+        check "go tool pprof -list: a SOM method's source with its samples" \
+            grep -qE '^ +[0-9.]+m?s +[0-9.]+m?s +5: +fib: n = \( \^ n < 2' s-list.txt
         # Go's own pprof panicked here on address-0 locations (a TLS symbol of som sits at 0)
         for f in s.sampo s.sampo.time e.sampo; do
             GP -disasm=. $f.pb.gz >gd.txt 2>&1
