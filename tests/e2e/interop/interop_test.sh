@@ -265,7 +265,7 @@ fi
 if [ -n "$SOM" ] && [ -x "$SOM" ]; then
     DEMO=$SRC/examples/Demo.som
     $SOM --prof --prof-hz 1000 --prof-exact-time --prof-out s.sampo "$DEMO" 24 >/dev/null 2>&1
-    $SOM --prof=exact --prof-out e.sampo "$DEMO" 20 >/dev/null 2>&1
+    $SOM --prof=exact --prof-out e.sampo "$DEMO" 20 >e-out.txt 2>&1
     for f in s.sampo s.sampo.time e.sampo; do
         $SAMPO export --speedscope $f -o $f.json; speedscope_ok "som $f" $f.json
         $SAMPO export --pprof $f -o $f.pb.gz
@@ -308,6 +308,17 @@ ms = lambda v, u: float(v) * {'us': 1e-3, 'ms': 1, 's': 1e3}[u]
 t, s = ms(*'$ct'.split()), ms(*'$cs'.split())
 assert s > 30 and abs(t - s) <= 0.05 * t + 3, (t, s)"
         GP -raw e.sampo.pb.gz >e-raw.txt 2>&1; check "pprof exact: calls/count" has e-raw.txt "calls/count"
+        # exact counts are the program's own: Demo prints how many calls nfib made
+        nfib() { sed -n 's/^nfib([0-9]*) = \([0-9]*\) calls.*/\1/p' "$1"; }
+        $SOM --prof=exact --prof-out e24.sampo "$DEMO" 24 >e24-out.txt 2>&1
+        $SAMPO export --pprof e24.sampo -o e24.pb.gz
+        n20=$(nfib e-out.txt) n24=$(nfib e24-out.txt)
+        GP -top e24.pb.gz >e24-top.txt 2>&1
+        check "pprof -top exact: Demo>>fib: calls = the program's count ($n24)" \
+            grep -qE "^ +$n24 +[0-9.]+% .* Demo>>fib:\$" e24-top.txt
+        GP -top -diff_base=e.sampo.pb.gz e24.pb.gz >e-diff.txt 2>&1
+        check "pprof -diff_base exact: Demo>>fib: grew by $n24 - $n20 calls" \
+            grep -qE "^ +$((n24 - n20)) +[0-9.]+% .* Demo>>fib:\$" e-diff.txt
         GP -raw s.sampo.pb.gz >s-raw.txt 2>&1
         check "pprof som: samples + cpu" has s-raw.txt "samples/count cpu/nanoseconds"
         check "pprof som: method location without mapping, non-canonical address, line" \
