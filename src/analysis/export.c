@@ -207,18 +207,27 @@ int sp_export_collapsed_lines(SpProfile *p, SpBuf *out, SpLineFn fn, void *ctx) 
 
 /* ---- speedscope -------------------------------------------------------------------- */
 
-static void speedscope_frames(const SpProfile *p, SpBuf *out) {
+/* Frames with file and line where known: the recorded ones (VM methods), else for native
+ * and JIT functions the position of their entry from the resolver (if any). */
+static void speedscope_frames(const SpProfile *p, SpBuf *out, const LineOpt *lo) {
     char name[64];
     sp_buf_printf(out, "\"shared\":{\"frames\":[");
     for (uint32_t i = 0; i < p->nframes; i++) {
         const SpFrame *f = &p->frames[i];
+        const char *file = f->file ? sp_str(p, f->file) : NULL;
+        uint32_t line = f->line, m = SP_NONE, n = 0;
+        SpSrcLine sl[32];
+        if (!file && lo->fn && f->addr && (f->kind == SP_FRAME_NATIVE || f->kind == SP_FRAME_JIT))
+            m = sp_mapping_find(p, f->addr);
+        if (m != SP_NONE) n = lo->fn(lo->ctx, p, m, f->addr, sl, 32);
+        if (n && sl[n - 1].file) file = sl[n - 1].file, line = sl[n - 1].line;
         sp_buf_printf(out, "%s{\"name\":", i ? "," : "");
         sp_json_string(out, sp_frame_label(p, i, name, sizeof name));
-        if (f->file) {
+        if (file) {
             sp_buf_printf(out, ",\"file\":");
-            sp_json_string(out, sp_str(p, f->file));
+            sp_json_string(out, file);
         }
-        if (f->line) sp_buf_printf(out, ",\"line\":%u", f->line);
+        if (line) sp_buf_printf(out, ",\"line\":%u", line);
         sp_buf_u8(out, '}');
     }
     sp_buf_printf(out, "]}");
@@ -303,11 +312,11 @@ static void speedscope_tree(const SpProfile *p, SpBuf *out) {
     free(chain);
 }
 
-int sp_export_speedscope(SpProfile *p, SpBuf *out) {
+static int speedscope(SpProfile *p, SpBuf *out, const LineOpt *lo) {
     sp_buf_printf(out,
                   "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
                   "\"exporter\":\"sampo\",\"name\":\"sampo profile\",\"activeProfileIndex\":0,");
-    speedscope_frames(p, out);
+    speedscope_frames(p, out, lo);
     sp_buf_printf(out, ",\"profiles\":[");
     if (p->nsamples == 0) {
         if (sp_ccmap_ensure(p)) return -1;
@@ -326,4 +335,14 @@ int sp_export_speedscope(SpProfile *p, SpBuf *out) {
     }
     sp_buf_printf(out, "]}\n");
     return out->oom ? -1 : 0;
+}
+
+int sp_export_speedscope(SpProfile *p, SpBuf *out) {
+    LineOpt lo = {0, NULL, NULL};
+    return speedscope(p, out, &lo);
+}
+
+int sp_export_speedscope_lines(SpProfile *p, SpBuf *out, SpLineFn fn, void *ctx) {
+    LineOpt lo = {1, fn, ctx};
+    return speedscope(p, out, &lo);
 }

@@ -35,6 +35,9 @@ int sp_export_collapsed_lines(SpProfile *p, SpBuf *out, SpLineFn fn, void *ctx);
 /* Speedscope JSON ("sampled" profiles, one per thread; for a profile without samples, one
  * profile built from the context tree).  Returns 0 or -1 on ENOMEM. */
 int sp_export_speedscope(SpProfile *p, SpBuf *out);
+/* The same with the file and line of native and JIT functions (the position of their entry)
+ * from fn; VM methods keep the file and line the profile recorded. */
+int sp_export_speedscope_lines(SpProfile *p, SpBuf *out, SpLineFn fn, void *ctx);
 
 /* Length of the longest prefix of s of at most max bytes that does not split a UTF-8
  * character. */

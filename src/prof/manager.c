@@ -292,12 +292,13 @@ static void mgr_record(ProfThread *owner, const ProfRec *r) {
     uint32_t thr = mgr_sp_thread(t);
     if (rc || thr == SP_NONE) return;
     uint64_t ts = r->time_ns > prof_g.t0_ns ? r->time_ns - prof_g.t0_ns : 0;
-    if (sp_sample_add(prof_g.profile, thr, ts, mg.frames, n, r->pc, r->weight, (SpVmState)r->state))
-        return;
     int lines = 0;
     for (uint32_t i = 0; r->n_vm && i < n; i++)
         lines |= mg.lines[i] != 0;
-    if (lines) sp_sample_set_lines(prof_g.profile, mg.lines);
+    if (!sp_sample_add(prof_g.profile, thr, ts, mg.frames, n, r->pc, r->weight,
+                       (SpVmState)r->state) &&
+        lines)
+        sp_sample_set_lines(prof_g.profile, mg.lines);
     mgr_tune(r, repeated);
 }
 

@@ -18,7 +18,7 @@ static const char export_usage[] =
     "  --collapsed       one 'root;...;leaf count' line per calling context (flamegraph.pl)\n"
     "  --speedscope      speedscope JSON (one sampled profile per thread)\n"
     "  --thread TID      only the samples of one thread (OS thread id)\n"
-    "  --no-lines        pprof: do not read source lines from the objects' DWARF\n"
+    "  --no-lines        pprof, speedscope: do not read source lines from the objects' DWARF\n"
     "  --lines           collapsed: frames as name:line where the line is known (SOM\n"
     "                    methods: the sampled bytecode's or call's line; a native leaf:\n"
     "                    its sampled PC's line from DWARF)\n"
@@ -91,8 +91,12 @@ int cmd_export(int argc, char **argv) {
         SampoSrcLines *sl = sampo_srclines_new(p);
         rc = sp_export_collapsed_lines(p, &out, sl ? sampo_srcline : NULL, sl);
         sampo_srclines_free(sl);
+    } else if (fmt == 's') { /* native functions' files and lines from DWARF */
+        SampoSrcLines *sl = lines ? sampo_srclines_new(p) : NULL;
+        rc = sp_export_speedscope_lines(p, &out, sl ? sampo_srcline : NULL, sl);
+        sampo_srclines_free(sl);
     } else {
-        rc = fmt == 'c' ? sp_export_collapsed(p, &out) : sp_export_speedscope(p, &out);
+        rc = sp_export_collapsed(p, &out);
     }
     if (rc)
         fprintf(stderr, "sampo export: out of memory\n");

@@ -193,6 +193,11 @@ if [ -n "$PRELOAD" ] && [ -f "$PRELOAD" ]; then
     $SAMPO report --lines r.prof >r-lines-report.txt
     check "report --lines: native file:line" grep -qE '  /\S*rename_prog\.c:3[0-6]  spin$' r-lines-report.txt
     check "speedscope thread names" grep -q '"late-worker (tid ' r.speedscope.json
+    check "speedscope: native function file and line (DWARF)" python3 - r.speedscope.json <<'EOF2'
+import json, sys
+fr = [f for f in json.load(open(sys.argv[1]))["shared"]["frames"] if f["name"] == "spin"]
+assert fr and fr[0].get("file", "").endswith("/rename_prog.c") and fr[0].get("line") == 30, fr
+EOF2
     $SAMPO export --pprof r.prof -o r.pb.gz
     if [ $HAVE_GO = 1 ]; then
         GP -raw r.pb.gz >r-raw.txt 2>&1
