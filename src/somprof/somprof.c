@@ -1342,6 +1342,15 @@ static void spr_remap_frame(SpProfile *p, uint32_t from, uint32_t to) {
         if (p->cc.nodes[i].frame == from) p->cc.nodes[i].frame = to;
 }
 
+/* The VM method frame named name among the first n, or SP_NONE: the one the engine made
+ * once the method had its name (and its file and line). */
+static uint32_t spr_named_frame(const SpProfile *p, uint32_t n, const char *name) {
+    for (uint32_t i = 0; i < n; i++)
+        if (p->frames[i].kind == SP_FRAME_VM_METHOD && !strcmp(sp_str(p, p->frames[i].name), name))
+            return i;
+    return SP_NONE;
+}
+
 /* Frames the engine named "method@0x..." because their sample reached the manager before
  * the VM thread named the method: give them their names (see vm-profiling.md). */
 static void spr_fix_names(SpProfile *p) {
@@ -1354,7 +1363,8 @@ static void spr_fix_names(SpProfile *p) {
         SprKnown key = {(uintptr_t)strtoull(nm + 9, NULL, 16), NULL};
         const SprKnown *k = bsearch(&key, S.known, S.nknown, sizeof key, spr_known_cmp);
         if (!k) continue;
-        uint32_t j = sp_frame_addv(p, SP_FRAME_VM_METHOD, k->name, NULL, 0, 0, NULL, 0);
+        uint32_t j = spr_named_frame(p, n, k->name);
+        if (j == SP_NONE) j = sp_frame_addv(p, SP_FRAME_VM_METHOD, k->name, NULL, 0, 0, NULL, 0);
         if (j != SP_NONE && j != i) spr_remap_frame(p, i, j);
     }
 }

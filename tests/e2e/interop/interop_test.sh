@@ -280,8 +280,11 @@ if [ -n "$SOM" ] && [ -x "$SOM" ]; then
     # bytecode's line per sample (fib is all on line 5 of Demo.som; run: calls it on 33)
     check "speedscope: SOM frame file and line" python3 - s.sampo.json "$DEMO" <<'EOF2'
 import json, sys
-fr = [f for f in json.load(open(sys.argv[1]))["shared"]["frames"] if f["name"] == "Demo>>fib:"]
-assert fr and fr[0].get("file") == sys.argv[2] and fr[0].get("line") == 5, fr
+frames = json.load(open(sys.argv[1]))["shared"]["frames"]
+fr = [f for f in frames if f["name"] == "Demo>>fib:"]
+assert len(fr) == 1 and fr[0].get("file") == sys.argv[2] and fr[0].get("line") == 5, fr
+som = [f["name"] for f in frames if ">>" in f["name"]]
+assert len(som) == len(set(som)), "a SOM method twice (with and without its file)"
 EOF2
     $SAMPO export --collapsed --lines s.sampo -o s-lines.collapsed
     check "collapsed --lines: SOM name:line" grep -qE '(^|;)Demo>>run::33;Demo>>fib::5(;| )' s-lines.collapsed
