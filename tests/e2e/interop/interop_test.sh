@@ -283,7 +283,8 @@ import json, sys
 frames = json.load(open(sys.argv[1]))["shared"]["frames"]
 fr = [f for f in frames if f["name"] == "Demo>>fib:"]
 assert len(fr) == 1 and fr[0].get("file") == sys.argv[2] and fr[0].get("line") == 5, fr
-som = [f["name"] for f in frames if ">>" in f["name"]]
+import re
+som = [f["name"] for f in frames if re.match(r"[A-Za-z]\w*( class)?>>", f["name"])]
 assert len(som) == len(set(som)), "a SOM method twice (with and without its file)"
 EOF2
     $SAMPO export --collapsed --lines s.sampo -o s-lines.collapsed
