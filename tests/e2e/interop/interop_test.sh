@@ -290,6 +290,13 @@ import re
 som = [f["name"] for f in frames if re.match(r"[A-Za-z]\w*( class)?>>", f["name"])]
 assert len(som) == len(set(som)), "a SOM method twice (with and without its file)"
 EOF2
+    for f in s.sampo.time e.sampo; do # the VM's own views: the same files and lines
+        check "speedscope $f: SOM frame file and line" python3 - $f.json "$DEMO" <<'EOF2'
+import json, sys
+fr = [f for f in json.load(open(sys.argv[1]))["shared"]["frames"] if f["name"] == "Demo>>fib:"]
+assert len(fr) == 1 and fr[0].get("file") == sys.argv[2] and fr[0].get("line") == 5, fr
+EOF2
+    done
     $SAMPO export --collapsed --lines s.sampo -o s-lines.collapsed
     check "collapsed --lines: SOM name:line" grep -qE '(^|;)Demo>>run::33;Demo>>fib::5(;| )' s-lines.collapsed
     $SAMPO export --collapsed s.sampo -o s.collapsed
