@@ -239,6 +239,18 @@ int sampo_vm_set_state_ptr(const volatile uint8_t *state);
 /* Names a VM method (e.g. "Class>>selector") for reports; copied.  [any-thread] */
 int sampo_vm_name_method(uint64_t method, const char *name);
 
+/* One entry of a VM method's line table: positions from pos up to the next entry's belong
+ * to source line line. */
+typedef struct SampoLine {
+    uint32_t pos, line;
+} SampoLine;
+/* Gives a VM method's source: its file (copied; NULL = unknown), the line of its definition
+ * and its line table (n entries, ascending pos; copied), so that profiles carry each
+ * method's file and line and the line of each sampled position (SampoVmFrame.pos of the
+ * leaf, the call site's position of its callers).  [any-thread] */
+int sampo_vm_method_source(uint64_t method, const char *file, uint32_t first_line,
+                           const SampoLine *lines, uint32_t n);
+
 /* ---- JIT code ranges ---------------------------------------------------------------- */
 
 /* Registers [start, start+size) as code named name (copied); appended to /tmp/perf-PID.map

@@ -89,11 +89,36 @@ static void collapsed_name(SpBuf *b, const char *s) {
     }
 }
 
-/* Appends the frames chain[n-1] (root) .. chain[0] (leaf), separated by ';'. */
-static void collapsed_frames(const SpProfile *p, const uint32_t *chain, uint32_t n, SpBuf *b) {
+/* Source lines asked for (sp_export_collapsed_lines): resolver of native PCs or NULL. */
+typedef struct {
+    int on;
+    SpLineFn fn;
+    void *ctx;
+} LineOpt;
+
+/* Line of entry d of sample s: its recorded line (VM frames), else for a native or JIT leaf
+ * the line of the sampled PC in its own function (the last position the resolver gives). */
+static uint32_t collapsed_line(const SpProfile *p, const SpSample *s, uint32_t d,
+                               const LineOpt *lo) {
+    uint32_t ln = sp_sample_line(p, s, d);
+    const SpFrame *f = &p->frames[sp_sample_stack(p, s)[d]];
+    if (ln || d || !lo->fn || !s->pc || (f->kind != SP_FRAME_NATIVE && f->kind != SP_FRAME_JIT))
+        return ln;
+    uint32_t m = sp_mapping_find(p, s->pc);
+    SpSrcLine sl[32];
+    uint32_t n = m == SP_NONE ? 0 : lo->fn(lo->ctx, p, m, s->pc, sl, 32);
+    return n ? sl[n - 1].line : 0;
+}
+
+/* Appends the frames chain[n-1] (root) .. chain[0] (leaf), separated by ';'; with lines
+ * (s given, lo->on) a frame at a known line is written "name:line". */
+static void collapsed_frames(const SpProfile *p, const uint32_t *chain, uint32_t n, SpBuf *b,
+                             const SpSample *s, const LineOpt *lo) {
     char buf[64];
     while (n-- > 0) {
         collapsed_name(b, sp_frame_label(p, chain[n], buf, sizeof buf));
+        uint32_t ln = s && lo->on ? collapsed_line(p, s, n, lo) : 0;
+        if (ln) sp_buf_printf(b, ":%u", ln);
         if (n) sp_buf_u8(b, ';');
     }
 }
@@ -110,7 +135,7 @@ static int cmp_lines(const void *a, const void *b) {
 }
 
 /* The text of every weighted path into text, one Line each; returns the count or -1. */
-static int64_t collapsed_lines(SpProfile *p, SpBuf *text, Line *lines) {
+static int64_t collapsed_lines(SpProfile *p, SpBuf *text, Line *lines, const LineOpt *lo) {
     uint32_t n = 0;
     if (p->nsamples) { /* the samples' stacks: time-weighted (sp_sample_value) */
         SpUnit u = sp_weight_unit(p);
@@ -119,7 +144,7 @@ static int64_t collapsed_lines(SpProfile *p, SpBuf *text, Line *lines) {
             const SpSample *s = &p->samples[i];
             lines[n].off = text->len;
             lines[n++].weight = sp_sample_value(p, s, u, iv);
-            collapsed_frames(p, sp_sample_stack(p, s), s->depth, text);
+            collapsed_frames(p, sp_sample_stack(p, s), s->depth, text, s, lo);
             sp_buf_u8(text, 0);
         }
         return n;
@@ -133,7 +158,7 @@ static int64_t collapsed_lines(SpProfile *p, SpBuf *text, Line *lines) {
             chain[d++] = p->cc.nodes[j].frame;
         lines[n].off = text->len;
         lines[n++].weight = p->cc.nodes[i].self;
-        collapsed_frames(p, chain, d, text);
+        collapsed_frames(p, chain, d, text, NULL, lo);
         sp_buf_u8(text, 0);
     }
     free(chain);
@@ -141,7 +166,7 @@ static int64_t collapsed_lines(SpProfile *p, SpBuf *text, Line *lines) {
 }
 
 /* Contexts that differ only in call sites have the same name path: their lines are merged. */
-int sp_export_collapsed(SpProfile *p, SpBuf *out) {
+static int collapsed(SpProfile *p, SpBuf *out, const LineOpt *lo) {
     if (!p->nsamples && sp_ccmap_ensure(p)) return -1;
     SpBuf text;
     uint32_t cap = p->nsamples ? p->nsamples : p->cc.nnodes;
@@ -149,7 +174,7 @@ int sp_export_collapsed(SpProfile *p, SpBuf *out) {
     int64_t n = -1;
     int rc = -1;
     sp_buf_init(&text);
-    if (lines) n = collapsed_lines(p, &text, lines);
+    if (lines) n = collapsed_lines(p, &text, lines, lo);
     if (n < 0 || text.oom) goto out;
     g_text = (const char *)text.data;
     qsort(lines, (size_t)n, sizeof *lines, cmp_lines);
@@ -171,20 +196,39 @@ out:
     return rc;
 }
 
+int sp_export_collapsed(SpProfile *p, SpBuf *out) {
+    LineOpt lo = {0, NULL, NULL};
+    return collapsed(p, out, &lo);
+}
+
+int sp_export_collapsed_lines(SpProfile *p, SpBuf *out, SpLineFn fn, void *ctx) {
+    LineOpt lo = {1, fn, ctx};
+    return collapsed(p, out, &lo);
+}
+
 /* ---- speedscope -------------------------------------------------------------------- */
 
-static void speedscope_frames(const SpProfile *p, SpBuf *out) {
+/* Frames with file and line where known: the recorded ones (VM methods), else for native
+ * and JIT functions the position of their entry from the resolver (if any). */
+static void speedscope_frames(const SpProfile *p, SpBuf *out, const LineOpt *lo) {
     char name[64];
     sp_buf_printf(out, "\"shared\":{\"frames\":[");
     for (uint32_t i = 0; i < p->nframes; i++) {
         const SpFrame *f = &p->frames[i];
+        const char *file = f->file ? sp_str(p, f->file) : NULL;
+        uint32_t line = f->line, m = SP_NONE, n = 0;
+        SpSrcLine sl[32];
+        if (!file && lo->fn && f->addr && (f->kind == SP_FRAME_NATIVE || f->kind == SP_FRAME_JIT))
+            m = sp_mapping_find(p, f->addr);
+        if (m != SP_NONE) n = lo->fn(lo->ctx, p, m, f->addr, sl, 32);
+        if (n && sl[n - 1].file) file = sl[n - 1].file, line = sl[n - 1].line;
         sp_buf_printf(out, "%s{\"name\":", i ? "," : "");
         sp_json_string(out, sp_frame_label(p, i, name, sizeof name));
-        if (f->file) {
+        if (file) {
             sp_buf_printf(out, ",\"file\":");
-            sp_json_string(out, sp_str(p, f->file));
+            sp_json_string(out, file);
         }
-        if (f->line) sp_buf_printf(out, ",\"line\":%u", f->line);
+        if (line) sp_buf_printf(out, ",\"line\":%u", line);
         sp_buf_u8(out, '}');
     }
     sp_buf_printf(out, "]}");
@@ -269,11 +313,11 @@ static void speedscope_tree(const SpProfile *p, SpBuf *out) {
     free(chain);
 }
 
-int sp_export_speedscope(SpProfile *p, SpBuf *out) {
+static int speedscope(SpProfile *p, SpBuf *out, const LineOpt *lo) {
     sp_buf_printf(out,
                   "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
                   "\"exporter\":\"sampo\",\"name\":\"sampo profile\",\"activeProfileIndex\":0,");
-    speedscope_frames(p, out);
+    speedscope_frames(p, out, lo);
     sp_buf_printf(out, ",\"profiles\":[");
     if (p->nsamples == 0) {
         if (sp_ccmap_ensure(p)) return -1;
@@ -292,4 +336,14 @@ int sp_export_speedscope(SpProfile *p, SpBuf *out) {
     }
     sp_buf_printf(out, "]}\n");
     return out->oom ? -1 : 0;
+}
+
+int sp_export_speedscope(SpProfile *p, SpBuf *out) {
+    LineOpt lo = {0, NULL, NULL};
+    return speedscope(p, out, &lo);
+}
+
+int sp_export_speedscope_lines(SpProfile *p, SpBuf *out, SpLineFn fn, void *ctx) {
+    LineOpt lo = {1, fn, ctx};
+    return speedscope(p, out, &lo);
 }

@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 
+#include "pprof.h" /* SpLineFn */
 #include "profile.h"
 #include "profile_io.h"
 
@@ -26,10 +27,18 @@ const char *sp_frame_label(const SpProfile *p, uint32_t frame, char *buf, size_t
  * tree's self weights (computed when absent, so p may be modified).  ';', newline, CR and
  * '%' in names are written %3B, %0A, %0D, %25. */
 int sp_export_collapsed(SpProfile *p, SpBuf *out);
+/* The same with source lines: a frame at a known line is written "name:line" (VM frames: the
+ * line of the sampled bytecode or call site the profile recorded; a native or JIT leaf: the
+ * line of the sampled PC from fn, which may be NULL).  Callers keep bare names: the format
+ * keeps only the leaf's PC. */
+int sp_export_collapsed_lines(SpProfile *p, SpBuf *out, SpLineFn fn, void *ctx);
 
 /* Speedscope JSON ("sampled" profiles, one per thread; for a profile without samples, one
  * profile built from the context tree).  Returns 0 or -1 on ENOMEM. */
 int sp_export_speedscope(SpProfile *p, SpBuf *out);
+/* The same with the file and line of native and JIT functions (the position of their entry)
+ * from fn; VM methods keep the file and line the profile recorded. */
+int sp_export_speedscope_lines(SpProfile *p, SpBuf *out, SpLineFn fn, void *ctx);
 
 /* Length of the longest prefix of s of at most max bytes that does not split a UTF-8
  * character. */

@@ -47,9 +47,10 @@ typedef struct {
     uint64_t interval; /* initial sampling interval, ns */
     int timed;         /* exact tree with times: second value = own time per context */
     int oom;
-    U64Map pcs;      /* sampled PC -> index in extra[] */
-    uint32_t *extra; /* extra location i (id nframes + 1 + i): frame of that PC */
-    uint64_t *extra_pc;
+    U64Map pcs;         /* sampled PC -> index in extra[] */
+    U64Map vmlines;     /* VM frame << 32 | source line -> index in extra[] */
+    uint32_t *extra;    /* extra location i (id nframes + 1 + i): its frame */
+    uint64_t *extra_pc; /* the sampled PC (native, JIT) or the source line (VM frames) */
     uint32_t nextra, cap_extra;
     uint64_t pid;
     SpLineFn linefn; /* per-PC source lines, or NULL */
@@ -84,6 +85,13 @@ static void pp_value_type(Pp *e, SpBuf *b, SpBuf *s, uint32_t field, const char 
 
 /* ---- locations ------------------------------------------------------------------------ */
 
+/* Address of a location without one (VM methods, VM labels): Go's pprof (1.19) compares
+ * location addresses with the symbols of the program's file unrelocated, so address 0 falls
+ * into a thread-local symbol at 0 and `-disasm` panics decoding [0, 8).  A non-canonical
+ * address (bit 63 set: no x86-64 or AArch64 user object can hold it) plus the location id
+ * matches no symbol and keeps the locations distinct. */
+#define PP_NO_ADDRESS 0x8000000000000000ull
+
 /* Does pc belong to frame f (native or JIT code containing it)? */
 static int pp_pc_in(const SpProfile *p, const SpFrame *f, uint64_t pc) {
     if (!pc || !f->addr || (f->kind != SP_FRAME_NATIVE && f->kind != SP_FRAME_JIT)) return 0;
@@ -93,11 +101,8 @@ static int pp_pc_in(const SpProfile *p, const SpFrame *f, uint64_t pc) {
     return m != SP_NONE && m == sp_mapping_find(p, pc);
 }
 
-/* Location id of the leaf frame of a sample taken at pc: one location per sampled PC. */
-static uint64_t pp_leaf_loc(Pp *e, uint32_t frame, uint64_t pc) {
-    if (!pp_pc_in(e->p, &e->p->frames[frame], pc)) return (uint64_t)frame + 1;
-    uint32_t i = u64map_get(&e->pcs, pc);
-    if (i != UINT32_MAX) return e->extra[i] == frame ? (uint64_t)e->p->nframes + 1 + i : frame + 1;
+/* A new extra location for frame at pc (or line), registered in map under key. */
+static uint64_t pp_extra_loc(Pp *e, U64Map *map, uint64_t key, uint32_t frame, uint64_t pc) {
     if (e->nextra == e->cap_extra) {
         uint32_t nc = e->cap_extra ? e->cap_extra * 2 : 64;
         uint32_t *x = realloc(e->extra, nc * sizeof *x);
@@ -110,13 +115,29 @@ static uint64_t pp_leaf_loc(Pp *e, uint32_t frame, uint64_t pc) {
         e->extra_pc = y;
         e->cap_extra = nc;
     }
-    if (u64map_put(&e->pcs, pc, e->nextra)) {
+    if (u64map_put(map, key, e->nextra)) {
         e->oom = 1;
         return frame + 1;
     }
     e->extra[e->nextra] = frame;
     e->extra_pc[e->nextra] = pc;
     return (uint64_t)e->p->nframes + 1 + e->nextra++;
+}
+
+/* Location id of the leaf frame of a sample taken at pc: one location per sampled PC. */
+static uint64_t pp_leaf_loc(Pp *e, uint32_t frame, uint64_t pc) {
+    if (!pp_pc_in(e->p, &e->p->frames[frame], pc)) return (uint64_t)frame + 1;
+    uint32_t i = u64map_get(&e->pcs, pc);
+    if (i != UINT32_MAX) return e->extra[i] == frame ? (uint64_t)e->p->nframes + 1 + i : frame + 1;
+    return pp_extra_loc(e, &e->pcs, pc, frame, pc);
+}
+
+/* Location id of a VM frame at a known source line: one location per (method, line). */
+static uint64_t pp_vm_line_loc(Pp *e, uint32_t frame, uint32_t line) {
+    uint64_t key = (uint64_t)frame << 32 | line;
+    uint32_t i = u64map_get(&e->vmlines, key);
+    if (i != UINT32_MAX) return (uint64_t)e->p->nframes + 1 + i;
+    return pp_extra_loc(e, &e->vmlines, key, frame, line);
 }
 
 /* Function id of an inlined function named name in file (ids after the frames'). */
@@ -162,10 +183,21 @@ static int pp_lines(Pp *e, SpBuf *s, SpBuf *line, uint32_t frame, uint32_t m, ui
 
 static void pp_location(Pp *e, SpBuf *b, SpBuf *s, SpBuf *line, uint64_t id, uint32_t frame,
                         uint64_t addr, int sampled) {
+    const SpFrame *f = &e->p->frames[frame];
+    if (sampled && f->kind != SP_FRAME_NATIVE && f->kind != SP_FRAME_JIT) {
+        /* a VM frame at a source line (extra_pc holds the line) */
+        pb_field_varint(s, 1, id);
+        pb_field_varint(s, 3, PP_NO_ADDRESS + id);
+        pb_field_varint(line, 1, (uint64_t)frame + 1);
+        pb_field_varint(line, 2, addr);
+        pb_sub(s, 4, line);
+        pb_sub(b, 4, s);
+        return;
+    }
     pb_field_varint(s, 1, id);
     uint32_t m = addr ? sp_mapping_find(e->p, addr) : SP_NONE;
     if (m != SP_NONE) pb_field_varint(s, 2, m + 1);
-    if (addr) pb_field_varint(s, 3, addr);
+    pb_field_varint(s, 3, addr ? addr : PP_NO_ADDRESS + id);
     /* a frame's line is where its function starts (Function.start_line), not the line of a
      * PC: without a resolved position Line.line stays 0 (unknown), not the header's line */
     if (!(sampled && m != SP_NONE && e->linefn && pp_lines(e, s, line, frame, m, addr))) {
@@ -311,8 +343,14 @@ static void pp_samples_of_samples(Pp *e, SpBuf *b, SpBuf *s, SpBuf *packed) {
             e->oom = 1;
             break;
         }
-        for (uint32_t d = 0; d < sm->depth; d++)
-            locs[d] = d ? (uint64_t)st[d] + 1 : pp_leaf_loc(e, st[0], sm->pc);
+        for (uint32_t d = 0; d < sm->depth; d++) {
+            uint32_t ln = sp_sample_line(p, sm, d);
+            const SpFrame *f = &p->frames[st[d]];
+            if (ln && f->kind != SP_FRAME_NATIVE && f->kind != SP_FRAME_JIT)
+                locs[d] = pp_vm_line_loc(e, st[d], ln);
+            else
+                locs[d] = d ? (uint64_t)st[d] + 1 : pp_leaf_loc(e, st[0], sm->pc);
+        }
         uint64_t v[2] = {sm->weight, sp_sample_ns(p, sm, e->interval)};
         pp_sample(e, b, s, packed, locs, sm->depth, v, e->unit == SP_UNIT_SAMPLES ? 2 : 1,
                   sm->thread, sm->state);
@@ -417,6 +455,7 @@ int sp_pprof_encode_lines(SpProfile *p, SpBuf *out, SpLineFn fn, void *ctx) {
     e.strs = sp_profile_new(SP_FLAVOUR_SAMPLED);
     if (!e.strs) return -1;
     u64map_init(&e.pcs);
+    u64map_init(&e.vmlines);
     u64map_init(&e.fnkey);
     e.mflags = calloc(p->nmappings + 1, 1);
     e.ffile = calloc(p->nframes + 1, sizeof *e.ffile);
@@ -460,6 +499,7 @@ int sp_pprof_encode_lines(SpProfile *p, SpBuf *out, SpLineFn fn, void *ctx) {
     sp_buf_fini(&s);
     sp_buf_fini(&packed);
     u64map_fini(&e.pcs);
+    u64map_fini(&e.vmlines);
     u64map_fini(&e.fnkey);
     free(e.mflags);
     free(e.ffile);

@@ -71,6 +71,7 @@ void sp_profile_free(SpProfile *p) {
     free(p->threads);
     free(p->samples);
     free(p->stack_ids);
+    free(p->stack_lines);
     free(p->mappings);
     free(p->symbols);
     free(p->meta);
@@ -266,6 +267,12 @@ int sp_sample_add(SpProfile *p, uint32_t thread, uint64_t time_ns, const uint32_
                 sizeof *p->stack_ids) ||
         sp_grow((void **)&p->samples, &p->cap_samples, p->nsamples + 1, sizeof *p->samples))
         return -1;
+    if (p->stack_lines) { /* this sample's lines stay 0 unless sp_sample_set_lines */
+        if (sp_grow((void **)&p->stack_lines, &p->cap_lines, (uint64_t)p->nstack + depth,
+                    sizeof *p->stack_lines))
+            return -1;
+        memset(p->stack_lines + p->nstack, 0, depth * sizeof *p->stack_lines);
+    }
     if (depth) memcpy(p->stack_ids + p->nstack, stack, depth * sizeof *stack);
     p->samples[p->nsamples++] = (SpSample){.thread = thread,
                                            .state = state,
@@ -355,6 +362,19 @@ void sp_profile_keep_thread(SpProfile *p, uint32_t t) {
             p->samples[k++] = p->samples[i]; /* stacks stay where they are */
     p->nsamples = k;
     sp_ccmap_clear(p);
+}
+
+int sp_sample_set_lines(SpProfile *p, const uint32_t *lines) {
+    if (!p->nsamples) return -1;
+    const SpSample *s = &p->samples[p->nsamples - 1];
+    if (!p->stack_lines) {
+        if (sp_grow((void **)&p->stack_lines, &p->cap_lines, p->nstack ? p->nstack : 1,
+                    sizeof *p->stack_lines))
+            return -1;
+        memset(p->stack_lines, 0, (size_t)p->nstack * sizeof *p->stack_lines);
+    }
+    if (s->depth) memcpy(p->stack_lines + s->first, lines, s->depth * sizeof *lines);
+    return 0;
 }
 
 /* ====================================================================================== */

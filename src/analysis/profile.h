@@ -172,6 +172,10 @@ typedef struct SpProfile {
     uint32_t nsamples, cap_samples;
     uint32_t *stack_ids; /* all sample stacks, leaf first, back to back */
     uint32_t nstack, cap_stack;
+    /* NULL, or parallel to stack_ids: the source line of each stack entry's position (a VM
+     * frame's sampled bytecode or call site), 0 = unknown (format section LINS) */
+    uint32_t *stack_lines;
+    uint32_t cap_lines;
     SpMapping *mappings;
     uint32_t nmappings, cap_mappings;
     SpSymbol *symbols;
@@ -217,6 +221,13 @@ uint32_t sp_thread_find(const SpProfile *p, uint64_t tid);
 /* Adds a sample; stack is leaf first, depth may be 0.  Fails on bad thread/frame ids. */
 int sp_sample_add(SpProfile *p, uint32_t thread, uint64_t time_ns, const uint32_t *stack,
                   uint32_t depth, uint64_t pc, uint64_t weight, SpVmState state);
+/* Gives the last added sample one source line per stack entry (lines[depth], leaf first,
+ * 0 = unknown); the entries of earlier samples read 0.  -1 on ENOMEM. */
+int sp_sample_set_lines(SpProfile *p, const uint32_t *lines);
+/* Source line of entry d of sample s's stack, 0 when unknown. */
+static inline uint32_t sp_sample_line(const SpProfile *p, const SpSample *s, uint32_t d) {
+    return p->stack_lines ? p->stack_lines[s->first + d] : 0;
+}
 /* Borrowed pointer to a sample's stack (leaf first). */
 static inline const uint32_t *sp_sample_stack(const SpProfile *p, const SpSample *s) {
     return p->stack_ids + s->first;

@@ -132,10 +132,11 @@ enum {
     SEC_META,
     SEC_EVNT,
     SEC_CCMP,
+    SEC_LINS, /* since 1.1, written only when the samples have lines */
     SEC_COUNT
 };
 static const char sec_tags[SEC_COUNT][5] = {"STRS", "FRMS", "THRD", "SMPL", "MAPS",
-                                            "SYMS", "META", "EVNT", "CCMP"};
+                                            "SYMS", "META", "EVNT", "CCMP", "LINS"};
 
 static void enc_strs(const SpProfile *p, SpBuf *b) {
     sp_buf_uleb(b, p->strs.n - 1); /* id 0 ("") is implicit */
@@ -261,6 +262,17 @@ static void enc_ccmap(const SpProfile *p, SpBuf *b) {
     }
 }
 
+/* One line per stack entry of every sample, in SMPL order. */
+static void enc_lines(const SpProfile *p, SpBuf *b) {
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < p->nsamples; i++)
+        n += p->samples[i].depth;
+    sp_buf_uleb(b, n);
+    for (uint32_t i = 0; i < p->nsamples; i++)
+        for (uint32_t d = 0; d < p->samples[i].depth; d++)
+            sp_buf_uleb(b, sp_sample_line(p, &p->samples[i], d));
+}
+
 static void enc_section(const SpProfile *p, int sec, SpBuf *payload) {
     switch (sec) {
     case SEC_STRS:
@@ -287,8 +299,11 @@ static void enc_section(const SpProfile *p, int sec, SpBuf *payload) {
     case SEC_EVNT:
         enc_meta_events(p, payload, 1);
         break;
-    default:
+    case SEC_CCMP:
         enc_ccmap(p, payload);
+        break;
+    default:
+        enc_lines(p, payload);
         break;
     }
 }
@@ -300,8 +315,9 @@ int sp_profile_encode(const SpProfile *p, SpBuf *out) {
     sp_buf_le16(out, SP_FORMAT_MAJOR);
     sp_buf_le16(out, SP_FORMAT_MINOR);
     sp_buf_le32(out, p->flavour == SP_FLAVOUR_EXACT ? 1u : 0u);
-    sp_buf_le32(out, SEC_COUNT);
-    for (int sec = 0; sec < SEC_COUNT; sec++) {
+    int nsec = p->stack_lines ? SEC_COUNT : SEC_LINS;
+    sp_buf_le32(out, (uint32_t)nsec);
+    for (int sec = 0; sec < nsec; sec++) {
         payload.len = 0;
         enc_section(p, sec, &payload);
         sp_buf_put(out, sec_tags[sec], 4);
@@ -706,6 +722,30 @@ static int dec_ccmap(Rd *r, SpProfile *p) {
     return 0;
 }
 
+static int dec_lines(Rd *r, SpProfile *p) {
+    uint32_t n;
+    if (rd_count(r, &n, 1, "line count")) return -1;
+    if (n != p->nstack)
+        return rd_fail(r, "one line per stack entry", "%u lines for %u entries", n, p->nstack);
+    uint32_t *lines = malloc(((size_t)n + 1) * sizeof *lines);
+    if (!lines) return rd_oom(r);
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t v;
+        if (rd_uleb(r, &v, "line")) {
+            free(lines);
+            return -1;
+        }
+        if (v > UINT32_MAX) {
+            free(lines);
+            return rd_fail(r, "a line below 2^32", "%llu", (unsigned long long)v);
+        }
+        lines[i] = (uint32_t)v;
+    }
+    free(p->stack_lines);
+    p->stack_lines = lines, p->cap_lines = n + 1;
+    return 0;
+}
+
 static int dec_payload(Rd *r, SpProfile *p, int sec) {
     switch (sec) {
     case SEC_STRS:
@@ -724,8 +764,10 @@ static int dec_payload(Rd *r, SpProfile *p, int sec) {
         return dec_meta(r, p);
     case SEC_EVNT:
         return dec_events(r, p);
-    default:
+    case SEC_CCMP:
         return dec_ccmap(r, p);
+    default:
+        return dec_lines(r, p);
     }
 }
 

@@ -19,7 +19,7 @@
 
 #define SP_FORMAT_MAGIC "SAMPOPRF"
 #define SP_FORMAT_MAJOR 1
-#define SP_FORMAT_MINOR 0
+#define SP_FORMAT_MINOR 1
 #define SP_ERR_MAX 256 /* recommended size of error buffers */
 
 /* Growable byte buffer (owned data). */

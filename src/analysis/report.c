@@ -22,6 +22,9 @@ void sp_report_opts_default(SpReportOpts *o) {
     o->sections = 0;
     o->sort_total = 0;
     o->min_pct = 0;
+    o->lines = 0;
+    o->linefn = NULL;
+    o->linectx = NULL;
 }
 
 static double pct(uint64_t v, uint64_t total) {
@@ -464,6 +467,81 @@ static void report_events(const SpProfile *p, SpBuf *out) {
     sp_buf_u8(out, '\n');
 }
 
+/* ---- source lines ------------------------------------------------------------------- */
+
+typedef struct {
+    uint32_t frame, line, file; /* file: string id of p */
+    uint64_t self;
+} LineRow;
+
+static int cmp_line_rows(const void *a, const void *b) {
+    const LineRow *x = a, *y = b;
+    if (x->self != y->self) return x->self < y->self ? 1 : -1;
+    if (x->frame != y->frame) return x->frame < y->frame ? -1 : 1;
+    return x->line < y->line ? -1 : x->line > y->line;
+}
+
+/* Line and file (string id) of sample s's leaf: the recorded line of a VM frame, else the
+ * resolver's line of a native or JIT PC (its own function: the last position). */
+static uint32_t leaf_line(SpProfile *p, const SpSample *s, const SpReportOpts *o, uint32_t *file) {
+    const SpFrame *f = &p->frames[sp_sample_stack(p, s)[0]];
+    uint32_t ln = sp_sample_line(p, s, 0);
+    *file = f->file;
+    if (ln || !o->linefn || !s->pc || (f->kind != SP_FRAME_NATIVE && f->kind != SP_FRAME_JIT))
+        return ln;
+    uint32_t m = sp_mapping_find(p, s->pc);
+    SpSrcLine sl[32];
+    uint32_t n = m == SP_NONE ? 0 : o->linefn(o->linectx, p, m, s->pc, sl, 32);
+    if (!n || !sl[n - 1].line) return 0;
+    if (sl[n - 1].file) *file = sp_intern(p, sl[n - 1].file);
+    return sl[n - 1].line;
+}
+
+/* The self weight of each (function, source line) the samples' leaves were at. */
+static void report_lines(SpProfile *p, const SpReportOpts *o, SpBuf *out, uint64_t total) {
+    U64Map idx;
+    LineRow *rows = NULL;
+    uint32_t n = 0, cap = 0;
+    uint64_t known = 0;
+    char name[512];
+    u64map_init(&idx);
+    for (uint32_t i = 0; i < p->nsamples; i++) {
+        const SpSample *s = &p->samples[i];
+        uint32_t file, ln = s->depth ? leaf_line(p, s, o, &file) : 0;
+        if (!ln || file == SP_NONE) continue;
+        uint32_t fr = sp_sample_stack(p, s)[0], k = u64map_get(&idx, (uint64_t)fr << 32 | ln);
+        if (k == UINT32_MAX) {
+            if (n == cap) {
+                LineRow *r = realloc(rows, (cap = cap ? 2 * cap : 64) * sizeof *r);
+                if (!r) goto oom;
+                rows = r;
+            }
+            if (u64map_put(&idx, (uint64_t)fr << 32 | ln, n)) goto oom;
+            rows[k = n++] = (LineRow){fr, ln, file, 0};
+        }
+        rows[k].self += s->weight;
+        known += s->weight;
+    }
+    qsort(rows, n, sizeof *rows, cmp_line_rows);
+    sp_buf_printf(out, "## source lines (%.2f%% of the samples' leaves at a known line, by self)\n",
+                  pct(known, total));
+    sp_buf_printf(out, "%7s %10s  %s\n", "self%", "self", "file:line  name");
+    for (uint32_t k = 0; k < n && (!o->limit || k < o->limit); k++) {
+        const char *f = sp_str(p, rows[k].file);
+        sp_buf_printf(out, "%6.2f%% %10llu  %s:%u  %s\n", pct(rows[k].self, total),
+                      (unsigned long long)rows[k].self, *f ? f : "?", rows[k].line,
+                      sp_frame_label(p, rows[k].frame, name, sizeof name));
+    }
+    if (o->limit && n > o->limit) sp_buf_printf(out, "... %u more\n", n - o->limit);
+    sp_buf_u8(out, '\n');
+    goto out;
+oom:
+    out->oom = 1;
+out:
+    free(rows);
+    u64map_fini(&idx);
+}
+
 int sp_report(SpProfile *p, const SpReportOpts *o, SpBuf *out) {
     if (sp_ccmap_ensure(p)) return -1;
     int sec = o->sections ? o->sections : ~0;
@@ -473,6 +551,7 @@ int sp_report(SpProfile *p, const SpReportOpts *o, SpBuf *out) {
         report_flat(p, o, out, total);
         report_time_view(p, o, out);
     }
+    if (o->lines && p->nsamples) report_lines(p, o, out, total);
     if (sec & SP_REPORT_TREE) report_tree(p, o, out, total);
     if (sec & SP_REPORT_EDGES) report_edges(p, o, out, total);
     if ((sec & SP_REPORT_THREADS) && p->nsamples) report_threads(p, out, total);

@@ -9,6 +9,7 @@
 #ifndef SAMPO_ANALYSIS_REPORT_H
 #define SAMPO_ANALYSIS_REPORT_H
 
+#include "pprof.h" /* SpLineFn */
 #include "profile.h"
 #include "profile_io.h"
 
@@ -25,6 +26,9 @@ typedef struct {
     int sections;        /* bitmask of SP_REPORT_* (0 = all) */
     int sort_total;      /* flat profile sorted by inclusive (cum) weight instead of self */
     double min_pct;      /* hide flat rows and edges whose sort weight is below this % */
+    int lines;           /* add the source-line view (leaves at a known line) */
+    SpLineFn linefn;     /* with lines: the line of a native leaf's PC, or NULL */
+    void *linectx;
 } SpReportOpts;
 
 enum {

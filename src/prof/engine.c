@@ -12,6 +12,7 @@
 #include "symbols.h"
 #include "trigger.h"
 #include "u64map.h"
+#include "vmsrc.h"
 #include "writer.h"
 #include "preload.h"
 
@@ -661,6 +662,14 @@ int sampo_vm_name_method(uint64_t method, const char *name) {
     pthread_mutex_lock(&prof_g.data);
     if (!prof_g.names) prof_g.names = prof_ccmap_new();
     int rc = prof_g.names ? prof_ccmap_set_name(prof_g.names, method, name) : SAMPO_ENOMEM;
+    pthread_mutex_unlock(&prof_g.data);
+    return rc;
+}
+
+int sampo_vm_method_source(uint64_t method, const char *file, uint32_t first_line,
+                           const SampoLine *lines, uint32_t n) {
+    pthread_mutex_lock(&prof_g.data);
+    int rc = prof_vmsrc_set(method, file, first_line, lines, n);
     pthread_mutex_unlock(&prof_g.data);
     return rc;
 }

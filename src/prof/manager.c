@@ -10,6 +10,7 @@
 #include "symbols.h"
 #include "trigger.h"
 #include "u64map.h"
+#include "vmsrc.h"
 
 #include "profile.h"
 
@@ -22,7 +23,7 @@
 /* Scratch buffers (manager context only, under g.data). */
 static struct {
     uint64_t *methods, *pos, *scratch;
-    uint32_t *frames, *ctx_t, *ctx_p;
+    uint32_t *frames, *ctx_t, *ctx_p, *lines;
     uint32_t cap;
     ProfU64Map pc_frame;   /* lookup address -> SpProfile frame id + 1 */
     ProfU64Map vm_frame;   /* VM method id -> SpProfile frame id + 1 */
@@ -47,7 +48,9 @@ static int mgr_reserve(uint32_t n) {
     if (f) mg.ctx_p = f;
     void *g = realloc(mg.scratch, c * sizeof *mg.scratch);
     if (g) mg.scratch = g;
-    if (!a || !b || !d || !e || !f || !g) return -1;
+    void *h = realloc(mg.lines, c * sizeof *mg.lines);
+    if (h) mg.lines = h;
+    if (!a || !b || !d || !e || !f || !g || !h) return -1;
     mg.cap = c;
     return 0;
 }
@@ -97,7 +100,9 @@ static uint32_t mgr_vm_frame(SpProfile *p, uint64_t method) {
         snprintf(buf, sizeof buf, "method@0x%llx", (unsigned long long)method);
         name = buf;
     }
-    uint32_t fid = sp_frame_addv(p, SP_FRAME_VM_METHOD, name, NULL, 0, 0, NULL, 0);
+    const ProfVmSrc *src = prof_vmsrc_get(method);
+    uint32_t fid = sp_frame_addv(p, SP_FRAME_VM_METHOD, name, NULL, 0, 0, src ? src->file : NULL,
+                                 src ? src->first_line : 0);
     if (fid != SP_NONE) prof_u64map_put(&mg.vm_frame, method ? method : 1, (uint64_t)fid + 1);
     return fid;
 }
@@ -214,11 +219,24 @@ static int mgr_vm(ProfThread *t, const ProfRec *r, uint32_t *n_out, int *repeate
     for (uint32_t i = 0; i < n; i++)
         if (vf[i].token)
             prof_u64map_put(tok, vf[i].token, (uint64_t)mg.ctx_t[i] << 32 | mg.ctx_p[i]);
-    /* full calling context, leaf first, from the per-thread context chain */
+    /* full calling context, leaf first, from the per-thread context chain; each frame's
+     * line from its position: the sampled one for the leaf, the call site for callers */
     uint32_t d = 0;
-    for (uint32_t c = mg.ctx_t[0]; c != CC_NONE; c = prof_ccmap_ctx_parent(t->cc, c)) {
+    const ProfCCMap *cc = t->cc;
+    for (uint32_t c = mg.ctx_t[0], child = CC_NONE; c != CC_NONE;
+         child = c, c = prof_ccmap_ctx_parent(cc, c)) {
         if (mgr_reserve(d + 1)) return -1;
-        mg.frames[d++] = mgr_vm_frame(prof_g.profile, t->cc->m[t->cc->x[c].method].id);
+        uint64_t id = cc->m[cc->x[c].method].id, pos = 0;
+        int known = child == CC_NONE ? id == vf[0].method : cc->x[child].callee != CC_NONE;
+        if (child == CC_NONE) {
+            pos = vf[0].pos;
+        } else if (known) { /* a merged caller runs in another method's context: unknown */
+            const CcSite *site = &cc->s[cc->c[cc->x[child].callee].site];
+            known = site->method == cc->x[c].method;
+            pos = site->pos;
+        }
+        mg.lines[d] = known ? prof_vmsrc_line(prof_vmsrc_get(id), pos) : 0;
+        mg.frames[d++] = mgr_vm_frame(prof_g.profile, id);
     }
     *repeated = (r->flags & REC_TOP_REPEAT) != 0;
     *n_out = d;
@@ -275,7 +293,13 @@ static void mgr_record(ProfThread *owner, const ProfRec *r) {
     uint32_t thr = mgr_sp_thread(t);
     if (rc || thr == SP_NONE) return;
     uint64_t ts = r->time_ns > prof_g.t0_ns ? r->time_ns - prof_g.t0_ns : 0;
-    sp_sample_add(prof_g.profile, thr, ts, mg.frames, n, r->pc, r->weight, (SpVmState)r->state);
+    int lines = 0;
+    for (uint32_t i = 0; r->n_vm && i < n; i++)
+        lines |= mg.lines[i] != 0;
+    if (!sp_sample_add(prof_g.profile, thr, ts, mg.frames, n, r->pc, r->weight,
+                       (SpVmState)r->state) &&
+        lines)
+        sp_sample_set_lines(prof_g.profile, mg.lines);
     mgr_tune(r, repeated);
 }
 

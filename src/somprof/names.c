@@ -143,6 +143,71 @@ static SpnTable *spn_room(SpnNames *n) {
     return g;
 }
 
+/* ---- sources by name: the file and definition line every profile frame of a name gets
+ * (spn_frame), so the frames of the exact and time views and libsampo's agree.  Keyed by
+ * the name's text (open addressing under spn_mu; strings interned, kept until exit). */
+
+typedef struct SpnSrc {
+    const char *name, *file; /* interned; file NULL = unknown */
+    uint32_t line;
+} SpnSrc;
+
+static SpnSrc *spn_srcs;
+static uint32_t spn_src_mask, spn_src_count;
+
+static SpnSrc *spn_src_slot(const char *name) { /* under spn_mu; NULL when absent/full */
+    if (!spn_srcs) return NULL;
+    for (uint64_t h = spn_strhash(name);; h++) {
+        SpnSrc *x = &spn_srcs[h & spn_src_mask];
+        if (!x->name || !strcmp(x->name, name)) return x;
+    }
+}
+
+static int spn_src_grow(void) { /* under spn_mu */
+    uint32_t mask = spn_src_mask ? spn_src_mask * 2 + 1 : 1023;
+    SpnSrc *old = spn_srcs, *n = calloc((size_t)mask + 1, sizeof *n);
+    if (!n) return -1;
+    uint32_t omask = spn_src_mask;
+    spn_srcs = n, spn_src_mask = mask;
+    for (uint32_t i = 0; old && i <= omask; i++)
+        if (old[i].name) *spn_src_slot(old[i].name) = old[i];
+    free(old);
+    return 0;
+}
+
+/* Remembers the file and line of name (interned), the name of m. */
+static void spn_note_source(const char *name, const SomMethod *m) {
+    const char *file = m->holder && m->holder->file ? spn_intern(m->holder->file->bytes) : NULL;
+    pthread_mutex_lock(&spn_mu);
+    if ((spn_src_count + 1) * 2 <= spn_src_mask || !spn_src_grow()) {
+        SpnSrc *x = spn_src_slot(name);
+        spn_src_count += !x->name;
+        *x = (SpnSrc){name, file, m->line};
+    }
+    pthread_mutex_unlock(&spn_mu);
+}
+
+uint32_t spn_frame(SpProfile *p, const char *name) {
+    SpnSrc src = {0};
+    pthread_mutex_lock(&spn_mu);
+    const SpnSrc *x = spn_src_slot(name);
+    if (x && x->name) src = *x;
+    pthread_mutex_unlock(&spn_mu);
+    return sp_frame_addv(p, SP_FRAME_VM_METHOD, name, NULL, 0, 0, src.file, src.line);
+}
+
+/* The method's file, definition line and bytecode -> line table, for the lines of
+ * libsampo's profiles (best effort: a method without them only lacks its lines). */
+static void spn_register_source(const SomMethod *m) {
+    const char *file = m->holder && m->holder->file ? m->holder->file->bytes : NULL;
+    SampoLine *l = m->nlines ? malloc(m->nlines * sizeof *l) : NULL;
+    uint32_t n = l ? m->nlines : 0;
+    for (uint32_t i = 0; i < n; i++)
+        l[i] = (SampoLine){m->lines[i].bci, m->lines[i].line};
+    sampo_vm_method_source((uint64_t)(uintptr_t)m, file, m->line, l, n);
+    free(l);
+}
+
 const char *spn_name(SpnNames *n, const SomMethod *m) {
     SpnTable *t = atomic_load(&n->cur);
     if (!t) return "?";
@@ -155,7 +220,11 @@ const char *spn_name(SpnNames *n, const SomMethod *m) {
     spn_format(m, buf, sizeof buf);
     const char *name = spn_intern(buf);
     if (!name || !(t = spn_room(n))) return "?";
-    if (n->register_with_sampo) sampo_vm_name_method((uint64_t)(uintptr_t)m, name);
+    spn_note_source(name, m);
+    if (n->register_with_sampo) {
+        sampo_vm_name_method((uint64_t)(uintptr_t)m, name);
+        spn_register_source(m);
+    }
     spn_put(t, m, name);
     return name;
 }

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "profile.h"
 #include "vm.h"
 
 typedef struct SpnEntry {
@@ -43,5 +44,8 @@ const char *spn_name(SpnNames *n, const SomMethod *m);
 const char *spn_intern(const char *s);
 /* Name of m without interning, into buf. */
 void spn_format(const SomMethod *m, char *buf, size_t len);
+/* The VM method frame of p named name, with the source file and definition line of the
+ * method spn_name gave that name (none if it never did).  SP_NONE on ENOMEM. */
+uint32_t spn_frame(SpProfile *p, const char *name);
 
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "export.h"
+#include "names.h"
 #include "profile_io.h"
 #include "report.h"
 
@@ -84,8 +85,7 @@ int spo_ccmap_from_tree(SpProfile *p, const SpcTree *t, bool exact) {
     uint32_t *fr = calloc(t->len, sizeof *fr);
     if (!fr) return -1;
     for (uint32_t i = 1; i < t->len; i++) {
-        fr[i] =
-            sp_frame_addv(p, SP_FRAME_VM_METHOD, (const char *)t->n[i].method, NULL, 0, 0, NULL, 0);
+        fr[i] = spn_frame(p, (const char *)t->n[i].method); /* merged trees: names */
         if (fr[i] == SP_NONE) goto out;
     }
     if (spo_walk_alloc(&w, t->len, p->nframes)) goto out;

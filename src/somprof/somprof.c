@@ -1119,8 +1119,8 @@ static void spr_merge(VmProf *p) {
         S.merged.n[m[i]].total_ns += x->total_ns;
         S.merged.n[m[i]].child_ns += x->child_ns;
         S.merged.n[m[i]].self_ns += x->self_ns;
-        fid[i] = sp_frame_addv(S.prof, SP_FRAME_VM_METHOD, name, NULL, 0, 0, NULL, 0);
-        if (S.tprof) sp_frame_addv(S.tprof, SP_FRAME_VM_METHOD, name, NULL, 0, 0, NULL, 0);
+        fid[i] = spn_frame(S.prof, name);
+        if (S.tprof) spn_frame(S.tprof, name);
     }
     for (size_t k = 0; k < p->nsamples; k++) { /* cooperative samples */
         uint32_t d = spc_path(t, p->samples[k].ctx, stack, t->len);
@@ -1154,8 +1154,7 @@ static void spr_merge_time(VmProf *p) {
     uint32_t tthr = sp_thread_add(S.tprof, (uint64_t)p->no, tname);
     if (!fid || !stack || tthr == SP_NONE) goto out;
     for (uint32_t i = 1; i < t->len; i++)
-        fid[i] = sp_frame_addv(S.tprof, SP_FRAME_VM_METHOD, spn_name(&p->names, t->n[i].method),
-                               NULL, 0, 0, NULL, 0);
+        fid[i] = spn_frame(S.tprof, spn_name(&p->names, t->n[i].method));
     spr_time_view(p, fid, stack, tthr);
 out:
     free(fid);
@@ -1343,6 +1342,15 @@ static void spr_remap_frame(SpProfile *p, uint32_t from, uint32_t to) {
         if (p->cc.nodes[i].frame == from) p->cc.nodes[i].frame = to;
 }
 
+/* The VM method frame named name among the first n, or SP_NONE: the one the engine made
+ * once the method had its name (and its file and line). */
+static uint32_t spr_named_frame(const SpProfile *p, uint32_t n, const char *name) {
+    for (uint32_t i = 0; i < n; i++)
+        if (p->frames[i].kind == SP_FRAME_VM_METHOD && !strcmp(sp_str(p, p->frames[i].name), name))
+            return i;
+    return SP_NONE;
+}
+
 /* Frames the engine named "method@0x..." because their sample reached the manager before
  * the VM thread named the method: give them their names (see vm-profiling.md). */
 static void spr_fix_names(SpProfile *p) {
@@ -1355,7 +1363,8 @@ static void spr_fix_names(SpProfile *p) {
         SprKnown key = {(uintptr_t)strtoull(nm + 9, NULL, 16), NULL};
         const SprKnown *k = bsearch(&key, S.known, S.nknown, sizeof key, spr_known_cmp);
         if (!k) continue;
-        uint32_t j = sp_frame_addv(p, SP_FRAME_VM_METHOD, k->name, NULL, 0, 0, NULL, 0);
+        uint32_t j = spr_named_frame(p, n, k->name);
+        if (j == SP_NONE) j = spn_frame(p, k->name);
         if (j != SP_NONE && j != i) spr_remap_frame(p, i, j);
     }
 }

@@ -12,23 +12,30 @@
 #include "srcline.h"
 
 static const char export_usage[] =
-    "usage: sampo export --pprof|--collapsed|--speedscope [--thread TID] [--no-lines] [FILE]\n"
-    "                    [-o OUT]\n"
+    "usage: sampo export --pprof|--collapsed|--speedscope [--thread TID] [--no-lines|--lines]\n"
+    "                    [FILE] [-o OUT]\n"
     "  Converts a profile for other tools.  FILE defaults to " SAMPO_DEFAULT_FILE ".\n"
     "  --pprof           gzipped profile.proto (go tool pprof, pprof web UI)\n"
     "  --collapsed       one 'root;...;leaf count' line per calling context (flamegraph.pl)\n"
     "  --speedscope      speedscope JSON (one sampled profile per thread)\n"
     "  --thread TID      only the samples of one thread (OS thread id)\n"
-    "  --no-lines        pprof: do not read source lines from the objects' DWARF\n"
+    "  --no-lines        pprof, speedscope: do not read source lines from the objects' DWARF\n"
+    "  --lines           collapsed: frames as name:line where the line is known (SOM\n"
+    "                    methods: the sampled bytecode's or call's line; a native leaf:\n"
+    "                    its sampled PC's line from DWARF)\n"
     "  -o, --output OUT  output file (default: standard output)\n"
     "  -h, --help        this text\n";
 
 int cmd_export(int argc, char **argv) {
-    static const struct option opts[] = {
-        {"pprof", no_argument, 0, 'p'},        {"collapsed", no_argument, 0, 'c'},
-        {"speedscope", no_argument, 0, 's'},   {"output", required_argument, 0, 'o'},
-        {"thread", required_argument, 0, 'T'}, {"no-lines", no_argument, 0, 'L'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    static const struct option opts[] = {{"pprof", no_argument, 0, 'p'},
+                                         {"collapsed", no_argument, 0, 'c'},
+                                         {"speedscope", no_argument, 0, 's'},
+                                         {"output", required_argument, 0, 'o'},
+                                         {"thread", required_argument, 0, 'T'},
+                                         {"no-lines", no_argument, 0, 'L'},
+                                         {"lines", no_argument, 0, 'N'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     const char *outpath = NULL;
     const char *thread = NULL;
     int fmt = 0, c, lines = 1;
@@ -52,6 +59,9 @@ int cmd_export(int argc, char **argv) {
             break;
         case 'L':
             lines = 0;
+            break;
+        case 'N':
+            lines = 2;
             break;
         case 'h':
             fputs(export_usage, stdout);
@@ -78,8 +88,16 @@ int cmd_export(int argc, char **argv) {
         SampoSrcLines *sl = lines ? sampo_srclines_new(p) : NULL;
         rc = sp_export_pprof_lines(p, &out, sl ? sampo_srcline : NULL, sl);
         sampo_srclines_free(sl);
+    } else if (fmt == 'c' && lines == 2) {
+        SampoSrcLines *sl = sampo_srclines_new(p);
+        rc = sp_export_collapsed_lines(p, &out, sl ? sampo_srcline : NULL, sl);
+        sampo_srclines_free(sl);
+    } else if (fmt == 's') { /* native functions' files and lines from DWARF */
+        SampoSrcLines *sl = lines ? sampo_srclines_new(p) : NULL;
+        rc = sp_export_speedscope_lines(p, &out, sl ? sampo_srcline : NULL, sl);
+        sampo_srclines_free(sl);
     } else {
-        rc = fmt == 'c' ? sp_export_collapsed(p, &out) : sp_export_speedscope(p, &out);
+        rc = sp_export_collapsed(p, &out);
     }
     if (rc)
         fprintf(stderr, "sampo export: out of memory\n");

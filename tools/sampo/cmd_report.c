@@ -11,6 +11,7 @@
 
 #include "somsrc.h" /* (before report.h: the call sites' lines) */
 #include "report.h"
+#include "srcline.h"
 
 static const char report_usage[] =
     "usage: sampo report [options] [FILE]\n"
@@ -34,6 +35,8 @@ static const char report_usage[] =
     "  --ignore RE      drop samples with a frame matching RE\n"
     "  --tree-min PCT   hide call-tree nodes below PCT percent (default 1)\n"
     "  --tree-depth N   limit the call-tree depth (default unlimited)\n"
+    "  --lines          add the self weight per source line of the samples' leaves (SOM\n"
+    "                   methods: the sampled bytecode's line; native code: DWARF)\n"
     "  --thread TID     only the samples of one thread (OS thread id)\n"
     "  -h, --help       this text\n";
 
@@ -65,7 +68,8 @@ int cmd_report(int argc, char **argv) {
         O_SORT,
         O_MIN,
         O_FOCUS,
-        O_IGNORE
+        O_IGNORE,
+        O_LINES
     };
     static const struct option opts[] = {{"limit", required_argument, 0, 'l'},
                                          {"top", required_argument, 0, 'l'},
@@ -83,6 +87,7 @@ int cmd_report(int argc, char **argv) {
                                          {"min", required_argument, 0, O_MIN},
                                          {"focus", required_argument, 0, O_FOCUS},
                                          {"ignore", required_argument, 0, O_IGNORE},
+                                         {"lines", no_argument, 0, O_LINES},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     SpReportOpts o;
@@ -134,6 +139,9 @@ int cmd_report(int argc, char **argv) {
         case O_IGNORE:
             ignore = optarg;
             break;
+        case O_LINES:
+            o.lines = 1;
+            break;
         case 'h':
             fputs(report_usage, stdout);
             return 0;
@@ -160,9 +168,12 @@ int cmd_report(int argc, char **argv) {
         sp_profile_free(p);
         return frc == -2 ? 2 : 1;
     }
+    SampoSrcLines *sl = o.lines ? sampo_srclines_new(p) : NULL;
+    o.linefn = sl ? sampo_srcline : NULL, o.linectx = sl;
     SpBuf out;
     sp_buf_init(&out);
     int rc = sp_report(p, &o, &out) == 0 && sampo_write_out(NULL, &out) == 0 ? 0 : 1;
+    sampo_srclines_free(sl);
     if (out.oom) fprintf(stderr, "sampo report: out of memory\n");
     sp_buf_fini(&out);
     sampo_somsrc_free(src);

@@ -26,6 +26,9 @@ static int roundtrip(const char *out) {
     uint32_t s1[] = {lf, mn}, s2[] = {km, mn};
     sp_sample_add(p, t, 10, s1, 2, 0x400210, 1, SP_VM_NONE);
     sp_sample_add(p, t, 20, s2, 2, 0x7000, 2, SP_VM_INTERPRETING);
+    uint32_t l3[] = {5, 0}; /* K>>m sampled on line 5: a location of its own with Line.line */
+    sp_sample_add(p, t, 30, s2, 2, 0x7000, 1, SP_VM_INTERPRETING);
+    sp_sample_set_lines(p, l3);
     sp_meta_set(p, "mode", "wall");
     sp_meta_set(p, "trigger", "timer");
     sp_meta_set(p, "command", "rt a b");

@@ -34,7 +34,12 @@ static void fuzz_consumers(SpProfile *p) {
     sp_buf_init(&b);
     sp_report(p, &ro, &b);
     b.len = 0;
+    ro.lines = 1; /* the source-line view (section LINS) */
+    sp_report(p, &ro, &b);
+    b.len = 0;
     sp_export_collapsed(p, &b);
+    b.len = 0;
+    sp_export_collapsed_lines(p, &b, NULL, NULL);
     b.len = 0;
     sp_export_speedscope(p, &b);
     b.len = 0;

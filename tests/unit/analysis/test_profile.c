@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include <cmocka.h>
 
@@ -29,7 +30,7 @@ static SpProfile *tiny_new(void) {
 }
 
 static const uint8_t tiny_golden[] = {
-    0x53, 0x41, 0x4d, 0x50, 0x4f, 0x50, 0x52, 0x46, 0x01, 0x00, 0x00, 0x00, /* magic, 1.0 */
+    0x53, 0x41, 0x4d, 0x50, 0x4f, 0x50, 0x52, 0x46, 0x01, 0x00, 0x01, 0x00, /* magic, 1.1 */
     0x00, 0x00, 0x00, 0x00, 0x09, 0x00, 0x00, 0x00, 0x53, 0x54, 0x52, 0x53, /* flags, 9, STRS */
     0x09, 0x46, 0x49, 0x43, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x01, 0x66, 0x46,
     0x52, 0x4d, 0x53, 0x1a, 0xda, 0x7b, 0x2f, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01,
@@ -265,6 +266,47 @@ static void test_roundtrip(void **state) {
     sp_profile_free(q);
 }
 
+/* Per-entry source lines (section LINS) survive a round trip; earlier samples read 0; a
+ * profile without lines writes no LINS section. */
+static void test_lines_roundtrip(void **state) {
+    (void)state;
+    SpProfile *p = sp_profile_new(SP_FLAVOUR_SAMPLED), *q = NULL;
+    uint32_t t = sp_thread_add(p, 7, "main");
+    uint32_t st[2] = {sp_frame_addv(p, SP_FRAME_VM_METHOD, "A>>leaf", NULL, 0, 0, "A.som", 3),
+                      sp_frame_addv(p, SP_FRAME_VM_METHOD, "A>>run", NULL, 0, 0, "A.som", 9)};
+    SpBuf a;
+    encode(p, &a);
+    assert_int_equal(a.data[16], 9); /* no lines: nine sections */
+    sp_buf_fini(&a);
+    assert_int_equal(sp_sample_add(p, t, 1, st, 2, 0, 1, SP_VM_INTERPRETING), 0);
+    uint32_t lines[2] = {4, 12};
+    assert_int_equal(sp_sample_add(p, t, 2, st, 2, 0, 1, SP_VM_INTERPRETING), 0);
+    assert_int_equal(sp_sample_set_lines(p, lines), 0);
+    assert_int_equal(sp_sample_add(p, t, 3, st, 1, 0, 1, SP_VM_INTERPRETING), 0);
+    encode(p, &a);
+    assert_int_equal(a.data[16], 10);
+    char err[SP_ERR_MAX];
+    assert_int_equal(sp_profile_decode(a.data, a.len, &q, err, sizeof err), 0);
+    assert_int_equal(sp_sample_line(q, &q->samples[0], 0), 0);
+    assert_int_equal(sp_sample_line(q, &q->samples[1], 0), 4);
+    assert_int_equal(sp_sample_line(q, &q->samples[1], 1), 12);
+    assert_int_equal(sp_sample_line(q, &q->samples[2], 0), 0);
+    assert_int_equal(q->frames[0].line, 3);
+    /* a LINS section whose count disagrees with the stacks is rejected (CRC made right) */
+    a.data[a.len - 6] = 4; /* count 5 -> 4 (payload: count, then five one-byte lines) */
+    uint32_t crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), a.data + a.len - 6, 6);
+    for (int i = 0; i < 4; i++)
+        a.data[a.len - 6 - 12 + i] = (uint8_t)(crc >> (8 * i));
+    SpProfile *r = (SpProfile *)1;
+    assert_int_equal(sp_profile_decode(a.data, a.len, &r, err, sizeof err), -1);
+    assert_null(r);
+    if (!strstr(err, "expected one line per stack entry, got 4 lines for 5 entries"))
+        fail_msg("%s", err);
+    sp_buf_fini(&a);
+    sp_profile_free(p);
+    sp_profile_free(q);
+}
+
 static void expect_error(const uint8_t *d, size_t n, const char *needle) {
     SpProfile *q = (SpProfile *)1;
     char err[SP_ERR_MAX];
@@ -382,6 +424,7 @@ int main(void) {
         cmocka_unit_test(test_keep_thread),
         cmocka_unit_test(test_writer_golden),
         cmocka_unit_test(test_roundtrip),
+        cmocka_unit_test(test_lines_roundtrip),
         cmocka_unit_test(test_reader_errors),
         cmocka_unit_test(test_reader_bad_ids),
         cmocka_unit_test(test_reader_mutations),

@@ -133,7 +133,14 @@ static void check_contexts(const SampoCCMap *m, uint64_t leaf, uint64_t outer) {
     assert_int_equal(c, SAMPO_CTX_NONE);
 }
 
-/* In the written profile every sample is a full stack of VM frames. */
+/* Line of method A + i at position pos under the tables test_vm_chain_partial_samples gives. */
+static uint32_t test_line(const SpProfile *p, uint32_t frame, uint32_t pos) {
+    return 100 * (uint32_t)(sp_str(p, p->frames[frame].name)[0] - 'A') + pos;
+}
+
+/* In the written profile every sample is a full stack of VM frames, each frame with its
+ * method's file and definition line, each stack entry with the line of its position: the
+ * leaf's (7), and for callers the call's (C 3 or 4, B 2, the root 1). */
 static void check_written(const char *path) {
     SpProfile *p = NULL;
     char err[256];
@@ -147,6 +154,12 @@ static void check_written(const char *path) {
         if (!strcmp(leaf, "D") || !strcmp(leaf, "F")) {
             assert_int_equal(s->depth, 4);
             assert_string_equal(root, leaf[0] == 'D' ? "A" : "E");
+            uint32_t pos[4] = {7, leaf[0] == 'D' ? 3 : 4, 2, 1};
+            for (uint32_t d = 0; d < 4; d++) {
+                assert_int_equal(sp_sample_line(p, s, d), test_line(p, st[d], pos[d]));
+                assert_string_equal(sp_str(p, p->frames[st[d]].file), "t.som");
+                assert_int_equal(p->frames[st[d]].line, test_line(p, st[d], 0));
+            }
         }
     }
     assert_non_null(sp_meta_get(p, "trigger"));
@@ -158,8 +171,17 @@ static void test_vm_chain_partial_samples(void **state) {
     (void)state;
     SampoConfig c = cfg();
     const char *names[] = {"A", "B", "C", "D", "E", "F"};
-    for (int i = 0; i < 6; i++)
+    for (uint32_t i = 0; i < 6; i++) { /* method A + i: line 100 i + pos at pos 1, 2, 3, 4, 7 */
+        SampoLine lt[] = {{0, 100 * i + 1},
+                          {2, 100 * i + 2},
+                          {3, 100 * i + 3},
+                          {4, 100 * i + 4},
+                          {7, 100 * i + 7}};
         sampo_vm_name_method(A + (uint64_t)i, names[i]);
+        assert_int_equal(sampo_vm_method_source(A + i, "t.som", 100 * i, lt, 5), SAMPO_OK);
+    }
+    SampoLine bad[] = {{4, 1}, {2, 2}}; /* not ascending */
+    assert_int_equal(sampo_vm_method_source(A, "t.som", 1, bad, 2), SAMPO_EINVAL);
     assert_int_equal(sampo_vm_set_frame_chain(&vm_top), 0);
     assert_int_equal(sampo_start(&c), 0);
     assert_int_equal(sampo_start(&c), SAMPO_ESTATE);
