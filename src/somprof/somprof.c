@@ -98,6 +98,7 @@ typedef struct VmProf {
      * at that transition, and the ticks spent in each state (spx_state_to) */
     uint8_t st_cur;
     uint64_t st_t, st_ticks[VMS_COUNT];
+    uint64_t st_ck_t, st_ck_cpu; /* TSC and thread CPU ns at its latest descheduling check */
     uint64_t cpu_attach; /* the VM thread's CPU time at attach (load factor, spx_finish) */
     uint64_t state_ns[VMS_COUNT];
 } VmProf;
@@ -610,8 +611,24 @@ static void spx_desched(VmProf *p, uint64_t t, uint64_t *dt) {
  * GC.  Only the VM thread calls these. */
 static void spx_state_to(VmProf *p, uint8_t s) {
     if (s == p->st_cur) return;
-    uint64_t t = spx_ticks_fenced();
-    if (p->st_cur < VMS_COUNT) p->st_ticks[p->st_cur] += t - p->st_t;
+    uint64_t t = spx_ticks_fenced(), dt = t - p->st_t;
+    /* The clock is wall time, the samples count CPU time.  An interval longer than
+     * S.long_ticks (200 us) may hold a stretch in which the thread was descheduled (a loaded
+     * machine: ms at a time, so the stretches are few and large, and in proportion to the
+     * states only on average): the thread's CPU clock (one system call, for such intervals
+     * only) says how much wall time since the previous check was not CPU time, and that
+     * much, at most the interval, is taken out of it. */
+    if (dt > S.long_ticks) {
+        uint64_t cpu = spx_thread_cpu();
+        double off = (double)(t - p->st_ck_t) * spx_tick_ns - (double)(cpu - p->st_ck_cpu);
+        if (off > 0) {
+            uint64_t k = (uint64_t)(off / spx_tick_ns);
+            dt -= k < dt ? k : dt;
+        }
+        p->st_ck_t = t;
+        p->st_ck_cpu = cpu;
+    }
+    if (p->st_cur < VMS_COUNT) p->st_ticks[p->st_cur] += dt;
     p->st_cur = s;
     p->st_t = t;
 }
@@ -765,9 +782,10 @@ static void spx_finish(VmProf *p) {
     if (!S.o.exact_states && !(S.o.mode == SOMPROF_EXACT && !S.o.lean)) return;
     /* The state split is the one of this run, hooks included, as its samples see it: every
      * state's time is bounded by the state stores (spx_state_to), nothing is taken off.  The
-     * clock is wall time, the samples count CPU time: descheduled stretches are assumed to
-     * fall into the states in proportion, and the split is scaled to the thread's CPU time,
-     * so that it adds up with other threads' CPU time (the JIT compiler thread's). */
+     * clock is wall time with the descheduled stretches taken out (spx_state_to); what
+     * remains (stretches under 200 us) is assumed to fall into the states in proportion,
+     * and the split is scaled to the thread's CPU time, so that it adds up with other
+     * threads' CPU time (the JIT compiler thread's). */
     spx_state_to(p, VMS_COUNT); /* the last state's time */
     double wall = 0;
     for (int s = 0; s < VMS_COUNT; s++)
@@ -1088,7 +1106,8 @@ int somprof_attach(SomVM *vm, int thread_no) {
     p->cpu_attach = p->ck_cpu = spx_thread_cpu();
     p->ck_t = spx_ticks();
     p->st_cur = vm->state;
-    p->st_t = spx_ticks_fenced();
+    p->st_t = p->st_ck_t = spx_ticks_fenced();
+    p->st_ck_cpu = spx_thread_cpu();
     if (S.o.mode == SOMPROF_EXACT || S.o.exact_states || S.o.exact_time) {
         vm->on_enter = spx_enter;
         vm->on_exit = spx_exit;
