@@ -1303,7 +1303,8 @@ static void spr_print_states(FILE *f, const char *what, const uint64_t *w, uint6
 }
 
 /* The compiler thread's share: its samples (async: the thread named "som-jit") and its own
- * CPU clock.  Both are in the splits above too, as "compiling". */
+ * CPU clock.  In async mode both are in the splits too, as "compiling"; coop samples only
+ * the VM threads, so there it is printed apart only. */
 static void spr_compiler_states(SpProfile *p) {
     uint64_t ns = atomic_load(&S.compiler_ns);
     if (!ns && !atomic_load(&S.compiler_sampled)) return;
