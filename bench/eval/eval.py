@@ -24,7 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 OPTS = None
 # name -> inner iterations for one ~1 s run of the AWFY harness (release build)
-AWFY = {'Bounce': 3000, 'DeltaBlue': 60000, 'Json': 200, 'List': 1500, 'Mandelbrot': 300,
+AWFY = {'Bounce': 3000, 'DeltaBlue': 60000, 'Json': 200, 'List': 1500, 'Mandelbrot': 500,
         'NBody': 250000, 'Permute': 1000, 'Queens': 1200, 'Richards': 50, 'Sieve': 3500,
         'Storage': 1800, 'Towers': 1100, 'CD': 100, 'Havlak': 1}
 AWFY_DIRS = ['Core', 'CD', 'DeltaBlue', 'Json', 'NBody', 'Richards', 'Havlak']
@@ -258,11 +258,13 @@ def accuracy(bs, res):
 
 def named_share(f):
     """Of a profile's samples (weights of `sampo export --collapsed`): (VM-thread weight, of it
-    the weight whose every frame is a named SOM frame, all weight).  VM-thread stacks start
-    at System>>boot; the others are native (the JIT's compiler thread, som-jit).  A frame
-    counts as named when it is Class>>selector (no [unknown], no unresolved method@0x...)."""
+    the weight whose every frame is a named SOM frame, all weight, of it the weight named).
+    VM-thread stacks start at System>>boot; the JIT's compiler thread (som-jit) has one frame
+    "Class>>selector [jit compile]" while it compiles that method, else its native stack.  A
+    frame counts as named when it is Class>>selector (no [unknown], no unresolved
+    method@0x...)."""
     p = subprocess.run([sampo_bin(), 'export', '--collapsed', f], capture_output=True, text=True)
-    vm = named = total = 0
+    vm = named = total = all_named = 0
     for line in p.stdout.splitlines():
         stack, _, w = line.rpartition(' ')
         try:
@@ -271,12 +273,13 @@ def named_share(f):
             continue
         total += w
         frames = stack.split(';')
+        ok = all('>>' in x and '[unknown]' not in x and '@0x' not in x for x in frames)
+        all_named += w if ok else 0
         if frames[0] != 'System>>boot':
             continue
         vm += w
-        if all('>>' in x and '[unknown]' not in x and '@0x' not in x for x in frames):
-            named += w
-    return vm, named, total
+        named += w if ok else 0
+    return vm, named, total, all_named
 
 
 def names(bs, res):
@@ -288,16 +291,20 @@ def names(bs, res):
             files = [f for f in files if os.path.exists(f)]
             if not files:
                 continue
-            vm = named = total = 0
-            worst = None
+            vm = named = total = all_named = 0
+            worst = worst_all = None
             for f in files:
-                a, b, c = named_share(f)
-                vm, named, total = vm + a, named + b, total + c
+                a, b, c, d = named_share(f)
+                vm, named, total, all_named = vm + a, named + b, total + c, all_named + d
                 if a:
                     worst = min(worst if worst is not None else 100.0, 100.0 * b / a)
+                if c:
+                    worst_all = min(worst_all if worst_all is not None else 100.0, 100.0 * d / c)
             out.setdefault(n, {})[label] = {
                 'runs': len(files), 'named_pct': 100.0 * named / vm if vm else None,
-                'named_min_pct': worst, 'vm_pct': 100.0 * vm / total if total else None}
+                'named_min_pct': worst, 'vm_pct': 100.0 * vm / total if total else None,
+                'all_named_pct': 100.0 * all_named / total if total else None,
+                'all_named_min_pct': worst_all}
     res['names'] = out
 
 
@@ -691,18 +698,20 @@ def tables_rest(res, acc):
                     ', '.join('%.2f' % d for d in x.get('maxdiffs', [x['maxdiff']]))))
     nm = res.get('names', {})
     if nm:
-        L += ['', '## 1n. Samples naming SOM methods (percent of the VM threads\' sample weight whose every '
-              'frame is a named SOM method; min: the worst run; VM threads: their share of all samples, '
-              'the rest is the JIT compiler thread)', '',
-              '| benchmark | ' + ' | '.join('%s named % (min) | VM threads %%' % c for c in
-                                             sorted({c for m in nm.values() for c in m})) + ' |',
-              '|---|' + '---|---|' * len({c for m in nm.values() for c in m})]
+        L += ['', '## 1n. Samples naming SOM methods (percent of the sample weight whose every frame is '
+              'a named SOM method, mean over the runs (the worst run); VM: the VM threads\' samples; all: '
+              'the JIT compiler thread\'s too, named by the method it compiles; VM threads: their share)', '',
+              '| benchmark | ' + ' | '.join('%s VM named %% (min) | all named %% (min) | VM threads %%' % c
+                                             for c in sorted({c for m in nm.values() for c in m})) + ' |',
+              '|---|' + '---|---|---|' * len({c for m in nm.values() for c in m})]
         for n, m in nm.items():
             cells = []
             for c in sorted({c for m in nm.values() for c in m}):
                 x = m.get(c)
                 cells += ['%s (%s)' % (fmt(x['named_pct'], '%.2f'), fmt(x['named_min_pct'], '%.2f')),
-                          fmt(x['vm_pct'], '%.1f')] if x else ['-', '-']
+                          '%s (%s)' % (fmt(x.get('all_named_pct'), '%.2f'),
+                                       fmt(x.get('all_named_min_pct'), '%.2f')),
+                          fmt(x['vm_pct'], '%.1f')] if x else ['-', '-', '-']
             L.append('| %s | ' % n + ' | '.join(cells) + ' |')
     th = res.get('threads', {})
     if th:

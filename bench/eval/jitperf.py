@@ -22,7 +22,7 @@ import subprocess
 import sys
 
 AWFY = {'Bounce': 1500, 'CD': 100, 'DeltaBlue': 20000, 'Havlak': 1, 'Json': 60, 'List': 1000,
-        'Mandelbrot': 300, 'NBody': 150000, 'Permute': 600, 'Queens': 600, 'Richards': 30,
+        'Mandelbrot': 500, 'NBody': 250000, 'Permute': 600, 'Queens': 600, 'Richards': 30,
         'Sieve': 1500, 'Storage': 600, 'Towers': 600}
 AWFY_DIRS = ['Core', 'CD', 'DeltaBlue', 'Json', 'NBody', 'Richards', 'Havlak']
 LINE = re.compile(r'^\s*([0-9.]+)%\s+(\d+)\s+(\S.*?)\s+\[(.)\]\s+(.*)$')

@@ -148,6 +148,7 @@ static struct {
     _Atomic uint64_t vm_cpu_ns;     /* JIT-only: CPU time of the detached VM threads */
     _Atomic uint64_t marker_cpu_ns; /* JIT-only: the marking thread's CPU time, at its end */
     _Atomic int compiler_sampled;   /* it is registered with libsampo (async) */
+    _Atomic uint64_t compiling;     /* the compiler thread's job: its frame id, 0 = none */
     struct SprCode *codes;          /* async: compiled code registered (symbols for hist) */
     size_t ncodes, capcodes;
     size_t nknown, capknown;
@@ -1569,11 +1570,39 @@ void somprof_jit_register(SomVM *vm, const struct SomJitCode *code) {
 
 /* ---- the JIT's compiler thread ---------------------------------------------------------- */
 
+/* The compiler thread's frame callback (in its signal handler): one frame naming the method
+ * being compiled, or none between jobs (the native stack then). */
+static int spj_frames(void *ctx, SampoFrameInfo *out, int max) {
+    (void)ctx;
+    uint64_t id = atomic_load_explicit(&S.compiling, memory_order_acquire);
+    if (!id || max < 1) return 0;
+    out[0] = (SampoFrameInfo){id, 0, 0, 0};
+    return 1;
+}
+
+void somprof_compiler_job(const SomMethod *m) {
+    if (!atomic_load(&S.compiler_sampled)) return;
+    if (!m) {
+        atomic_store_explicit(&S.compiling, 0, memory_order_release);
+        return;
+    }
+    /* an id no method has: methods are aligned, the id is odd (the compiler thread has a
+     * CC-Map of its own, which the JIT's queries never read: they ask for the VM's thread) */
+    uint64_t id = (uint64_t)(uintptr_t)m + 1;
+    char name[320];
+    spn_format(m, name, 256);
+    size_t n = strlen(name);
+    snprintf(name + n, sizeof name - n, " [jit compile]");
+    sampo_vm_name_method(id, name); /* before a sample can see the id */
+    atomic_store_explicit(&S.compiling, id, memory_order_release);
+}
+
 void somprof_compiler_thread(bool start) {
     if (!S.active || S.o.jit_only || S.o.mode != SOMPROF_ASYNC) return;
     if (start) {
         if (sampo_thread_register("som-jit")) return;
         sampo_vm_set_state(SAMPO_VM_COMPILING);
+        sampo_vm_set_frame_callback(spj_frames, NULL);
         atomic_store(&S.compiler_sampled, 1);
     } else {
         sampo_thread_unregister();
