@@ -600,8 +600,6 @@ static void spx_desched(VmProf *p, uint64_t t, uint64_t *dt) {
     p->ck_cpu = cpu;
 }
 
-/* Whether an event builds the exact tree: exact mode (not primitives when lean), or a sampled
- * run that also times its own execution exactly (the frames a sampler sees: no primitives). */
 /* The exact VM-state split (--prof-states) is timed from the transitions of vm->state:
  * som_set_state's hook (interpreting, compiled code, GC, compiling, native) and the
  * primitive hooks, which store the state themselves.  Each transition stores the state and
@@ -639,6 +637,8 @@ static void spx_state_hook(SomVM *vm) {
     if (p) spx_state_to(p, vm->state);
 }
 
+/* Whether an event builds the exact tree: exact mode (not primitives when lean), or a sampled
+ * run that also times its own execution exactly (the frames a sampler sees: no primitives). */
 static inline bool spx_tree(bool is_prim) {
     if (S.o.mode == SOMPROF_EXACT) return !(is_prim && S.o.lean);
     return S.o.exact_time && !is_prim;
