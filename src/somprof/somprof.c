@@ -602,15 +602,25 @@ static void spx_desched(VmProf *p, uint64_t t, uint64_t *dt) {
 
 /* The exact VM-state split (--prof-states) is timed from the transitions of vm->state:
  * som_set_state's hook (interpreting, compiled code, GC, compiling, native) and the
- * primitive hooks, which store the state themselves.  Each transition stores the state and
- * then reads the fenced clock, where a sample's view of the state changes (the fence makes
- * the store visible to the coop marking thread first); the time since the previous
- * transition goes to the state left.  So compiled code, which calls no method hooks, is
- * timed as exactly as primitives are, and a GC inside a primitive or in compiled code is
- * GC.  Only the VM thread calls these. */
-static void spx_state_to(VmProf *p, uint8_t s) {
-    if (s == p->st_cur) return;
+ * primitive hooks.  Each transition reads the fenced clock and then stores the state, so
+ * the samples' view of the state changes right at the clock read: the hook's work before it
+ * (the call, the fence) is the old state's in both views, the work after the store the new
+ * state's.  (Storing first and reading after, as the primitive hooks did until stop 19, left
+ * a window between store and read that the samples saw in the new state and the clock in
+ * the old one; the fence's cost differs between transitions, so the windows of a pair did not
+ * cancel: on DeltaBlue with the JIT, millions of interpreter <-> compiled code transitions,
+ * the split was 14 points off.)  A second fence after the store makes it visible to the coop
+ * marking thread at once.  The time since the previous transition goes to the state left.
+ * So compiled code, which calls no method hooks, is timed as exactly as primitives are, and
+ * a GC inside a primitive or in compiled code is GC.  Only the VM thread calls these. */
+static void spx_state_to(VmProf *p, SomVM *vm, uint8_t s) {
+    if (s == p->st_cur) {
+        vm->state = s;
+        return;
+    }
     uint64_t t = spx_ticks_fenced(), dt = t - p->st_t;
+    vm->state = s;
+    atomic_thread_fence(memory_order_seq_cst);
     /* The clock is wall time, the samples count CPU time.  An interval longer than
      * S.long_ticks (200 us) may hold a stretch in which the thread was descheduled (a loaded
      * machine: ms at a time, so the stretches are few and large, and in proportion to the
@@ -632,9 +642,12 @@ static void spx_state_to(VmProf *p, uint8_t s) {
     p->st_t = t;
 }
 
-static void spx_state_hook(SomVM *vm) {
+static void spx_state_hook(SomVM *vm, uint8_t state) {
     VmProf *p = vm->prof_data;
-    if (p) spx_state_to(p, vm->state);
+    if (p)
+        spx_state_to(p, vm, state);
+    else
+        vm->state = state;
 }
 
 /* Whether an event builds the exact tree: exact mode (not primitives when lean), or a sampled
@@ -665,10 +678,7 @@ static void spx_push(VmProf *p, ExactFrame f) {
 static void spx_enter(SomVM *vm, SomMethod *callee, bool is_prim) {
     bool tree = spx_tree(is_prim), states = is_prim && S.o.exact_states;
     if (!tree) {
-        if (states) {
-            vm->state = VMS_PRIMITIVE;
-            spx_state_to(vm->prof_data, VMS_PRIMITIVE);
-        }
+        if (states) spx_state_to(vm->prof_data, vm, VMS_PRIMITIVE);
         return;
     }
     /* no clock read unless the tree needs one (fewer reads, less distortion); in a sampled
@@ -698,19 +708,13 @@ static void spx_enter(SomVM *vm, SomMethod *callee, bool is_prim) {
         }
     }
     spx_push(p, (ExactFrame){node, t});
-    if (states) {
-        vm->state = VMS_PRIMITIVE;
-        spx_state_to(p, VMS_PRIMITIVE);
-    }
+    if (states) spx_state_to(p, vm, VMS_PRIMITIVE);
     if (tree && S.o.mode == SOMPROF_EXACT) p->t_last = spx_ticks(); /* the hook's end */
 }
 
 static void spx_exit(SomVM *vm, SomMethod *callee, bool is_prim) {
     VmProf *p = vm->prof_data;
-    if (is_prim && S.o.exact_states) {
-        vm->state = VMS_INTERP;
-        spx_state_to(p, VMS_INTERP);
-    }
+    if (is_prim && S.o.exact_states) spx_state_to(p, vm, VMS_INTERP);
     if (!spx_tree(is_prim)) return;
     uint64_t t1 = S.o.exact_time ? spx_ticks_fenced() : spx_ticks();
     (void)callee;
@@ -787,7 +791,9 @@ static void spx_finish(VmProf *p) {
      * remains (stretches under 200 us) is assumed to fall into the states in proportion,
      * and the split is scaled to the thread's CPU time, so that it adds up with other
      * threads' CPU time (the JIT compiler thread's). */
-    spx_state_to(p, VMS_COUNT); /* the last state's time */
+    uint8_t last = p->vm->state;
+    spx_state_to(p, p->vm, VMS_COUNT); /* the last state's time */
+    p->vm->state = last;
     double wall = 0;
     for (int s = 0; s < VMS_COUNT; s++)
         wall += (double)p->st_ticks[s] * spx_tick_ns;
