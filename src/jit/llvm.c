@@ -272,10 +272,9 @@ static LLVMValueRef intrinsic(Lower *L, const char *name, LLVMTypeRef *tys, unsi
 /* ---- positions ----------------------------------------------------------------------- */
 
 /* Stores fp->bci and fp->jit_pos for position p (ir.h's rule).  Volatile: a sampler's
- * signal handler reads them at any instruction, which LLVM does not see; plain stores at an
- * inlined activation's start and end with no call between are dead to it, and DSE removed
- * the first, so the inlined callee's time went to its caller (a loop inlined from
- * JitProf>>area: sampled as JitProf>>step:, tests/e2e/jit). */
+ * signal handler reads them at any instruction, which LLVM does not see; plain stores may
+ * legally be merged, moved or dropped where nothing LLVM knows of reads them before the next
+ * store (an inlined activation's start and end with no call between). */
 static void store_pos(Lower *L, uint32_t p) {
     const JitFunc *f = L->f;
     if (p == JIT_POS_NONE || p >= f->npos) return;
