@@ -48,6 +48,12 @@ def parse_stats(lines):
             m = re.search(r'compiled\D{0,30}?(\d+)', low) or re.search(r'(\d+)\s+methods?\s+compiled', low)
             if m:
                 st['compiled'] = int(m.group(1))
+        if 'latency' in low:  # queued -> installed (wall): after the word "latency"
+            lat = low[low.index('latency'):]
+            for key in ('median', 'p95'):
+                m = re.search(key + r'\D{0,12}?' + NUM_UNIT, lat)
+                if m and 'lat_' + key not in st:
+                    st['lat_' + key] = float(m.group(1)) * UNIT[m.group(2)]
         if 'compil' in low:
             for key in ('median', 'p95'):
                 m = re.search(key + r'\D{0,12}?' + NUM_UNIT, low)
@@ -91,7 +97,8 @@ def run_mode(opts, bench, inner, label, flags):
                      'stats': parse_stats(stats_lines), 'stats_lines': stats_lines})
     med = {k: statistics.median(x[k] for x in runs) for k in ('maxrss_kib', 'cpu_s', 'wall_s')}
     stats = {}
-    for key in ('compiled', 'median', 'p95', 'total', 'code_bytes', 'deopts', 'invalidations'):
+    for key in ('compiled', 'median', 'p95', 'lat_median', 'lat_p95', 'total', 'code_bytes',
+                'deopts', 'invalidations'):
         vals = [x['stats'][key] for x in runs if key in x['stats']]
         if vals:
             stats[key] = statistics.median(vals)
@@ -113,6 +120,7 @@ def table(data):
         head += ['CPU %s s' % m]
     for m in modes[1:]:
         head += ['%s: compiled' % m, '%s: compile median ms' % m, '%s: p95 ms' % m,
+                 '%s: latency median ms' % m, '%s: latency p95 ms' % m,
                  '%s: compile total ms' % m, '%s: code KiB' % m, '%s: deopts' % m]
     lines = ['| ' + ' | '.join(head) + ' |', '|' + '|'.join(['---'] + ['---:'] * (len(head) - 1))
              + '|']
@@ -131,7 +139,8 @@ def table(data):
         for m in modes[1:]:
             st = row.get(m, {}).get('stats', {})
             cells += [fmt(st.get('compiled'), '%d'), fmt(st.get('median'), '%.2f'),
-                      fmt(st.get('p95'), '%.2f'), fmt(st.get('total'), '%.1f'),
+                      fmt(st.get('p95'), '%.2f'), fmt(st.get('lat_median'), '%.2f'),
+                      fmt(st.get('lat_p95'), '%.2f'), fmt(st.get('total'), '%.1f'),
                       fmt(st['code_bytes'] / 1024.0 if 'code_bytes' in st else None),
                       fmt(st.get('deopts'), '%d')]
         lines.append('| ' + ' | '.join(cells) + ' |')

@@ -24,9 +24,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 OPTS = None
 # name -> inner iterations for one ~1 s run of the AWFY harness (release build)
-AWFY = {'Bounce': 3000, 'DeltaBlue': 60000, 'Json': 200, 'List': 1500, 'Mandelbrot': 300,
+AWFY = {'Bounce': 3000, 'DeltaBlue': 60000, 'Json': 200, 'List': 1500, 'Mandelbrot': 500,
         'NBody': 250000, 'Permute': 1000, 'Queens': 1200, 'Richards': 50, 'Sieve': 3500,
-        'Storage': 1800, 'Towers': 1100, 'CD': 60}
+        'Storage': 1800, 'Towers': 1100, 'CD': 100, 'Havlak': 1}
 AWFY_DIRS = ['Core', 'CD', 'DeltaBlue', 'Json', 'NBody', 'Richards', 'Havlak']
 
 
@@ -70,7 +70,7 @@ def run_som(args, env=None):
     """Runs som; answers (cpu seconds, wall seconds, returncode, stderr)."""
     t0 = time.monotonic()
     e = dict(os.environ, **env) if env else None
-    p = subprocess.Popen([som_bin()] + args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=e)
+    p = subprocess.Popen([som_bin()] + (OPTS.som_arg or []) + args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=e)
     _, status, ru = os.wait4(p.pid, 0)
     err = p.stderr.read().decode(errors='replace')
     p.stderr.close()
@@ -252,6 +252,60 @@ def accuracy(bs, res):
                 'orphans': int(meta.get('orphans', '0') or 0),
             }
         print('  accuracy %s done' % n, file=sys.stderr)
+
+
+# ---- 1n: samples that name SOM methods (the JIT's compiled code expanded) -------------------
+
+def named_share(f):
+    """Of a profile's samples (weights of `sampo export --collapsed`): (VM-thread weight, of it
+    the weight whose every frame is a named SOM frame, all weight, of it the weight named).
+    VM-thread stacks start at System>>boot; the JIT's compiler thread (som-jit) has one frame
+    "Class>>selector [jit compile]" while it compiles that method, else its native stack.  A
+    frame counts as named when it is Class>>selector (no [unknown], no unresolved
+    method@0x...)."""
+    p = subprocess.run([sampo_bin(), 'export', '--collapsed', f], capture_output=True, text=True)
+    vm = named = total = all_named = 0
+    for line in p.stdout.splitlines():
+        stack, _, w = line.rpartition(' ')
+        try:
+            w = int(w)
+        except ValueError:
+            continue
+        total += w
+        frames = stack.split(';')
+        ok = all('>>' in x and '[unknown]' not in x and '@0x' not in x for x in frames)
+        all_named += w if ok else 0
+        if frames[0] != 'System>>boot':
+            continue
+        vm += w
+        named += w if ok else 0
+    return vm, named, total, all_named
+
+
+def names(bs, res):
+    out = {}
+    cfgs = [c for c in CONFIGS if not OPTS.configs or c[0] in OPTS.configs.split(',')]
+    for n, _, _ in bs:
+        for label, *_ in cfgs:
+            files = [path('prof', '%s.%s.%d.prof' % (n, label, i)) for i in range(cfg_runs(label))]
+            files = [f for f in files if os.path.exists(f)]
+            if not files:
+                continue
+            vm = named = total = all_named = 0
+            worst = worst_all = None
+            for f in files:
+                a, b, c, d = named_share(f)
+                vm, named, total, all_named = vm + a, named + b, total + c, all_named + d
+                if a:
+                    worst = min(worst if worst is not None else 100.0, 100.0 * b / a)
+                if c:
+                    worst_all = min(worst_all if worst_all is not None else 100.0, 100.0 * d / c)
+            out.setdefault(n, {})[label] = {
+                'runs': len(files), 'named_pct': 100.0 * named / vm if vm else None,
+                'named_min_pct': worst, 'vm_pct': 100.0 * vm / total if total else None,
+                'all_named_pct': 100.0 * all_named / total if total else None,
+                'all_named_min_pct': worst_all}
+    res['names'] = out
 
 
 # ---- 2b: samples against the exact time of the same run ----------------------------------
@@ -633,15 +687,32 @@ def tables_rest(res, acc):
     if st:
         L += ['', '## 5. VM-state split, sampled vs exact in the same run (1 kHz), percent (mean of '
               'the runs; max diff: largest |sampled - exact| of each run)', '',
-              '| benchmark | mode | interp s/e | primitive s/e | gc s/e | compiling s/e | max diff pp |',
-              '|---|---|---|---|---|---|---|']
+              '| benchmark | mode | interp s/e | compiled s/e | primitive s/e | gc s/e | compiling s/e | max diff pp |',
+              '|---|---|---|---|---|---|---|---|']
         for n, m in st.items():
             for mode, x in m.items():
                 s, e = x['sampled'], x['exact']
-                L.append('| %s | %s | %s | %s | %s | %s | %s |' % (
+                L.append('| %s | %s | %s | %s | %s | %s | %s | %s |' % (
                     n, mode, *['%.1f / %.1f' % (s.get(k, 0), e.get(k, 0))
-                               for k in ('interpreting', 'primitive', 'gc', 'compiling')],
+                               for k in ('interpreting', 'compiled', 'primitive', 'gc', 'compiling')],
                     ', '.join('%.2f' % d for d in x.get('maxdiffs', [x['maxdiff']]))))
+    nm = res.get('names', {})
+    if nm:
+        L += ['', '## 1n. Samples naming SOM methods (percent of the sample weight whose every frame is '
+              'a named SOM method, mean over the runs (the worst run); VM: the VM threads\' samples; all: '
+              'the JIT compiler thread\'s too, named by the method it compiles; VM threads: their share)', '',
+              '| benchmark | ' + ' | '.join('%s VM named %% (min) | all named %% (min) | VM threads %%' % c
+                                             for c in sorted({c for m in nm.values() for c in m})) + ' |',
+              '|---|' + '---|---|---|' * len({c for m in nm.values() for c in m})]
+        for n, m in nm.items():
+            cells = []
+            for c in sorted({c for m in nm.values() for c in m}):
+                x = m.get(c)
+                cells += ['%s (%s)' % (fmt(x['named_pct'], '%.2f'), fmt(x['named_min_pct'], '%.2f')),
+                          '%s (%s)' % (fmt(x.get('all_named_pct'), '%.2f'),
+                                       fmt(x.get('all_named_min_pct'), '%.2f')),
+                          fmt(x['vm_pct'], '%.1f')] if x else ['-', '-', '-']
+            L.append('| %s | ' % n + ' | '.join(cells) + ' |')
     th = res.get('threads', {})
     if th:
         L += ['', '## 6. Threads (async 1 kHz; overhead on wall time; accuracy vs the 1-thread run)', '',
@@ -669,8 +740,8 @@ def main():
     ap.add_argument('--tuned-runs', type=int, default=None, help='accuracy: runs of the tuned '
                     'configurations (default --runs)')
     ap.add_argument('--skip', default='',
-                    help='comma-separated sections: accuracy,same,repro,overhead,breakdown,states,'
-                    'tuning,threads')
+                    help='comma-separated sections: accuracy,names,same,repro,overhead,breakdown,'
+                    'states,tuning,threads')
     ap.add_argument('--same-runs', type=int, default=2, help='2b: runs per configuration')
     ap.add_argument('--states-runs', type=int, default=2, help='5: runs per benchmark and mode')
     ap.add_argument('--ovh', help='overhead: comma-separated configurations (default all)')
@@ -678,6 +749,9 @@ def main():
     ap.add_argument('--reuse', action='store_true',
                     help='keep profiles already in OUT/prof and results of skipped sections')
     ap.add_argument('--out', default=os.path.join(ROOT, 'build', 'eval'))
+    ap.add_argument('--som-arg', action='append',
+                    help='an argument given to every som run, before the others (repeatable), '
+                    'e.g. --som-arg=--jit=off; recorded in results.json')
     OPTS = ap.parse_args()
     if OPTS.quick:
         OPTS.runs, OPTS.reps, OPTS.awfy, OPTS.samples = 3, 1, None, 1000
@@ -692,7 +766,8 @@ def main():
         res = json.load(open(path('results.json')))
     os.makedirs(path('prof'), exist_ok=True)
     skip = OPTS.skip.split(',')
-    for name, fn in (('accuracy', accuracy), ('same', same_run), ('repro', exact_repro),
+    res['som_args'] = OPTS.som_arg or []
+    for name, fn in (('accuracy', accuracy), ('names', names), ('same', same_run), ('repro', exact_repro),
                      ('overhead', overhead), ('breakdown', breakdown), ('states', states),
                      ('tuning', tuning), ('threads', threads)):
         if name not in skip:

@@ -11,6 +11,7 @@ import argparse
 import collections
 import glob
 import itertools
+import math
 import random
 import subprocess
 
@@ -42,6 +43,10 @@ def main():
         runs = [load(o.sampo, f) for f in sorted(glob.glob('%s/%s.%s.*.prof' % (o.prof, name, o.config)))]
         if len(runs) < 2:
             continue
+        # weights are time (the interval in force per sample): in samples again by their
+        # greatest common divisor (one interval at a fixed rate)
+        g = math.gcd(*[v for r in runs for v in r.values()])
+        runs = [collections.Counter({k: v // g for k, v in r.items()}) for r in runs]
         pool = collections.Counter()
         for r in runs:
             pool.update(r)

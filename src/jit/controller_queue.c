@@ -168,7 +168,9 @@ static void *jitq_main(void *arg) {
         j->next = NULL;
         Q.running = j;
         pthread_mutex_unlock(&Q.mu);
+        somprof_compiler_job(j->method); /* its samples name the method compiled */
         jitq_run(j);
+        somprof_compiler_job(NULL);
         somprof_compiler_ns(j->compile_ns);
         j->done(j); /* hands it back to its VM (takes the VM's own lock only) */
         pthread_mutex_lock(&Q.mu);

@@ -271,7 +271,10 @@ static LLVMValueRef intrinsic(Lower *L, const char *name, LLVMTypeRef *tys, unsi
 
 /* ---- positions ----------------------------------------------------------------------- */
 
-/* Stores fp->bci and fp->jit_pos for position p (ir.h's rule). */
+/* Stores fp->bci and fp->jit_pos for position p (ir.h's rule).  Volatile: a sampler's
+ * signal handler reads them at any instruction, which LLVM does not see; plain stores may
+ * legally be merged, moved or dropped where nothing LLVM knows of reads them before the next
+ * store (an inlined activation's start and end with no call between). */
 static void store_pos(Lower *L, uint32_t p) {
     const JitFunc *f = L->f;
     if (p == JIT_POS_NONE || p >= f->npos) return;
@@ -279,8 +282,10 @@ static void store_pos(Lower *L, uint32_t p) {
     for (uint32_t n = 0;
          f->pos[e].parent != JIT_POS_NONE && f->pos[e].parent < f->npos && n < f->npos; n++)
         e = f->pos[e].parent;
-    store(L, ci32(L, f->pos[e].bci), addr(L, L->fp, offsetof(SomFrame, bci)));
-    store(L, ci32(L, e == p ? JIT_POS_NONE : p), addr(L, L->fp, offsetof(SomFrame, jit_pos)));
+    LLVMSetVolatile(LLVMBuildStore(L->B, ci32(L, f->pos[e].bci),
+                                   addr(L, L->fp, offsetof(SomFrame, bci))), 1);
+    LLVMSetVolatile(LLVMBuildStore(L->B, ci32(L, e == p ? JIT_POS_NONE : p),
+                                   addr(L, L->fp, offsetof(SomFrame, jit_pos))), 1);
 }
 
 /* ---- frame states -> deopt descriptors ----------------------------------------------- */

@@ -46,9 +46,15 @@ typedef struct CoopSample {
 
 typedef struct ExactFrame {
     uint32_t node;
-    uint64_t t0, tp0;    /* TSC at the enter hook's start; at the primitive's start (states) */
-    uint64_t gc0, comp0; /* GC and compile ns at the enter hook */
+    uint64_t t0; /* TSC at the enter hook's start */
 } ExactFrame;
+
+/* A compiled code range and its name, kept for the profile's symbols (S.codes). */
+typedef struct SprCode {
+    uintptr_t start;
+    uint64_t size;
+    char *name;
+} SprCode;
 
 typedef struct SprKnown {
     uintptr_t method;
@@ -88,7 +94,12 @@ typedef struct VmProf {
                               time; in a sampled run, at its start: the hooks are seen) */
     uint64_t ck_t, ck_cpu; /* TSC and thread CPU ns at the latest descheduling check */
     uint64_t desched_ns;   /* time taken out of long intervals: the thread was not running */
-    uint64_t prim_ns, t_attach, gc_attach, comp_attach;
+    uint64_t t_attach;
+    /* the exact state split (--prof-states): the state since the latest transition, the TSC
+     * at that transition, and the ticks spent in each state (spx_state_to) */
+    uint8_t st_cur;
+    uint64_t st_t, st_ticks[VMS_COUNT];
+    uint64_t st_ck_t, st_ck_cpu; /* TSC and thread CPU ns at its latest descheduling check */
     uint64_t cpu_attach; /* the VM thread's CPU time at attach (load factor, spx_finish) */
     uint64_t state_ns[VMS_COUNT];
 } VmProf;
@@ -138,6 +149,9 @@ static struct {
     _Atomic uint64_t vm_cpu_ns;     /* JIT-only: CPU time of the detached VM threads */
     _Atomic uint64_t marker_cpu_ns; /* JIT-only: the marking thread's CPU time, at its end */
     _Atomic int compiler_sampled;   /* it is registered with libsampo (async) */
+    _Atomic uint64_t compiling;     /* the compiler thread's job: its frame id, 0 = none */
+    struct SprCode *codes;          /* async: compiled code registered (symbols for hist) */
+    size_t ncodes, capcodes;
     size_t nknown, capknown;
 } S = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
@@ -587,6 +601,56 @@ static void spx_desched(VmProf *p, uint64_t t, uint64_t *dt) {
     p->ck_cpu = cpu;
 }
 
+/* The exact VM-state split (--prof-states) is timed from the transitions of vm->state:
+ * som_set_state's hook (interpreting, compiled code, GC, compiling, native) and the
+ * primitive hooks.  Each transition reads the fenced clock and then stores the state, so
+ * the samples' view of the state changes right at the clock read: the hook's work before it
+ * (the call, the fence) is the old state's in both views, the work after the store the new
+ * state's.  (Storing first and reading after, as the primitive hooks did until stop 19, left
+ * a window between store and read that the samples saw in the new state and the clock in
+ * the old one; the fence's cost differs between transitions, so the windows of a pair did not
+ * cancel: on DeltaBlue with the JIT, millions of interpreter <-> compiled code transitions,
+ * the split was 14 points off.)  A second fence after the store makes it visible to the coop
+ * marking thread at once.  The time since the previous transition goes to the state left.
+ * So compiled code, which calls no method hooks, is timed as exactly as primitives are, and
+ * a GC inside a primitive or in compiled code is GC.  Only the VM thread calls these. */
+static void spx_state_to(VmProf *p, SomVM *vm, uint8_t s) {
+    if (s == p->st_cur) {
+        vm->state = s;
+        return;
+    }
+    uint64_t t = spx_ticks_fenced(), dt = t - p->st_t;
+    vm->state = s;
+    atomic_thread_fence(memory_order_seq_cst);
+    /* The clock is wall time, the samples count CPU time.  An interval longer than
+     * S.long_ticks (200 us) may hold a stretch in which the thread was descheduled (a loaded
+     * machine: ms at a time, so the stretches are few and large, and in proportion to the
+     * states only on average): the thread's CPU clock (one system call, for such intervals
+     * only) says how much wall time since the previous check was not CPU time, and that
+     * much, at most the interval, is taken out of it. */
+    if (dt > S.long_ticks) {
+        uint64_t cpu = spx_thread_cpu();
+        double off = (double)(t - p->st_ck_t) * spx_tick_ns - (double)(cpu - p->st_ck_cpu);
+        if (off > 0) {
+            uint64_t k = (uint64_t)(off / spx_tick_ns);
+            dt -= k < dt ? k : dt;
+        }
+        p->st_ck_t = t;
+        p->st_ck_cpu = cpu;
+    }
+    if (p->st_cur < VMS_COUNT) p->st_ticks[p->st_cur] += dt;
+    p->st_cur = s;
+    p->st_t = t;
+}
+
+static void spx_state_hook(SomVM *vm, uint8_t state) {
+    VmProf *p = vm->prof_data;
+    if (p)
+        spx_state_to(p, vm, state);
+    else
+        vm->state = state;
+}
+
 /* Whether an event builds the exact tree: exact mode (not primitives when lean), or a sampled
  * run that also times its own execution exactly (the frames a sampler sees: no primitives). */
 static inline bool spx_tree(bool is_prim) {
@@ -614,7 +678,10 @@ static void spx_push(VmProf *p, ExactFrame f) {
  * enter, +7..+10 without), and by < 1 point fenced (docs/evaluation.md, section 5). */
 static void spx_enter(SomVM *vm, SomMethod *callee, bool is_prim) {
     bool tree = spx_tree(is_prim), states = is_prim && S.o.exact_states;
-    if (!tree && !states) return;
+    if (!tree) {
+        if (states) spx_state_to(vm->prof_data, vm, VMS_PRIMITIVE);
+        return;
+    }
     /* no clock read unless the tree needs one (fewer reads, less distortion); in a sampled
      * run every read is fenced, so that it splits time where the samples' view changes */
     uint64_t t = !tree ? 0 : S.o.exact_time ? spx_ticks_fenced() : spx_ticks();
@@ -641,29 +708,19 @@ static void spx_enter(SomVM *vm, SomMethod *callee, bool is_prim) {
             }
         }
     }
-    ExactFrame f = {node, t, t, vm->heap.stats.ns_total, vm->compile_ns};
-    if (states) {
-        vm->state = VMS_PRIMITIVE;
-        f.tp0 = spx_ticks_fenced();
-    }
-    spx_push(p, f);
+    spx_push(p, (ExactFrame){node, t});
+    if (states) spx_state_to(p, vm, VMS_PRIMITIVE);
     if (tree && S.o.mode == SOMPROF_EXACT) p->t_last = spx_ticks(); /* the hook's end */
 }
 
 static void spx_exit(SomVM *vm, SomMethod *callee, bool is_prim) {
-    bool states = is_prim && S.o.exact_states;
-    if (!states && !spx_tree(is_prim)) return;
-    if (states) vm->state = VMS_INTERP;
-    uint64_t t1 = states || S.o.exact_time ? spx_ticks_fenced() : spx_ticks();
     VmProf *p = vm->prof_data;
+    if (is_prim && S.o.exact_states) spx_state_to(p, vm, VMS_INTERP);
+    if (!spx_tree(is_prim)) return;
+    uint64_t t1 = S.o.exact_time ? spx_ticks_fenced() : spx_ticks();
     (void)callee;
     if (!p->sp) return;
     ExactFrame *e = &p->stk[--p->sp];
-    if (states) {
-        uint64_t dt = (uint64_t)((double)(t1 - e->tp0) * spx_tick_ns);
-        uint64_t other = (vm->heap.stats.ns_total - e->gc0) + (vm->compile_ns - e->comp0);
-        p->prim_ns += dt > other ? dt - other : 0;
-    }
     if (e->node == SPC_NONE) return;
     uint64_t dt = (uint64_t)((double)(t1 - e->t0) * spx_tick_ns);
     spx_charge(p, e->node, t1);
@@ -719,7 +776,6 @@ static void spx_fold_calibration(SpcTree *t, double load) {
 static void spx_finish(VmProf *p) {
     while (p->sp)
         spx_exit(p->vm, NULL, false);
-    SomVM *vm = p->vm;
     uint64_t run = spx_now() - p->t_attach;
     /* The clock is wall time: on a loaded machine a thread is descheduled part of the time,
      * and on average every measured interval, the events' own included, stretches by
@@ -729,16 +785,22 @@ static void spx_finish(VmProf *p) {
     double load = cpu && seen > cpu ? (double)seen / (double)cpu : 1.0;
     if (load > 20) load = 20;
     if (S.o.mode == SOMPROF_EXACT || S.o.exact_time) spx_fold_calibration(&p->tree, load);
-    /* The state split is the one of this run, hooks included, as its samples see it: each
-     * primitive's window is bounded by the state stores (spx_enter), nothing is taken off.
-     * Wall time throughout: descheduled stretches fall into the states in proportion. */
-    uint64_t gc = vm->heap.stats.ns_total - p->gc_attach;
-    uint64_t comp = vm->compile_ns - p->comp_attach;
-    uint64_t other = gc + comp + p->prim_ns;
-    p->state_ns[VMS_GC] = gc;
-    p->state_ns[VMS_COMPILE] = comp;
-    p->state_ns[VMS_PRIMITIVE] = p->prim_ns;
-    p->state_ns[VMS_INTERP] = run > other ? run - other : 0;
+    if (!S.o.exact_states && !(S.o.mode == SOMPROF_EXACT && !S.o.lean)) return;
+    /* The state split is the one of this run, hooks included, as its samples see it: every
+     * state's time is bounded by the state stores (spx_state_to), nothing is taken off.  The
+     * clock is wall time with the descheduled stretches taken out (spx_state_to); what
+     * remains (stretches under 200 us) is assumed to fall into the states in proportion,
+     * and the split is scaled to the thread's CPU time, so that it adds up with other
+     * threads' CPU time (the JIT compiler thread's). */
+    uint8_t last = p->vm->state;
+    spx_state_to(p, p->vm, VMS_COUNT); /* the last state's time */
+    p->vm->state = last;
+    double wall = 0;
+    for (int s = 0; s < VMS_COUNT; s++)
+        wall += (double)p->st_ticks[s] * spx_tick_ns;
+    double scale = cpu && wall > (double)cpu ? (double)cpu / wall : 1.0;
+    for (int s = 0; s < VMS_COUNT; s++)
+        p->state_ns[s] = (uint64_t)((double)p->st_ticks[s] * spx_tick_ns * scale);
 }
 
 /* The cheap clock's ns per tick, against the monotonic clock over 5 ms. */
@@ -1051,15 +1113,20 @@ int somprof_attach(SomVM *vm, int thread_no) {
     p->t_attach = spx_now();
     p->cpu_attach = p->ck_cpu = spx_thread_cpu();
     p->ck_t = spx_ticks();
-    p->gc_attach = vm->heap.stats.ns_total;
-    p->comp_attach = vm->compile_ns;
+    p->st_cur = vm->state;
+    p->st_t = p->st_ck_t = spx_ticks_fenced();
+    p->st_ck_cpu = spx_thread_cpu();
     if (S.o.mode == SOMPROF_EXACT || S.o.exact_states || S.o.exact_time) {
         vm->on_enter = spx_enter;
         vm->on_exit = spx_exit;
         /* primitives are timed for the state split and counted by the full exact mode;
          * otherwise they keep their fast paths and cost what they cost unprofiled */
         vm->prim_hooks = S.o.exact_states || (S.o.mode == SOMPROF_EXACT && !S.o.lean);
-        vm->exact_hooks = true;
+        /* the method hooks only where a tree is timed: they keep compiled code from being
+         * entered (jitabi.h), and the state split needs only the transitions */
+        vm->exact_hooks = S.o.mode == SOMPROF_EXACT || S.o.exact_time;
+        if (S.o.exact_states || (S.o.mode == SOMPROF_EXACT && !S.o.lean))
+            vm->state_hook = spx_state_hook;
     }
     return 0;
 fail:
@@ -1191,6 +1258,7 @@ void somprof_detach(SomVM *vm) {
     if (S.o.mode == SOMPROF_EXACT || S.o.exact_states || S.o.exact_time) spx_finish(p);
     vm->exact_hooks = false;
     vm->prim_hooks = false;
+    vm->state_hook = NULL;
     vm->safepoint_hook = NULL;
     vm->prof_control = NULL;
     pthread_mutex_lock(&S.mu);
@@ -1242,7 +1310,8 @@ static void spr_print_states(FILE *f, const char *what, const uint64_t *w, uint6
 }
 
 /* The compiler thread's share: its samples (async: the thread named "som-jit") and its own
- * CPU clock.  Both are in the splits above too, as "compiling". */
+ * CPU clock.  In async mode both are in the splits too, as "compiling"; coop samples only
+ * the VM threads, so there it is printed apart only. */
 static void spr_compiler_states(SpProfile *p) {
     uint64_t ns = atomic_load(&S.compiler_ns);
     if (!ns && !atomic_load(&S.compiler_sampled)) return;
@@ -1271,7 +1340,9 @@ static void spr_states(SpProfile *p) {
     }
     spr_compiler_states(p);
     if (!S.have_exact_states) return;
-    S.exact_state_ns[VMS_COMPILE] += atomic_load(&S.compiler_ns);
+    /* the compiler thread is sampled in async mode only: coop's samples and so its split are
+     * the VM threads' (its exact time is printed apart above) */
+    if (S.o.mode == SOMPROF_ASYNC) S.exact_state_ns[VMS_COMPILE] += atomic_load(&S.compiler_ns);
     uint64_t total = 0;
     for (int s = 0; s < VMS_COUNT; s++)
         total += S.exact_state_ns[s];
@@ -1322,6 +1393,9 @@ static void spr_label_symbols(SpProfile *p) {
                  S.labels[i].name);
         sp_symbol_add(p, a, next - a, name, sp_mapping_find(p, a));
     }
+    for (size_t i = 0; i < S.ncodes; i++)
+        sp_symbol_add(p, S.codes[i].start, S.codes[i].size, S.codes[i].name,
+                      sp_mapping_find(p, S.codes[i].start));
 }
 
 static int spr_known_cmp(const void *a, const void *b) {
@@ -1447,6 +1521,11 @@ out:
     free(S.known);
     S.known = NULL;
     S.nknown = S.capknown = 0;
+    for (size_t i = 0; i < S.ncodes; i++)
+        free(S.codes[i].name);
+    free(S.codes);
+    S.codes = NULL;
+    S.ncodes = S.capcodes = 0;
     S.active = false;
     return rc;
 }
@@ -1491,15 +1570,55 @@ void somprof_jit_register(SomVM *vm, const struct SomJitCode *code) {
     size_t n = strlen(name);
     snprintf(name + n, sizeof name - n, " [jit t%u v%u]", code->tier, code->version);
     sampo_jit_register((uint64_t)code->code_start, code->code_size, name);
+    if (!user || S.o.mode != SOMPROF_ASYNC) return;
+    /* the engine names sampled PCs in JIT code only in native frames (and VM samples carry
+     * none): the range becomes a symbol of the profile at finish, for `sampo hist` */
+    pthread_mutex_lock(&S.mu);
+    if (S.ncodes == S.capcodes) {
+        size_t cap = S.capcodes ? S.capcodes * 2 : 64;
+        SprCode *c = realloc(S.codes, cap * sizeof *c);
+        if (c) S.codes = c, S.capcodes = cap;
+    }
+    char *copy = S.ncodes < S.capcodes ? strdup(name) : NULL;
+    if (copy) S.codes[S.ncodes++] = (SprCode){code->code_start, code->code_size, copy};
+    pthread_mutex_unlock(&S.mu);
 }
 
 /* ---- the JIT's compiler thread ---------------------------------------------------------- */
+
+/* The compiler thread's frame callback (in its signal handler): one frame naming the method
+ * being compiled, or none between jobs (the native stack then). */
+static int spj_frames(void *ctx, SampoFrameInfo *out, int max) {
+    (void)ctx;
+    uint64_t id = atomic_load_explicit(&S.compiling, memory_order_acquire);
+    if (!id || max < 1) return 0;
+    out[0] = (SampoFrameInfo){id, 0, 0, 0};
+    return 1;
+}
+
+void somprof_compiler_job(const SomMethod *m) {
+    if (!atomic_load(&S.compiler_sampled)) return;
+    if (!m) {
+        atomic_store_explicit(&S.compiling, 0, memory_order_release);
+        return;
+    }
+    /* an id no method has: methods are aligned, the id is odd (the compiler thread has a
+     * CC-Map of its own, which the JIT's queries never read: they ask for the VM's thread) */
+    uint64_t id = (uint64_t)(uintptr_t)m + 1;
+    char name[320];
+    spn_format(m, name, 256);
+    size_t n = strlen(name);
+    snprintf(name + n, sizeof name - n, " [jit compile]");
+    sampo_vm_name_method(id, name); /* before a sample can see the id */
+    atomic_store_explicit(&S.compiling, id, memory_order_release);
+}
 
 void somprof_compiler_thread(bool start) {
     if (!S.active || S.o.jit_only || S.o.mode != SOMPROF_ASYNC) return;
     if (start) {
         if (sampo_thread_register("som-jit")) return;
         sampo_vm_set_state(SAMPO_VM_COMPILING);
+        sampo_vm_set_frame_callback(spj_frames, NULL);
         atomic_store(&S.compiler_sampled, 1);
     } else {
         sampo_thread_unregister();

@@ -130,6 +130,11 @@ uint32_t somprof_inlined(const SomFrame *f, SomProfLogical *out, uint32_t max);
 /* The JIT's compiler thread, at its start (start true) and end: in an async session it is
  * sampled too, as a thread "som-jit" whose VM state is always "compiling".  Its own thread. */
 void somprof_compiler_thread(bool start);
+/* The compiler thread starts (m) or ends (NULL) a compilation of m: in an async session its
+ * samples meanwhile name the SOM method being compiled, "Class>>selector [jit compile]", as a
+ * frame of their own, so compile time is seen per method (and not as unnamed LLVM frames).
+ * The compiler thread only. */
+void somprof_compiler_job(const SomMethod *m);
 /* The compiler thread spent ns of its CPU time compiling (added to the exact "compiling"
  * state of --prof-states; reported apart as well).  Any thread. */
 void somprof_compiler_ns(uint64_t ns);

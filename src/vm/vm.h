@@ -139,6 +139,11 @@ struct SomVM {
     bool prim_hooks;
     void (*on_enter)(SomVM *vm, SomMethod *callee, bool is_prim);
     void (*on_exit)(SomVM *vm, SomMethod *callee, bool is_prim);
+    /* Called by som_set_state instead of its store, on the VM's thread, at every call (the
+     * state may be unchanged): stores `state` into vm->state itself, after reading its clock
+     * (the exact VM-state split, --prof-states, times the states from these transitions).
+     * NULL: som_set_state stores the state. */
+    void (*state_hook)(SomVM *vm, uint8_t state);
     void *prof_data; /* owned by the VM profiler glue */
     /* Profiler control from SOM code (System primitives in prim_prof.c):
      * answers 0 on success; NULL when no profiler is linked in. */
@@ -240,7 +245,10 @@ static inline void som_root_pop(SomVM *vm, int n) {
  * flag is taken in the state it arrived in. */
 static inline void som_set_state(SomVM *vm, uint8_t state) {
     if (vm->poll && vm->safepoint_hook) vm->safepoint_hook(vm, SOM_SP_STATE);
-    vm->state = state;
+    if (vm->state_hook)
+        vm->state_hook(vm, state); /* stores it */
+    else
+        vm->state = state;
 }
 
 /* ---- globals ----------------------------------------------------------- */

@@ -1,18 +1,30 @@
 #!/usr/bin/env bash
-# End-to-end tests of `som --jit*`.  Usage: jit_test.sh SOM WORKDIR CASE
+# End-to-end tests of `som --jit*`.  Usage: jit_test.sh SOM WORKDIR CASE [SAMPO]
 # Cases that need the real compiler exit 77 (ctest's SKIP_RETURN_CODE) while the JIT is not
 # built in ("the JIT is not built yet"), so they pass only where it truly works.
 set -uo pipefail
 som=$(realpath "$1") work=$2 case_=$3
+sampo=${4:+$(realpath "$4")}
 here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 prog=$here/JitLoop.som
 expected=$'1010000\n6765\n6'
+jitprof=$here/JitProf.som
+jitprof_out=10069901072227 # JitProf.som 400000
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # run ARGS...: stdout in out, stderr in err, status in rc
 run() { "$som" "$@" >out 2>err; rc=$?; }
+
+# state NAME LINE: the percentage of state NAME in a "somprof: ... states:" line
+state() { sed -n "s/.* $1=\([0-9.]*\)%.*/\1/p" <<<"$2"; }
+
+# samples FILE: the profile's total weight in samples (coop: a late flag's sample weighs the
+# ticks it stands for)
+samples() { "$sampo" report "$1" | sed -n 's/^# sampo profile: .*total weight \([0-9]*\) (samples).*/\1/p'; }
+
+need_sampo() { [ -n "$sampo" ] || { echo "SKIP: no sampo given"; exit 77; }; }
 
 need_compiler() {
     run --jit=eager "$prog"
@@ -126,6 +138,90 @@ perf_map)
     grep -q "JitLoop>>add:to: \[jit t2 v1\]$" "$map" || { rm -f "$map"; fail "not named: $map"; }
     rm -f "$map"
     run --jit=eager "$prog" # not asked for: no files
+    ;;
+prof_names)
+    # (a) with compiled code: every sample of the VM thread names SOM methods only, and a
+    # loop inlined into a compiled caller (JitProf>>area: into step:) is reported as the
+    # callee (its positions expanded); with the positions lost its samples go to step:.
+    need_compiler; need_sampo
+    for mode in async coop; do
+        for jit in eager on; do
+            f=names-$mode-$jit.prof
+            run --jit=$jit --prof=$mode --prof-hz 1000 --prof-out $f "$jitprof" 400000
+            [ $rc = 0 ] && [ "$(cat out)" = "$jitprof_out" ] || fail "$mode $jit: $rc $(cat out) $(cat err)"
+            "$sampo" export --collapsed $f >stacks || fail "export $f"
+            read -r vm bad area step cw cn <<<"$(awk '
+                { w = $NF; $NF = ""; sub(/ $/, ""); n = split($0, fr, ";")
+                  if (fr[1] != "System>>boot") {
+                      cw += w; if (n == 1 && fr[1] ~ />>.* \[jit compile\]$/) cn += w; next }
+                  vm += w; ok = 1
+                  for (i = 1; i <= n; i++) if (fr[i] !~ />>/ || fr[i] ~ /\[unknown\]|@0x/) ok = 0
+                  if (!ok) bad += w
+                  if (fr[n] == "JitProf>>area:") area += w
+                  if (fr[n] == "JitProf>>step:") step += w }
+                END { printf "%d %d %d %d %d %d\n", vm, bad, area, step, cw, cn }' stacks)"
+            [ "$vm" -gt 0 ] || fail "$mode $jit: no VM samples"
+            # a sample with an unnamed frame is a bug, not noise: none allowed
+            [ "$bad" = 0 ] || fail "$mode $jit: $bad of $vm not named: $(awk '!/>>/ || /unknown|@0x/' stacks | head -3)"
+            # area: runs 1000 loop iterations per call of step: (most of their time together
+            # when compiled); weights are time, in units of the 1 ms interval: area: must beat
+            # step: by 3 standard deviations
+            n_area=$((area / 1000000)) n_step=$((step / 1000000))
+            awk -v a=$n_area -v s=$n_step 'BEGIN { exit !(a > s + 3 * sqrt(a + s) && a >= 30) }' ||
+                fail "$mode $jit: inlined area: $n_area samples vs step: $n_step"
+            # the compiler thread (async, --jit=on) names the method it compiles; its native
+            # stack shows only between jobs (a few samples)
+            if [ $mode = async ] && [ $jit = on ] && [ $((cw / 1000000)) -ge 10 ]; then
+                [ $((cn * 10)) -ge $((cw * 9)) ] ||
+                    fail "compiler thread: $cn of $cw named: $(grep -v '^System>>boot' stacks | head -3)"
+            fi
+        done
+    done ;;
+prof_states)
+    # (c) the exact VM-state split (transitions) against the sampled one in the same run,
+    # compiled code included: --prof-states must not keep compiled code from running.
+    # Async: within 4 standard deviations of each share (n samples) plus 1.5 points for the
+    # hooks' own distortion (4.5 under a sanitizer, which slows the hooks' code around the
+    # clock reads).  Coop reads the state from the marking thread's core (a bias
+    # of up to ~13 points on these machines, docs/evaluation.md section 5): its check only
+    # catches a lost or mislabelled state.
+    need_compiler; need_sampo
+    slack=1.5
+    [ -z "${SAMPO_SANITIZE:-}" ] || slack=4.5
+    for mode in async coop; do
+        for jit in eager on; do
+            f=states-$mode-$jit.prof
+            run --jit=$jit --prof=$mode --prof-hz 1000 --prof-states --prof-out $f "$jitprof" 400000
+            [ $rc = 0 ] && [ "$(cat out)" = "$jitprof_out" ] || fail "$mode $jit: $rc $(cat err)"
+            s=$(grep "^somprof: sampled states:" err) e=$(grep "^somprof: exact states:" err)
+            [ -n "$s" ] && [ -n "$e" ] || fail "$mode $jit: no splits: $(cat err)"
+            n=$(samples $f)
+            [ -n "$n" ] && [ "$n" -gt 200 ] || fail "$mode $jit: '$n' samples"
+            ec=$(state compiled "$e") sc=$(state compiled "$s")
+            awk -v e="$ec" 'BEGIN { exit !(e > 20) }' || fail "$mode $jit: exact compiled $ec%: $e"
+            if [ $mode = coop ]; then
+                awk -v s="$sc" -v e="$ec" 'BEGIN { exit !(s > 0.5 * e && s < e + 15) }' ||
+                    fail "$mode $jit: compiled sampled $sc% exact $ec%"
+                continue
+            fi
+            for k in interpreting compiled primitive gc compiling; do
+                sk=$(state $k "$s") ek=$(state $k "$e")
+                awk -v s="$sk" -v e="$ek" -v n="$n" -v x="$slack" 'BEGIN { p = s / 100
+                    b = 400 * sqrt((p > 0.01 ? p * (1 - p) : 0.01) / n) + x
+                    d = s - e; if (d < 0) d = -d; exit !(d <= b) }' ||
+                    fail "$mode $jit: $k sampled $sk% exact $ek% ($n samples): $s / $e"
+            done
+        done
+    done ;;
+prof_hist)
+    # (e) compiled code in the PC histogram: its ranges are symbols of the profile, so the
+    # hottest bins (the inlined loop) are labelled with the compiled method's name
+    need_compiler; need_sampo
+    run --jit=eager --prof=async --prof-hz 1000 --prof-out hist.prof "$jitprof" 400000
+    [ $rc = 0 ] || fail "hist run: $rc $(cat err)"
+    "$sampo" hist hist.prof -o hist.svg || fail "sampo hist"
+    name=$(grep -o "JitProf\(&gt;&gt;\|>>\)step: \[jit t2 v[0-9]*\]" hist.svg | head -1 | sed 's/&gt;/>/g')
+    [ -n "$name" ] || fail "no compiled method in the histogram: $(grep -o '</tspan>[^<]*' hist.svg)"
     ;;
 *)
     fail "unknown case $case_" ;;
