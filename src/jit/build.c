@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * build.c - bytecode + feedback -> SSA IR, with inlining (compile.h: jit_build).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * compile.h - the stages of one compilation, as the controller (jit.c) drives them:
  *

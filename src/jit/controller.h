@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * controller.h - the inside of the adaptive optimization system (jit.c, controller_*.c):
  * the cost/benefit rule as pure functions (controller_rule.c), the process-wide compiler

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * controller_queue.c - the process's JIT engine and its one compiler thread (controller.h).
  *

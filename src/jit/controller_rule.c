@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * controller_rule.c - the controller's cost/benefit rule (controller.h), pure functions of
  * samples, counters, sizes and the calibrated compile rate.  docs/design/jit.md, "The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * controller_stages.c - the real stages as a JitBackend, and stand-ins for stages whose
  * files are not in this tree yet.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ir.c - the optimizing tier's IR: tables, construction, verification, printing (ir.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ir.h - the optimizing tier's intermediate representation.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * jit.c - the controller of the optimizing tier (jit.h): the adaptive optimization system.
  *

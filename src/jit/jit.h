@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * jit.h - the optimizing tier of som, as the VM's embedder sees it (tools/som, somprof).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * llvm.c - the backend: a JitFunc (ir.h) -> LLVM IR (C API) -> the new pass manager ->
  * machine code (our own TargetMachine) -> linked by the engine's LLJIT (llvm_engine.c).  Runs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * llvm_engine.c - the backend's machine-code side: one ORC LLJIT per process (JitEngine), its
  * code memory, and the code ranges of every compiled function (compile.h, llvm_int.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * llvm_int.h - internals shared by the LLVM backend's files (llvm.c: lowering and
  * optimization; llvm_engine.c: the LLJIT, code memory and code ranges).  Not for other

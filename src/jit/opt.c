@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * opt.c - IR simplification (compile.h: jit_optimize).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * vmsrc.c - VM method sources (see vmsrc.h): a method -> index map into one growing array.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * vmsrc.h - the VM methods' source files and line tables (sampo_vm_method_source), kept for
  * the whole process like the method names: a profile written later still needs them.
