@@ -39,6 +39,10 @@ typedef struct {
     char *err;
     size_t errlen;
     int failed;
+    /* methods: the frame of each entry of "methods" (edges and nodes name entries by the
+     * frame ids they get in order: fbase + index); a repeated name/file/line shares the
+     * first entry's frame */
+    uint32_t *fmap, nfmap, fbase;
 } JParser;
 
 int sp_ccjson_sniff(const char *data, size_t len) {
@@ -331,13 +335,24 @@ static int cj_methods(JParser *j, uint32_t root, SpProfile *p) {
             jcount(j, c, "self_ns", 0, UINT64_MAX, &v[2]) ||
             jcount(j, c, "total_ns", 0, UINT64_MAX, &v[3]))
             return -1;
+        if (!j->nfmap) j->fbase = p->nframes;
         uint32_t before = p->nframes;
         uint32_t f =
             sp_frame_addv(p, SP_FRAME_VM_METHOD, jstr(j, j->v[name].str), NULL, 0, 0,
                           file == JP_NONE ? NULL : jstr(j, j->v[file].str), (uint32_t)line);
-        if (f == SP_NONE) return jp_fail(j, j->v[c].pos, "memory", "out of memory");
-        if (f != before)
-            return jp_fail(j, j->v[c].pos, "distinct methods", "a duplicate name/file/line");
+        uint32_t *m = realloc(j->fmap, (j->nfmap + 1) * sizeof *m);
+        if (f == SP_NONE || !m) return jp_fail(j, j->v[c].pos, "memory", "out of memory");
+        j->fmap = m;
+        j->fmap[j->nfmap++] = f;
+        if (f != before) { /* the same method twice (a writer that named it twice): one */
+            SpCcMethod *e = NULL;
+            for (uint32_t k = 0; k < p->cc.nmethods && !e; k++)
+                if (p->cc.methods[k].frame == f) e = &p->cc.methods[k];
+            if (e) {
+                e->self += v[0], e->total += v[1], e->self_ns += v[2], e->total_ns += v[3];
+                continue;
+            }
+        }
         if (sp_cc_method_add(p, f, v[0], v[1], v[2], v[3]))
             return jp_fail(j, j->v[c].pos, "memory", "out of memory");
     }
@@ -345,16 +360,27 @@ static int cj_methods(JParser *j, uint32_t root, SpProfile *p) {
     return 0;
 }
 
+/* One past the highest frame id an edge or node may name. */
+static uint64_t cj_nref(const JParser *j, const SpProfile *p) {
+    return j->nfmap && j->fbase + j->nfmap > p->nframes ? j->fbase + j->nfmap : p->nframes;
+}
+
+/* The frame of the entry that got frame id x in order (fmap), or x itself. */
+static uint64_t cj_frame(const JParser *j, uint64_t x) {
+    return x >= j->fbase && x - j->fbase < j->nfmap ? j->fmap[x - j->fbase] : x;
+}
+
 static int cj_edges(JParser *j, uint32_t root, SpProfile *p) {
     uint32_t arr;
     if (jarray(j, root, "edges", &arr)) return -1;
     for (uint32_t c = arr == JP_NONE ? JP_NONE : j->v[arr].first; c != JP_NONE; c = j->v[c].next) {
         uint64_t caller, callee, site, count;
-        if (jelem_obj(j, c) || jcount(j, c, "caller", 1, p->nframes, &caller) ||
-            jcount(j, c, "callee", 1, p->nframes, &callee) ||
+        if (jelem_obj(j, c) || jcount(j, c, "caller", 1, cj_nref(j, p), &caller) ||
+            jcount(j, c, "callee", 1, cj_nref(j, p), &callee) ||
             jcount(j, c, "callsite", 0, UINT32_MAX, &site) ||
             jcount(j, c, "count", 1, UINT64_MAX, &count))
             return -1;
+        caller = cj_frame(j, caller), callee = cj_frame(j, callee);
         if (sp_cc_edge_add(p, (uint32_t)caller, (uint32_t)site, (uint32_t)callee, count))
             return jp_fail(j, j->v[c].pos, "memory", "out of memory");
     }
@@ -371,12 +397,13 @@ static int cj_nodes(JParser *j, uint32_t root, SpProfile *p) {
         if (pv == JP_NONE || !j->v[pv].is_neg1) {
             if (jcount(j, c, "parent", 1, p->cc.nnodes, &parent)) return -1;
         }
-        if (jcount(j, c, "method", 1, p->nframes, &method) ||
+        if (jcount(j, c, "method", 1, cj_nref(j, p), &method) ||
             jcount(j, c, "callsite", 0, UINT32_MAX, &site) ||
             jcount(j, c, "self", 1, UINT64_MAX, &self) ||
             jcount(j, c, "total", 1, UINT64_MAX, &total) ||
             jcount(j, c, "time_ns", 0, UINT64_MAX, &tns))
             return -1;
+        method = cj_frame(j, method);
         if (sp_cc_node_add(p, (uint32_t)parent, (uint32_t)method, (uint32_t)site, self, total,
                            tns) == SP_NONE)
             return jp_fail(j, j->v[c].pos, "memory", "out of memory");
@@ -446,11 +473,13 @@ int sp_ccjson_decode(const char *data, size_t len, SpProfile **out, char *err, s
         cj_edges(&j, root, p) || cj_nodes(&j, root, p))
         goto fail;
     free(j.v);
+    free(j.fmap);
     sp_buf_fini(&j.strs);
     *out = p;
     return 0;
 fail:
     free(j.v);
+    free(j.fmap);
     sp_buf_fini(&j.strs);
     sp_profile_free(p);
     return -1;

@@ -54,6 +54,40 @@ static void test_valid(void **state) {
     sp_profile_free(p);
 }
 
+/* A writer that named one method twice (two entries with the same name, file and line): one
+ * method with the counts of both; edges and nodes naming the second entry name the first, and
+ * the entry after them keeps its own frame. */
+static void test_duplicate_method(void **state) {
+    (void)state;
+    static const char dup[] =
+        "{\"format\": \"sampo-ccmap\", \"version\": 1, \"flavour\": \"sampled\",\n"
+        " \"methods\": [{\"name\": \"A>>run\", \"self\": 1, \"total\": 9},\n"
+        "  {\"name\": \"H>>unit\", \"file\": \"H.som\", \"line\": 4, \"self\": 3, \"total\": 3},\n"
+        "  {\"name\": \"H>>unit\", \"file\": \"H.som\", \"line\": 4, \"self\": 2, \"total\": 2},\n"
+        "  {\"name\": \"H>>cold\", \"self\": 1, \"total\": 1}],\n"
+        " \"edges\": [{\"caller\": 0, \"callsite\": 5, \"callee\": 2, \"count\": 2},\n"
+        "            {\"caller\": 0, \"callsite\": 7, \"callee\": 3, \"count\": 1}],\n"
+        " \"nodes\": [{\"parent\": -1, \"method\": 0, \"self\": 1, \"total\": 9},\n"
+        "           {\"parent\": 0, \"method\": 2, \"callsite\": 5, \"self\": 2, \"total\": 2},\n"
+        "           {\"parent\": 0, \"method\": 3, \"callsite\": 7, \"self\": 1, \"total\": 1}]}\n";
+    SpProfile *p;
+    char err[256];
+    int rc = sp_ccjson_decode(dup, sizeof dup - 1, &p, err, sizeof err);
+    if (rc) fprintf(stderr, "%s\n", err);
+    assert_int_equal(rc, 0);
+    assert_int_equal(p->nframes, 3);
+    assert_int_equal(p->cc.nmethods, 3);
+    assert_int_equal(p->cc.methods[1].frame, 1);
+    assert_int_equal(p->cc.methods[1].self, 5);
+    assert_int_equal(p->cc.methods[1].total, 5);
+    assert_int_equal(p->cc.edges[0].callee, 1);
+    assert_int_equal(p->cc.edges[1].callee, 2);
+    assert_string_equal(sp_str(p, p->frames[2].name), "H>>cold");
+    assert_int_equal(p->cc.nodes[1].frame, 1);
+    assert_int_equal(p->cc.nodes[2].frame, 2);
+    sp_profile_free(p);
+}
+
 static void expect(const char *text, const char *msg) {
     SpProfile *p = (SpProfile *)1;
     char err[256];
@@ -98,6 +132,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_valid),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_duplicate_method),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
