@@ -134,7 +134,7 @@ static int compare_diffs(MethodTab *t, SpProfile *a, SpProfile *b, SpCompare *r)
         d->pct_b = sb > 0 ? 100.0 * t->self[1][i] / sb : 0;
     }
     r->ndiffs = t->n;
-    qsort(r->diffs, r->ndiffs, sizeof *r->diffs, cmp_diff);
+    if (r->ndiffs) qsort(r->diffs, r->ndiffs, sizeof *r->diffs, cmp_diff);
     return 0;
 }
 

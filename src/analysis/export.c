@@ -177,7 +177,7 @@ static int collapsed(SpProfile *p, SpBuf *out, const LineOpt *lo) {
     if (lines) n = collapsed_lines(p, &text, lines, lo);
     if (n < 0 || text.oom) goto out;
     g_text = (const char *)text.data;
-    qsort(lines, (size_t)n, sizeof *lines, cmp_lines);
+    if ((size_t)n) qsort(lines, (size_t)n, sizeof *lines, cmp_lines);
     for (int64_t i = 0; i < n;) {
         uint64_t w = lines[i].weight;
         int64_t j = i + 1;

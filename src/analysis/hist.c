@@ -239,7 +239,7 @@ static int hist_symbols(Hist *h) {
                 fr->addr, fr->addr > UINT64_MAX - fr->size ? UINT64_MAX : fr->addr + fr->size,
                 fr->name};
     }
-    qsort(h->syms, h->nsyms, sizeof *h->syms, cmp_hsym);
+    if (h->nsyms) qsort(h->syms, h->nsyms, sizeof *h->syms, cmp_hsym);
     return 0;
 }
 
@@ -389,7 +389,7 @@ static int hist_collect(const SpProfile *p, Pcw **out, size_t *n) {
     if (!v) return -1;
     for (uint32_t i = 0; i < p->nsamples; i++)
         if (p->samples[i].pc) v[k++] = (Pcw){p->samples[i].pc, p->samples[i].weight};
-    qsort(v, k, sizeof *v, cmp_pc);
+    if (k) qsort(v, k, sizeof *v, cmp_pc);
     *out = v, *n = k;
     return 0;
 }

@@ -132,7 +132,7 @@ static void report_flat(const SpProfile *p, const SpReportOpts *o, SpBuf *out, u
     for (uint32_t i = 0; i < n; i++)
         ord[i] = i;
     g_methods = p->cc.methods, g_prof = p;
-    qsort(ord, n, sizeof *ord, o->sort_total ? cmp_method_total : cmp_method_self);
+    if (n) qsort(ord, n, sizeof *ord, o->sort_total ? cmp_method_total : cmp_method_self);
     const char *unit = report_unit(p);
     sp_buf_printf(out, "## flat profile (%llu %s, by %s)\n", (unsigned long long)total, unit,
                   o->sort_total ? "total" : "self");
@@ -174,7 +174,7 @@ static void report_time_view(const SpProfile *p, const SpReportOpts *o, SpBuf *o
     for (uint32_t i = 0; i < n; i++)
         ord[i] = i;
     g_methods = p->cc.methods;
-    qsort(ord, n, sizeof *ord, cmp_method_ns);
+    if (n) qsort(ord, n, sizeof *ord, cmp_method_ns);
     sp_buf_printf(out, "## time-weighted view (self time)\n%7s %7s %14s %14s  %s\n", "self%",
                   "cum%", "self ns", "total ns", "name");
     double cum = 0;
@@ -236,7 +236,7 @@ static void fold_print(const SpProfile *p, const SpReportOpts *o, SpBuf *out, ui
     for (uint32_t k = first; k != SP_NONE; k = f[k].next)
         ord[nk++] = k;
     g_fold = f;
-    qsort(ord, nk, sizeof *ord, cmp_fold_total);
+    if (nk) qsort(ord, nk, sizeof *ord, cmp_fold_total);
     for (uint32_t i = 0; i < nk; i++) {
         const FoldNode *n = &f[ord[i]];
         if (pct(n->total, total) < o->tree_min) continue;
@@ -341,7 +341,7 @@ static void report_edges(const SpProfile *p, const SpReportOpts *o, SpBuf *out, 
     for (uint32_t i = 0; i < n; i++)
         ord[i] = i;
     g_edges = p->cc.edges;
-    qsort(ord, n, sizeof *ord, cmp_edge);
+    if (n) qsort(ord, n, sizeof *ord, cmp_edge);
     sp_buf_printf(out, "## top call edges (caller -> callee, in any context)\n");
     for (uint32_t k = 0; k < n && (!o->limit || k < o->limit); k++) {
         const SpCcEdge *e = &p->cc.edges[ord[k]];
@@ -522,7 +522,7 @@ static void report_lines(SpProfile *p, const SpReportOpts *o, SpBuf *out, uint64
         rows[k].self += s->weight;
         known += s->weight;
     }
-    qsort(rows, n, sizeof *rows, cmp_line_rows);
+    if (n) qsort(rows, n, sizeof *rows, cmp_line_rows);
     sp_buf_printf(out, "## source lines (%.2f%% of the samples' leaves at a known line, by self)\n",
                   pct(known, total));
     sp_buf_printf(out, "%7s %10s  %s\n", "self%", "self", "file:line  name");

@@ -57,7 +57,7 @@ static int tl_series(Tl *t) {
     for (uint32_t i = 0; i < p->nthreads; i++)
         ord[i] = i;
     g_tw = w;
-    qsort(ord, p->nthreads, sizeof *ord, cmp_thread_weight);
+    if (p->nthreads) qsort(ord, p->nthreads, sizeof *ord, cmp_thread_weight);
     t->nseries = 0;
     for (uint32_t i = 0; i < p->nthreads && t->nseries < TL_SERIES - 1; i++)
         if (w[ord[i]]) t->series[t->nseries++] = ord[i];

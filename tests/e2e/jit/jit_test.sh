@@ -170,9 +170,10 @@ prof_names)
             awk -v a=$n_area -v s=$n_step 'BEGIN { exit !(a > s + 3 * sqrt(a + s) && a >= 30) }' ||
                 fail "$mode $jit: inlined area: $n_area samples vs step: $n_step"
             # the compiler thread (async, --jit=on) names the method it compiles; its native
-            # stack shows only between jobs (a few samples)
+            # stack shows only between jobs (a few samples; ~10% under ASan, which slows the
+            # thread's own work between jobs most): at least 3/4 named
             if [ $mode = async ] && [ $jit = on ] && [ $((cw / 1000000)) -ge 10 ]; then
-                [ $((cn * 10)) -ge $((cw * 9)) ] ||
+                [ $((cn * 4)) -ge $((cw * 3)) ] ||
                     fail "compiler thread: $cn of $cw named: $(grep -v '^System>>boot' stacks | head -3)"
             fi
         done
