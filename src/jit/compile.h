@@ -30,15 +30,15 @@ typedef struct JitProfile {
 } JitProfile;
 
 typedef struct JitBuildOpts {
-    uint32_t max_inline_depth;   /* default 6 */
-    uint32_t max_inline_size;    /* bytecode bytes of one inlined callee, default 120 */
-    uint32_t max_total_size;     /* bytecode bytes inlined in all, default 2000 */
-    uint32_t max_poly;           /* receiver classes of a guarded polymorphic site, default 4 */
-    bool inline_blocks;          /* inline block literals into inlined callees (default on) */
-    bool unreached_traps;        /* a send or branch never executed so far becomes a DEOPT
-                                  * (uncommon trap) instead of code (default on; the controller
-                                  * turns it off for a method that keeps deoptimizing) */
-    uint32_t version;            /* the version being built (1, 2, ...) */
+    uint32_t max_inline_depth; /* default 6 */
+    uint32_t max_inline_size;  /* bytecode bytes of one inlined callee, default 120 */
+    uint32_t max_total_size;   /* bytecode bytes inlined in all, default 2000 */
+    uint32_t max_poly;         /* receiver classes of a guarded polymorphic site, default 4 */
+    bool inline_blocks;        /* inline block literals into inlined callees (default on) */
+    bool unreached_traps;      /* a send or branch never executed so far becomes a DEOPT
+                                * (uncommon trap) instead of code (default on; the controller
+                                * turns it off for a method that keeps deoptimizing) */
+    uint32_t version;          /* the version being built (1, 2, ...) */
     const JitProfile *profile;
 } JitBuildOpts;
 
@@ -58,11 +58,11 @@ JitEngine *jit_engine_new(char *err, size_t errlen);
 void jit_engine_free(JitEngine *e);
 
 typedef struct JitCodegenOpts {
-    int opt_level;          /* 0..3, default 2 */
-    uint64_t stress_seed;   /* != 0: guards fail at random (--jit-deopt-stress) */
+    int opt_level;            /* 0..3, default 2 */
+    uint64_t stress_seed;     /* != 0: guards fail at random (--jit-deopt-stress) */
     uint32_t stress_permille; /* failure probability per guard execution, default 20 */
-    bool dump_llvm;         /* print the optimized LLVM IR on stderr */
-    uint32_t version;       /* SomJitCode.version of the answer (0 = 1); added by g-llvm */
+    bool dump_llvm;           /* print the optimized LLVM IR on stderr */
+    uint32_t version;         /* SomJitCode.version of the answer (0 = 1); added by g-llvm */
 } JitCodegenOpts;
 
 /* Lowers f to machine code.  Thread-safe (any thread; the engine serialises what must be).

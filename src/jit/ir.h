@@ -50,81 +50,81 @@ typedef enum JitCmp { JC_LT, JC_GT, JC_LE, JC_GE, JC_EQ, JC_NE } JitCmp;
 
 /*  name, result type; comment: operands (a[0], a[1], ...) and aux fields used */
 #define JIT_OPS(X)                                                                                 \
-    /* ---- constants and entry values */                                                         \
-    X(CONST, VALUE)      /* cval: a Value (int, double, nil, literal, class...) */                  \
-    X(CONST_INT, INT)    /* ival */                                                                \
-    X(CONST_DBL, DBL)    /* dval */                                                                \
-    X(CONST_PTR, PTR)    /* pval */                                                                \
-    X(ARG, VALUE)        /* fp->bp[ival] at entry (0 = receiver/block, 1.. = arguments) */         \
-    X(SELF, VALUE)       /* fp->self at entry */                                                   \
-    X(FRAME_CTX, PTR)    /* fp->ctx at entry (the own context if the method has one) */            \
-    X(PHI, VALUE)        /* type set per instruction; inputs in phi[], one per predecessor */      \
-    /* ---- tags and classes (no guard) */                                                        \
-    X(IS_INT, BOOL)      /* a0 VALUE is a small integer */                                         \
-    X(IS_DBL, BOOL)      /* a0 VALUE is a double (immediate or boxed) */                           \
-    X(HAS_CLASS, BOOL)   /* a0 VALUE's class is cls (integers, doubles, nil... included) */        \
-    X(IS_KIND, BOOL)     /* a0 VALUE is a heap object of ObjKind ival */                           \
-    X(GUARD, VOID)       /* a0 BOOL must be true, else deopt (deopt, reason) */                   \
-    /* ---- boxing */                                                                            \
-    X(UNBOX_INT, INT)    /* a0 VALUE known to be a small integer */                                \
-    X(BOX_INT, VALUE)    /* a0 INT (in range) */                                                   \
-    X(UNBOX_DBL, DBL)    /* a0 VALUE known to be a double (immediate or boxed) */                  \
-    X(INT_TO_DBL, DBL)   /* a0 INT */                                                              \
-    X(BOX_DBL, VALUE)    /* a0 DBL; GC point when not immediate (jit_rt_box_double) */             \
+    /* ---- constants and entry values */                                                          \
+    X(CONST, VALUE)   /* cval: a Value (int, double, nil, literal, class...) */                    \
+    X(CONST_INT, INT) /* ival */                                                                   \
+    X(CONST_DBL, DBL) /* dval */                                                                   \
+    X(CONST_PTR, PTR) /* pval */                                                                   \
+    X(ARG, VALUE)     /* fp->bp[ival] at entry (0 = receiver/block, 1.. = arguments) */            \
+    X(SELF, VALUE)    /* fp->self at entry */                                                      \
+    X(FRAME_CTX, PTR) /* fp->ctx at entry (the own context if the method has one) */               \
+    X(PHI, VALUE)     /* type set per instruction; inputs in phi[], one per predecessor */         \
+    /* ---- tags and classes (no guard) */                                                         \
+    X(IS_INT, BOOL)    /* a0 VALUE is a small integer */                                           \
+    X(IS_DBL, BOOL)    /* a0 VALUE is a double (immediate or boxed) */                             \
+    X(HAS_CLASS, BOOL) /* a0 VALUE's class is cls (integers, doubles, nil... included) */          \
+    X(IS_KIND, BOOL)   /* a0 VALUE is a heap object of ObjKind ival */                             \
+    X(GUARD, VOID)     /* a0 BOOL must be true, else deopt (deopt, reason) */                      \
+    /* ---- boxing */                                                                              \
+    X(UNBOX_INT, INT)       /* a0 VALUE known to be a small integer */                             \
+    X(BOX_INT, VALUE)       /* a0 INT (in range) */                                                \
+    X(UNBOX_DBL, DBL)       /* a0 VALUE known to be a double (immediate or boxed) */               \
+    X(INT_TO_DBL, DBL)      /* a0 INT */                                                           \
+    X(BOX_DBL, VALUE)       /* a0 DBL; GC point when not immediate (jit_rt_box_double) */          \
     X(BOOL_TO_VALUE, VALUE) /* a0 BOOL -> true/false */                                            \
     X(VALUE_TO_BOOL, BOOL)  /* a0 VALUE known to be true or false */                               \
-    /* ---- arithmetic: guarded ops deopt (overflow out of the small range, zero divisor) */      \
-    X(IADD, INT)         /* a0 + a1, guarded */                                                    \
-    X(ISUB, INT)         /* a0 - a1, guarded */                                                    \
-    X(IMUL, INT)         /* a0 * a1, guarded */                                                    \
-    X(IDIV, INT)         /* a0 / a1 truncated, guarded (zero) */                                   \
-    X(IMOD, INT)         /* a0 \\ a1 floored (result has the divisor's sign), guarded (zero) */    \
-    X(IREM, INT)         /* a0 rem: a1 truncated, guarded (zero) */                                \
+    /* ---- arithmetic: guarded ops deopt (overflow out of the small range, zero divisor) */       \
+    X(IADD, INT) /* a0 + a1, guarded */                                                            \
+    X(ISUB, INT) /* a0 - a1, guarded */                                                            \
+    X(IMUL, INT) /* a0 * a1, guarded */                                                            \
+    X(IDIV, INT) /* a0 / a1 truncated, guarded (zero) */                                           \
+    X(IMOD, INT) /* a0 \\ a1 floored (result has the divisor's sign), guarded (zero) */            \
+    X(IREM, INT) /* a0 rem: a1 truncated, guarded (zero) */                                        \
     X(IAND, INT)                                                                                   \
     X(IOR, INT)                                                                                    \
     X(IXOR, INT)                                                                                   \
-    X(ISHL, INT)         /* a0 << a1, guarded (a1 in 0..62, result in range) */                   \
-    X(ISHR, INT)         /* a0 >> a1 arithmetic (a1 >= 0, clamped at 63) */                        \
-    X(ICMP, BOOL)        /* a0 cmp a1, cmp: JitCmp */                                              \
-    X(DADD, DBL)                                                                               \
-    X(DSUB, DBL)                                                                               \
-    X(DMUL, DBL)                                                                               \
-    X(DDIV, DBL)                                                                               \
-    X(DSQRT, DBL)                                                                              \
-    X(DCMP, BOOL)        /* a0 cmp a1 (IEEE, false with NaN but NE) */                             \
-    X(D2I, INT)          /* truncation, guarded (result in the small range, not NaN) */            \
-    X(VEQ, BOOL)         /* a0 == a1 identity of two VALUEs */                                     \
-    X(BNOT, BOOL)                                                                              \
-    X(SELECT, VALUE)     /* a0 BOOL ? a1 : a2 (type set per instruction) */                       \
-    /* ---- memory (object known to be of the right kind; index in range) */                     \
-    X(LOAD_FIELD, VALUE)   /* a0 instance, ival field index */                                     \
-    X(STORE_FIELD, VOID)   /* a0 instance, ival, a1 VALUE */                                       \
-    X(ARRAY_LEN, INT)      /* a0 array */                                                          \
-    X(ARRAY_LOAD, VALUE)   /* a0 array, a1 INT 0-based */                                          \
-    X(ARRAY_STORE, VOID)   /* a0 array, a1 INT 0-based, a2 VALUE */                                \
-    X(FIELD_COUNT, INT)    /* a0 instance: nfields */                                              \
-    X(STRING_LEN, INT)     /* a0 String or Symbol */                                               \
-    X(CTX_OUTER, PTR)      /* a0 context: its outer */                                             \
-    X(CTX_LOAD, VALUE)     /* a0 context, ival variable */                                         \
-    X(CTX_STORE, VOID)     /* a0 context, ival, a1 VALUE */                                        \
-    X(CFIELD_LOAD, VALUE)  /* a0 class object, ival class-side field (cfields->items[ival]) */     \
-    X(CFIELD_STORE, VOID)  /* a0 class object, ival, a1 VALUE */                                   \
-    X(GLOBAL_LOAD, VALUE)  /* sym: the global's Value, 0 when unset (test with VEQ 0 / guard) */   \
-    X(BLOCK_FIELD, VALUE)  /* a0 block object: ival 0 = self, 1 = ctx (as a VALUE word) */          \
-    /* ---- GC points */                                                                          \
-    X(SEND, VALUE)         /* a0 receiver, a1.. args (nargs = cs->nargs); cs, method = sender */  \
-    X(NEW_BLOCK, VALUE)    /* method = block method, a0 ctx (PTR or -1 for NULL), a1 self;        \
-                            * `virt` set by opt.c when it never escapes (then no code) */          \
-    X(NEW_CONTEXT, PTR)    /* method, a0 outer (PTR or -1), ival 1 = home frame is fp */          \
-    X(SAFEPOINT, VOID)     /* if vm->poll: jit_rt_safepoint(where = ival) */                      \
-    X(NLR, VALUE)          /* jit_rt_nlr(a0 ctx, a1 value); the code then returns the result */   \
-    X(SET_POS, VOID)       /* fp->jit_pos = pos (an inlined activation starts or ends) */          \
-    /* ---- terminators */                                                                       \
-    X(JUMP, VOID)          /* succ[0] */                                                           \
-    X(BRANCH, VOID)        /* a0 BOOL ? succ[0] : succ[1] */                                       \
-    X(RETURN, VOID)        /* a0 VALUE: the physical activation's result */                        \
-    X(DEOPT, VOID)         /* unconditional: jit_rt_deopt(states[deopt]) and return its answer */ \
-    X(RETURN_ZERO, VOID)   /* return 0 (propagate an unwind/exit) */
+    X(ISHL, INT)  /* a0 << a1, guarded (a1 in 0..62, result in range) */                           \
+    X(ISHR, INT)  /* a0 >> a1 arithmetic (a1 >= 0, clamped at 63) */                               \
+    X(ICMP, BOOL) /* a0 cmp a1, cmp: JitCmp */                                                     \
+    X(DADD, DBL)                                                                                   \
+    X(DSUB, DBL)                                                                                   \
+    X(DMUL, DBL)                                                                                   \
+    X(DDIV, DBL)                                                                                   \
+    X(DSQRT, DBL)                                                                                  \
+    X(DCMP, BOOL) /* a0 cmp a1 (IEEE, false with NaN but NE) */                                    \
+    X(D2I, INT)   /* truncation, guarded (result in the small range, not NaN) */                   \
+    X(VEQ, BOOL)  /* a0 == a1 identity of two VALUEs */                                            \
+    X(BNOT, BOOL)                                                                                  \
+    X(SELECT, VALUE) /* a0 BOOL ? a1 : a2 (type set per instruction) */                            \
+    /* ---- memory (object known to be of the right kind; index in range) */                       \
+    X(LOAD_FIELD, VALUE)  /* a0 instance, ival field index */                                      \
+    X(STORE_FIELD, VOID)  /* a0 instance, ival, a1 VALUE */                                        \
+    X(ARRAY_LEN, INT)     /* a0 array */                                                           \
+    X(ARRAY_LOAD, VALUE)  /* a0 array, a1 INT 0-based */                                           \
+    X(ARRAY_STORE, VOID)  /* a0 array, a1 INT 0-based, a2 VALUE */                                 \
+    X(FIELD_COUNT, INT)   /* a0 instance: nfields */                                               \
+    X(STRING_LEN, INT)    /* a0 String or Symbol */                                                \
+    X(CTX_OUTER, PTR)     /* a0 context: its outer */                                              \
+    X(CTX_LOAD, VALUE)    /* a0 context, ival variable */                                          \
+    X(CTX_STORE, VOID)    /* a0 context, ival, a1 VALUE */                                         \
+    X(CFIELD_LOAD, VALUE) /* a0 class object, ival class-side field (cfields->items[ival]) */      \
+    X(CFIELD_STORE, VOID) /* a0 class object, ival, a1 VALUE */                                    \
+    X(GLOBAL_LOAD, VALUE) /* sym: the global's Value, 0 when unset (test with VEQ 0 / guard) */    \
+    X(BLOCK_FIELD, VALUE) /* a0 block object: ival 0 = self, 1 = ctx (as a VALUE word) */          \
+    /* ---- GC points */                                                                           \
+    X(SEND, VALUE)      /* a0 receiver, a1.. args (nargs = cs->nargs); cs, method = sender */      \
+    X(NEW_BLOCK, VALUE) /* method = block method, a0 ctx (PTR or -1 for NULL), a1 self;            \
+                         * `virt` set by opt.c when it never escapes (then no code) */             \
+    X(NEW_CONTEXT, PTR) /* method, a0 outer (PTR or -1), ival 1 = home frame is fp */              \
+    X(SAFEPOINT, VOID)  /* if vm->poll: jit_rt_safepoint(where = ival) */                          \
+    X(NLR, VALUE)       /* jit_rt_nlr(a0 ctx, a1 value); the code then returns the result */       \
+    X(SET_POS, VOID)    /* fp->jit_pos = pos (an inlined activation starts or ends) */             \
+    /* ---- terminators */                                                                         \
+    X(JUMP, VOID)        /* succ[0] */                                                             \
+    X(BRANCH, VOID)      /* a0 BOOL ? succ[0] : succ[1] */                                         \
+    X(RETURN, VOID)      /* a0 VALUE: the physical activation's result */                          \
+    X(DEOPT, VOID)       /* unconditional: jit_rt_deopt(states[deopt]) and return its answer */    \
+    X(RETURN_ZERO, VOID) /* return 0 (propagate an unwind/exit) */
 
 typedef enum JitOp {
 #define JIT_OP_ENUM(name, type) JI_##name,
@@ -139,16 +139,16 @@ extern const uint8_t jit_op_type[JI__COUNT]; /* default result type (JitType) */
 #define JIT_MAX_ARGS 8 /* operands a[]; SEND with more arguments is not compiled */
 
 typedef struct JitInst {
-    uint16_t op;   /* JitOp */
-    uint8_t type;  /* JitType of the result */
-    uint8_t cmp;   /* JitCmp (ICMP/DCMP) */
-    uint8_t virt;  /* NEW_BLOCK: scalar-replaced (no allocation; only frame states use it) */
+    uint16_t op;    /* JitOp */
+    uint8_t type;   /* JitType of the result */
+    uint8_t cmp;    /* JitCmp (ICMP/DCMP) */
+    uint8_t virt;   /* NEW_BLOCK: scalar-replaced (no allocation; only frame states use it) */
     uint8_t reason; /* JitDeoptReason of a guard */
-    uint8_t dead;  /* removed by opt.c (ignore) */
-    uint8_t nargs; /* operands used in a[] */
-    int32_t block; /* the basic block it is in */
-    int32_t deopt; /* frame state index, -1 = cannot deopt */
-    uint32_t pos;  /* position (fn->pos index) or JIT_POS_NONE */
+    uint8_t dead;   /* removed by opt.c (ignore) */
+    uint8_t nargs;  /* operands used in a[] */
+    int32_t block;  /* the basic block it is in */
+    int32_t deopt;  /* frame state index, -1 = cannot deopt */
+    uint32_t pos;   /* position (fn->pos index) or JIT_POS_NONE */
     JitRef a[JIT_MAX_ARGS];
     union {
         Value cval;
@@ -156,15 +156,15 @@ typedef struct JitInst {
         double dval;
         void *pval;
     };
-    SomClass *cls;     /* HAS_CLASS; SEND with a target: the receiver class it expects (NULL:
-                        * the target is right for every receiver the send can see) */
-    SomMethod *method; /* SEND: sender; NEW_BLOCK/NEW_CONTEXT: the method */
-    SomMethod *target; /* SEND: the method the send is expected to run (or NULL): the backend
-                        * enters its compiled code directly when the receiver's class is cls */
-    int32_t tic;       /* SEND with a target: the inline-cache entry whose hits it counts, -1 */
-    CallSite *cs;      /* SEND */
+    SomClass *cls;         /* HAS_CLASS; SEND with a target: the receiver class it expects (NULL:
+                            * the target is right for every receiver the send can see) */
+    SomMethod *method;     /* SEND: sender; NEW_BLOCK/NEW_CONTEXT: the method */
+    SomMethod *target;     /* SEND: the method the send is expected to run (or NULL): the backend
+                            * enters its compiled code directly when the receiver's class is cls */
+    int32_t tic;           /* SEND with a target: the inline-cache entry whose hits it counts, -1 */
+    CallSite *cs;          /* SEND */
     struct SomString *sym; /* GLOBAL_LOAD */
-    JitRef *phi;       /* PHI inputs, one per predecessor of its block, in pred order */
+    JitRef *phi;           /* PHI inputs, one per predecessor of its block, in pred order */
 } JitInst;
 
 typedef struct JitBlock {
@@ -195,8 +195,8 @@ typedef struct JitState {
 } JitState;
 
 typedef struct JitFunc {
-    SomVM *vm;          /* for well-known objects only (nil, true, false, classes) */
-    SomMethod *method;  /* the root (physical frame's) method */
+    SomVM *vm;         /* for well-known objects only (nil, true, false, classes) */
+    SomMethod *method; /* the root (physical frame's) method */
     JitInst *insts;
     uint32_t ninsts, inst_cap;
     JitBlock *blocks; /* blocks[0] is the entry */
@@ -205,10 +205,10 @@ typedef struct JitFunc {
     uint32_t nstates, state_cap;
     JitPos *pos;
     uint32_t npos, pos_cap;
-    uint32_t nspill;       /* filled by the backend */
-    uint32_t inlined;      /* inlined activations (stats) */
+    uint32_t nspill;        /* filled by the backend */
+    uint32_t inlined;       /* inlined activations (stats) */
     struct JitArena *arena; /* every allocation of the function */
-    char name[160];        /* "Class>>selector" */
+    char name[160];         /* "Class>>selector" */
 } JitFunc;
 
 /* ---- ir.c: construction and checking ------------------------------------------------- */

@@ -365,20 +365,19 @@ static void jv_compile(JitVm *jv, JitMInfo *x, bool sync) {
     } else if (f && f->ninsts > JIT_BIG_INSTS) {
         opt_level = 0;
     }
-    *j = (JitJob){
-        .owner = jv,
-        .method = x->m,
-        .version = version,
-        .f = f,
-        .cg = {.opt_level = opt_level,
-               .stress_seed = jv->o.deopt_stress_seed,
-               .stress_permille = 20,
-               .dump_llvm = getenv("SOM_JIT_DUMP_LLVM") != NULL}, /* for tuning */
-        .dump = jv->o.dump,
-        .root_bytes = x->m->code_len,
-        .build_ns = jitq_thread_cpu_ns() - c0,
-        .t_queued = t0,
-        .done = jv_job_done};
+    *j = (JitJob){.owner = jv,
+                  .method = x->m,
+                  .version = version,
+                  .f = f,
+                  .cg = {.opt_level = opt_level,
+                         .stress_seed = jv->o.deopt_stress_seed,
+                         .stress_permille = 20,
+                         .dump_llvm = getenv("SOM_JIT_DUMP_LLVM") != NULL}, /* for tuning */
+                  .dump = jv->o.dump,
+                  .root_bytes = x->m->code_len,
+                  .build_ns = jitq_thread_cpu_ns() - c0,
+                  .t_queued = t0,
+                  .done = jv_job_done};
     snprintf(j->err, sizeof j->err, "%s", err);
     if (!j->f && !j->err[0]) snprintf(j->err, sizeof j->err, "build failed");
     x->state = JMS_QUEUED;

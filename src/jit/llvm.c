@@ -283,10 +283,11 @@ static void store_pos(Lower *L, uint32_t p) {
     for (uint32_t n = 0;
          f->pos[e].parent != JIT_POS_NONE && f->pos[e].parent < f->npos && n < f->npos; n++)
         e = f->pos[e].parent;
-    LLVMSetVolatile(LLVMBuildStore(L->B, ci32(L, f->pos[e].bci),
-                                   addr(L, L->fp, offsetof(SomFrame, bci))), 1);
+    LLVMSetVolatile(
+        LLVMBuildStore(L->B, ci32(L, f->pos[e].bci), addr(L, L->fp, offsetof(SomFrame, bci))), 1);
     LLVMSetVolatile(LLVMBuildStore(L->B, ci32(L, e == p ? JIT_POS_NONE : p),
-                                   addr(L, L->fp, offsetof(SomFrame, jit_pos))), 1);
+                                   addr(L, L->fp, offsetof(SomFrame, jit_pos))),
+                    1);
 }
 
 /* ---- frame states -> deopt descriptors ----------------------------------------------- */
@@ -861,8 +862,8 @@ static LLVMBasicBlockRef direct_call(Lower *L, const JitInst *in, LLVMBasicBlock
     ok = LLVMBuildAnd(B, ok, LLVMBuildIsNotNull(B, code, ""), "");
     LLVMValueRef req = LLVMBuildOr(B, vm_field(L, L->i32, offsetof(SomVM, poll)),
                                    vm_field(L, L->i32, offsetof(SomVM, jit_tick)), "");
-    LLVMValueRef hooks = LLVMBuildZExt(B, vm_field(L, L->i8, offsetof(SomVM, exact_hooks)),
-                                       L->i32, "");
+    LLVMValueRef hooks =
+        LLVMBuildZExt(B, vm_field(L, L->i8, offsetof(SomVM, exact_hooks)), L->i32, "");
     req = LLVMBuildOr(B, req, hooks, "");
     ok = LLVMBuildAnd(B, ok, LLVMBuildICmp(B, LLVMIntEQ, req, ci32(L, 0), ""), "");
     LLVMBasicBlockRef chk = new_bb(L, "direct_check");
@@ -875,8 +876,8 @@ static LLVMBasicBlockRef direct_call(Lower *L, const JitInst *in, LLVMBasicBlock
     LLVMValueRef frames = vm_field(L, L->ptr, offsetof(SomVM, frames));
     LLVMValueRef nmax = vm_field(L, L->i64, offsetof(SomVM, max_frames));
     LLVMValueRef fend = LLVMBuildInBoundsGEP2(
-        B, L->i8, frames, (LLVMValueRef[]){LLVMBuildMul(B, nmax, ci64(L, sizeof(SomFrame)), "")},
-        1, "");
+        B, L->i8, frames, (LLVMValueRef[]){LLVMBuildMul(B, nmax, ci64(L, sizeof(SomFrame)), "")}, 1,
+        "");
     LLVMValueRef nf_end = addr(L, nf, sizeof(SomFrame));
     ok = LLVMBuildAnd(B, ok,
                       LLVMBuildICmp(B, LLVMIntULE, LLVMBuildPtrToInt(B, nf_end, L->i64, ""),
@@ -889,7 +890,8 @@ static LLVMBasicBlockRef direct_call(Lower *L, const JitInst *in, LLVMBasicBlock
                       LLVMBuildICmp(B, LLVMIntULE, LLVMBuildPtrToInt(B, send_end, L->i64, ""),
                                     LLVMBuildPtrToInt(B, send_lim, L->i64, ""), ""),
                       "");
-    LLVMValueRef here = intrinsic(L, "llvm.frameaddress", &L->ptr, 1, (LLVMValueRef[]){ci32(L, 0)}, 1);
+    LLVMValueRef here =
+        intrinsic(L, "llvm.frameaddress", &L->ptr, 1, (LLVMValueRef[]){ci32(L, 0)}, 1);
     LLVMValueRef climit = vm_field(L, L->ptr, offsetof(SomVM, cstack_limit));
     ok = LLVMBuildAnd(B, ok,
                       LLVMBuildICmp(B, LLVMIntUGE, LLVMBuildPtrToInt(B, here, L->i64, ""),
@@ -931,11 +933,10 @@ static LLVMBasicBlockRef direct_call(Lower *L, const JitInst *in, LLVMBasicBlock
     LLVMValueRef entry = load(L, L->ptr, addr(L, code, offsetof(SomJitCode, entry)), false);
     LLVMValueRef r = LLVMBuildCall2(B, L->fnty, entry, (LLVMValueRef[]){L->vm, nf}, 2, "");
     /* 4. a plain return pops the record; anything else is the runtime's */
-    LLVMValueRef plain =
-        LLVMBuildAnd(B, LLVMBuildICmp(B, LLVMIntNE, r, ci64(L, 0), ""),
-                     LLVMBuildICmp(B, LLVMIntEQ, vm_field(L, L->i32, offsetof(SomVM, poll)),
-                                   ci32(L, 0), ""),
-                     "");
+    LLVMValueRef plain = LLVMBuildAnd(
+        B, LLVMBuildICmp(B, LLVMIntNE, r, ci64(L, 0), ""),
+        LLVMBuildICmp(B, LLVMIntEQ, vm_field(L, L->i32, offsetof(SomVM, poll)), ci32(L, 0), ""),
+        "");
     LLVMBasicBlockRef pop = new_bb(L, "direct_pop"), end = new_bb(L, "direct_end");
     LLVMBasicBlockRef done = new_bb(L, "direct_done");
     cond_br(L, plain, pop, end, 1);
@@ -950,9 +951,8 @@ static LLVMBasicBlockRef direct_call(Lower *L, const JitInst *in, LLVMBasicBlock
     store(L, L->out, addr(L, L->vm, offsetof(SomVM, sp)));
     LLVMBuildBr(B, done);
     LLVMPositionBuilderAtEnd(B, end);
-    LLVMValueRef r2 =
-        call(L, L->t_call_end, (const void *)jit_rt_call_end, (LLVMValueRef[]){L->vm, nf, r}, 3,
-             true);
+    LLVMValueRef r2 = call(L, L->t_call_end, (const void *)jit_rt_call_end,
+                           (LLVMValueRef[]){L->vm, nf, r}, 3, true);
     LLVMBuildBr(B, done);
     LLVMPositionBuilderAtEnd(B, done);
     LLVMValueRef phi = LLVMBuildPhi(B, L->i64, "");

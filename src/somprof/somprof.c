@@ -100,7 +100,7 @@ typedef struct VmProf {
     uint8_t st_cur;
     uint64_t st_t, st_ticks[VMS_COUNT];
     uint64_t st_ck_t, st_ck_cpu; /* TSC and thread CPU ns at its latest descheduling check */
-    uint64_t cpu_attach; /* the VM thread's CPU time at attach (load factor, spx_finish) */
+    uint64_t cpu_attach;         /* the VM thread's CPU time at attach (load factor, spx_finish) */
     uint64_t state_ns[VMS_COUNT];
 } VmProf;
 

@@ -51,23 +51,23 @@ typedef struct JitPos {
 
 /* How a deoptimization descriptor's value is made a Value (JitDeoptVal.kind). */
 typedef enum JitValKind {
-    JVK_VALUE = 0,  /* raw is a Value */
-    JVK_INT,        /* raw is an int64_t in the small-integer range */
-    JVK_DOUBLE,     /* raw holds the bits of a double (boxed if not immediate) */
-    JVK_BOOL,       /* raw is 0 or 1: false or true */
-    JVK_CONST,      /* the Value is `cst` (raw unused) */
-    JVK_VBLOCK,     /* a block closure never allocated: SomBlock(method=vmethod, ctx = value #
-                     * vctx (or NULL when vctx < 0), self = value # vself); every mention of the
-                     * same `vid` is the same object (made once) */
+    JVK_VALUE = 0, /* raw is a Value */
+    JVK_INT,       /* raw is an int64_t in the small-integer range */
+    JVK_DOUBLE,    /* raw holds the bits of a double (boxed if not immediate) */
+    JVK_BOOL,      /* raw is 0 or 1: false or true */
+    JVK_CONST,     /* the Value is `cst` (raw unused) */
+    JVK_VBLOCK,    /* a block closure never allocated: SomBlock(method=vmethod, ctx = value #
+                    * vctx (or NULL when vctx < 0), self = value # vself); every mention of the
+                    * same `vid` is the same object (made once) */
 } JitValKind;
 
 typedef struct JitDeoptVal {
-    uint8_t kind;      /* JitValKind */
-    int32_t raw;       /* index into the raw-value array passed to jit_rt_deopt (-1 for none) */
-    Value cst;         /* JVK_CONST */
-    SomMethod *vmethod; /* JVK_VBLOCK */
+    uint8_t kind;        /* JitValKind */
+    int32_t raw;         /* index into the raw-value array passed to jit_rt_deopt (-1 for none) */
+    Value cst;           /* JVK_CONST */
+    SomMethod *vmethod;  /* JVK_VBLOCK */
     int32_t vctx, vself; /* JVK_VBLOCK: indexes into JitDeopt.vals, -1 = none */
-    int32_t vid;        /* JVK_VBLOCK identity */
+    int32_t vid;         /* JVK_VBLOCK identity */
 } JitDeoptVal;
 
 /* One interpreter activation to rebuild.  Values are indexes into JitDeopt.vals.  slots[0] is
@@ -90,22 +90,22 @@ typedef struct JitDeoptScope {
 
 /* Why compiled code deoptimized (counted per reason; --jit-stats). */
 typedef enum JitDeoptReason {
-    JDR_CLASS = 0,    /* receiver class guard (inlined or devirtualized send) */
-    JDR_TYPE,         /* operand kind guard (not a small integer / double) */
-    JDR_OVERFLOW,     /* small-integer overflow */
-    JDR_BOUNDS,       /* array index */
-    JDR_BOOLEAN,      /* a conditional saw a non-boolean */
-    JDR_GLOBAL,       /* unknown global */
-    JDR_DIVZERO,      /* division by zero */
-    JDR_UNSUPPORTED,  /* something compiled code leaves to the interpreter */
-    JDR_STRESS,       /* --jit-deopt-stress */
+    JDR_CLASS = 0,   /* receiver class guard (inlined or devirtualized send) */
+    JDR_TYPE,        /* operand kind guard (not a small integer / double) */
+    JDR_OVERFLOW,    /* small-integer overflow */
+    JDR_BOUNDS,      /* array index */
+    JDR_BOOLEAN,     /* a conditional saw a non-boolean */
+    JDR_GLOBAL,      /* unknown global */
+    JDR_DIVZERO,     /* division by zero */
+    JDR_UNSUPPORTED, /* something compiled code leaves to the interpreter */
+    JDR_STRESS,      /* --jit-deopt-stress */
     JDR_COUNT
 } JitDeoptReason;
 
 /* The frame state of one guard: scopes outermost first (scopes[0] is the physical frame's
  * method).  After rebuilding, the interpreter resumes the innermost scope. */
 typedef struct JitDeopt {
-    uint32_t reason;  /* JitDeoptReason */
+    uint32_t reason; /* JitDeoptReason */
     uint32_t nscopes, nvals;
     const JitDeoptScope *scopes;
     const JitDeoptVal *vals;
@@ -116,15 +116,15 @@ typedef struct JitDeopt {
 typedef struct SomJitCode {
     Value (*entry)(SomVM *vm, SomFrame *fp);
     SomMethod *method;
-    uint32_t version;        /* 1, 2, ... per method */
-    uint32_t tier;           /* 2 = the optimizing tier */
-    volatile int invalid;    /* set when invalidated: the VM no longer enters it */
+    uint32_t version;     /* 1, 2, ... per method */
+    uint32_t tier;        /* 2 = the optimizing tier */
+    volatile int invalid; /* set when invalidated: the VM no longer enters it */
     uint32_t npos;
-    const JitPos *pos;       /* positions for walkers */
-    uintptr_t code_start;    /* machine code range (for symbolization) */
+    const JitPos *pos;    /* positions for walkers */
+    uintptr_t code_start; /* machine code range (for symbolization) */
     uint64_t code_size;
-    uint64_t deopts;         /* deoptimizations taken in this version */
-    void *owner;             /* the JIT's own data */
+    uint64_t deopts; /* deoptimizations taken in this version */
+    void *owner;     /* the JIT's own data */
 } SomJitCode;
 
 /* ---- runtime entry points called by compiled code (implemented in src/vm) ------------ */

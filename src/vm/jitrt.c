@@ -151,9 +151,10 @@ static Value rt_call_finish(SomVM *vm, SomFrame *nf, int a, Value r, int32_t hom
 }
 
 /* The send of cs from compiled code when its inline cache hits a method with compiled code
- * (or `value`... to a block whose method has compiled code): activates it as the interpreter's `activate:` does (frame, locals, hooks, context, JIT
- * hooks), enters the code and returns as `do_return` does, without an interpreter level.
- * The receiver and arguments are at vm->sp[0..nargs].  Answers the result or 0 (jitabi.h). */
+ * (or `value`... to a block whose method has compiled code): activates it as the interpreter's
+ * `activate:` does (frame, locals, hooks, context, JIT hooks), enters the code and returns as
+ * `do_return` does, without an interpreter level. The receiver and arguments are at
+ * vm->sp[0..nargs].  Answers the result or 0 (jitabi.h). */
 static Value rt_send_compiled(SomVM *vm, SomFrame *fp, SomMethod *callee) {
     Value *bp = vm->sp;
     int32_t fi = (int32_t)(fp - vm->frames) + 1;
@@ -261,7 +262,7 @@ static bool rt_send_fast(SomVM *vm, SomFrame *fp, CallSite *cs, Value *r) {
     int k = 0;
     while (k < SOM_IC_SIZE && cs->ic[k].cls != cls)
         k++;
-    SomMethod *m = k < SOM_IC_SIZE ? cs->ic[k].method
+    SomMethod *m = k < SOM_IC_SIZE   ? cs->ic[k].method
                    : cs->megamorphic ? som_lookup(vm, cls, cs->selector)
                                      : NULL;
     if (!m) return false;
@@ -300,7 +301,7 @@ static bool rt_send_fast(SomVM *vm, SomFrame *fp, CallSite *cs, Value *r) {
         SomMethod *c = m;
         if (m->kind == MK_PRIMITIVE) { /* `value`...: the block's own method (PK_BLOCK_VALUE) */
             c = som_is_obj(rcv) && som_hdr(rcv)->kind == OBJ_BLOCK ? ((SomBlock *)rcv)->method
-                                                                  : NULL;
+                                                                   : NULL;
             if (!c || c->nargs != n) return false;
         }
         const SomJitCode *code = c->jit;
