@@ -727,6 +727,14 @@ static void spill_for(Lower *L, JitRef r) {
 
 /* ---- instructions -------------------------------------------------------------------- */
 
+/* An i64 phi at the builder's block of a (coming from block ba) and b (from bb). */
+static LLVMValueRef phi2(Lower *L, LLVMValueRef a, LLVMBasicBlockRef ba, LLVMValueRef b,
+                         LLVMBasicBlockRef bb) {
+    LLVMValueRef phi = LLVMBuildPhi(L->B, L->i64, "");
+    LLVMAddIncoming(phi, (LLVMValueRef[]){a, b}, (LLVMBasicBlockRef[]){ba, bb}, 2);
+    return phi;
+}
+
 /* Tag test (v & 3) == 0 -> v as an object pointer, else the no_object header. */
 static LLVMValueRef obj_or_dummy(Lower *L, LLVMValueRef v) {
     LLVMValueRef isobj =
@@ -802,11 +810,7 @@ static LLVMValueRef box_dbl(Lower *L, JitRef r, LLVMValueRef d) {
     LLVMValueRef boxed = call(L, L->t_box, (const void *)jit_rt_box_double, args, 2, true);
     LLVMBuildBr(L->B, join);
     LLVMPositionBuilderAtEnd(L->B, join);
-    LLVMValueRef phi = LLVMBuildPhi(L->B, L->i64, "");
-    LLVMValueRef vals[] = {immv, boxed};
-    LLVMBasicBlockRef bbs[] = {from, slow};
-    LLVMAddIncoming(phi, vals, bbs, 2);
-    return phi;
+    return phi2(L, immv, from, boxed, slow);
 }
 
 /* Returns 0 from the function when v is 0 (the unwind/exit protocol). */
@@ -955,8 +959,7 @@ static LLVMBasicBlockRef direct_call(Lower *L, const JitInst *in, LLVMBasicBlock
                            (LLVMValueRef[]){L->vm, nf, r}, 3, true);
     LLVMBuildBr(B, done);
     LLVMPositionBuilderAtEnd(B, done);
-    LLVMValueRef phi = LLVMBuildPhi(B, L->i64, "");
-    LLVMAddIncoming(phi, (LLVMValueRef[]){r, r2}, (LLVMBasicBlockRef[]){pop, end}, 2);
+    LLVMValueRef phi = phi2(L, r, pop, r2, end);
     LLVMBuildBr(B, join);
     *res = phi;
     return done;
@@ -994,10 +997,7 @@ static LLVMValueRef send(Lower *L, JitRef r) {
     LLVMValueRef v2 = call(L, L->t_send, (const void *)jit_rt_send, args, 4, false);
     LLVMBuildBr(L->B, join);
     LLVMPositionBuilderAtEnd(L->B, join);
-    LLVMValueRef v = LLVMBuildPhi(L->B, L->i64, "");
-    LLVMValueRef vals[] = {v1, v2};
-    LLVMBasicBlockRef bbs[] = {from1, slow};
-    LLVMAddIncoming(v, vals, bbs, 2);
+    LLVMValueRef v = phi2(L, v1, from1, v2, slow);
     ret_if_zero(L, v);
     return v;
 }
