@@ -24,8 +24,12 @@
 /* Tunables; defaults from jit_rule_defaults, overridden by SOM_JIT_* (jit_rule_from_env). */
 typedef struct JitRuleParams {
     double speedup;          /* SOM_JIT_SPEEDUP: compiled vs interpreted, per tier (4) */
+    double fixed_ns;         /* SOM_JIT_COMPILE_FIXED_NS: initial compile time of any function
+                              * (LLVM's pass and code-generation pipelines are set up per
+                              * function: ~5 ms here, even for a 4-byte method) (5e6) */
     double ns_per_byte;      /* SOM_JIT_COMPILE_NS_PER_BYTE: initial compile rate per byte of
-                              * bytecode compiled, inlined bytes included (20000) */
+                              * bytecode compiled, inlined bytes included, beyond the fixed
+                              * time (20000) */
     double expansion;        /* SOM_JIT_EXPANSION: initial (root + inlined bytes) / root
                               * bytes, before a build measured it (3) */
     double call_ns;          /* SOM_JIT_CALL_NS: interpreted cost of one activation (40) */
@@ -42,6 +46,9 @@ typedef struct JitRuleParams {
     uint32_t tick_ms;        /* SOM_JIT_TICK_MS: the controller's clock (50) */
     uint32_t hz;             /* SOM_JIT_HZ: a fixed internal sampling rate (0: tuned) */
     double alpha;            /* SOM_JIT_CALIBRATION_ALPHA: weight of a new measurement (0.25) */
+    double edge_share;       /* SOM_JIT_EDGE_SHARE: the share of the time spent through a hot
+                              * call edge to an inlinable callee that compiling the caller (and
+                              * inlining the callee there) counts as its own (0.5) */
     double bg_share;         /* SOM_JIT_BACKGROUND_SHARE: the share of the compiler thread's
                               * time the program pays for (it goes on meanwhile, on another
                               * core if there is one); the build on the VM thread counts
@@ -55,23 +62,29 @@ int jit_rule_from_env(JitRuleParams *p, char *err, size_t errlen);
 
 /* The compile-cost model, calibrated online from measured compilations. */
 typedef struct JitCalib {
-    double ns_per_byte; /* compile time per compiled byte (root + inlined) */
-    double expansion;   /* compiled bytes per root byte */
-    uint32_t n;         /* measurements so far */
+    double fixed_ns;        /* compile time of any function, however small */
+    double ns_per_byte;     /* compile time per compiled byte (root + inlined), beyond fixed_ns */
+    double expansion;       /* compiled bytes per root byte */
+    uint32_t n;             /* measurements so far (expansion) */
+    uint32_t nfixed, nrate; /* of them small, larger */
 } JitCalib;
 
 void jit_calib_init(JitCalib *c, const JitRuleParams *p);
-/* One compilation took compile_ns for root_bytes of root bytecode, total_bytes compiled. */
+/* One compilation took compile_ns for root_bytes of root bytecode, total_bytes compiled: a
+ * small one (<= JIT_CALIB_SMALL_BYTES) measures the fixed time, a larger one the rate. */
+#define JIT_CALIB_SMALL_BYTES 32
 void jit_calib_update(JitCalib *c, const JitRuleParams *p, uint64_t compile_ns, uint32_t root_bytes,
                       uint32_t total_bytes);
 
 typedef struct JitCandidate {
-    uint64_t samples;     /* self samples of the method so far */
-    double sample_ns;     /* time one sample stands for (0: no samples yet) */
-    uint64_t invocations; /* activations so far */
-    uint64_t loop_iters;  /* back edges taken so far (as counted by the loop hook) */
-    uint32_t code_len;    /* bytecode bytes of the method */
-    uint32_t known_size;  /* bytes compiled by an earlier build (root + inlined), 0 unknown */
+    uint64_t samples;      /* self samples of the method so far */
+    uint64_t edge_samples; /* samples through its hot call edges to callees the builder would
+                            * inline (their time saved by compiling it: JitRuleParams.edge_share) */
+    double sample_ns;      /* time one sample stands for (0: no samples yet) */
+    uint64_t invocations;  /* activations so far */
+    uint64_t loop_iters;   /* back edges taken so far (as counted by the loop hook) */
+    uint32_t code_len;     /* bytecode bytes of the method */
+    uint32_t known_size;   /* bytes compiled by an earlier build (root + inlined), 0 unknown */
 } JitCandidate;
 
 typedef struct JitEstimate {

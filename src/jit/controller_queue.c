@@ -7,8 +7,9 @@
  * compete with the N program threads, and LLVM serialises much of its work in the one shared
  * engine anyway); Jikes RVM's AOS too has one compilation thread.  Jobs are served first in,
  * first out across VMs.  The thread is started by the first attached VM and joined when the
- * last one detaches.  It also runs the controller's clock: every VM's tick function, every
- * tick_ms, which only sets that VM's jit_tick flag.
+ * last one detaches.  Beside it runs the controller's clock, a thread of its own (a long
+ * compilation must not stop the clock: the controller would stop deciding for its whole
+ * length): every VM's tick function, every tick_ms, which only sets that VM's jit_tick flag.
  *
  * Invariants: a job is in exactly one place - the queue, the thread's hands (`running`), or
  * handed back through its done() - and jitq_cancel returns only when no job of its owner is
@@ -37,10 +38,11 @@ typedef struct JitqClock {
 static struct {
     pthread_mutex_t mu;
     pthread_cond_t wake; /* the thread: a job or a stop */
+    pthread_cond_t tick; /* the clock thread: a new clock or a stop */
     pthread_cond_t idle; /* cancellers: the running job finished */
     JitJob *head, *tail;
     JitJob *running;
-    pthread_t thread;
+    pthread_t thread, clock_thread;
     int users;
     bool started, stop;
     bool joining; /* the last release is joining the thread (retain waits) */
@@ -52,6 +54,7 @@ static struct {
     int nclocks;
 } Q = {.mu = PTHREAD_MUTEX_INITIALIZER,
        .wake = PTHREAD_COND_INITIALIZER,
+       .tick = PTHREAD_COND_INITIALIZER,
        .idle = PTHREAD_COND_INITIALIZER};
 
 uint64_t jitq_now_ns(void) {
@@ -141,27 +144,40 @@ static uint64_t jitq_tick(uint64_t now) {
     return next;
 }
 
+/* Waits on cv until `next` (monotonic ns; 0: until signalled), Q.mu held. */
+static void jitq_wait_until(pthread_cond_t *cv, uint64_t next) {
+    if (!next) {
+        pthread_cond_wait(cv, &Q.mu);
+        return;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t wait = next - jitq_now_ns();
+    if (wait > next) wait = 0; /* already due */
+    uint64_t t = (uint64_t)ts.tv_nsec + wait;
+    ts.tv_sec += (time_t)(t / 1000000000ull);
+    ts.tv_nsec = (long)(t % 1000000000ull);
+    pthread_cond_timedwait(cv, &Q.mu, &ts);
+}
+
+static void *jitq_clock_main(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&Q.mu);
+    while (!Q.stop)
+        jitq_wait_until(&Q.tick, jitq_tick(jitq_now_ns()));
+    pthread_mutex_unlock(&Q.mu);
+    return NULL;
+}
+
 static void *jitq_main(void *arg) {
     (void)arg;
     somprof_compiler_thread(true); /* sampled as "compiling" by an async session */
     pthread_mutex_lock(&Q.mu);
     for (;;) {
-        uint64_t next = jitq_tick(jitq_now_ns());
         if (Q.stop) break;
         JitJob *j = Q.head;
         if (!j) {
-            if (next) {
-                struct timespec ts;
-                clock_gettime(CLOCK_REALTIME, &ts);
-                uint64_t wait = next - jitq_now_ns();
-                if (wait > next) wait = 0; /* already due */
-                uint64_t t = (uint64_t)ts.tv_nsec + wait;
-                ts.tv_sec += (time_t)(t / 1000000000ull);
-                ts.tv_nsec = (long)(t % 1000000000ull);
-                pthread_cond_timedwait(&Q.wake, &Q.mu, &ts);
-            } else {
-                pthread_cond_wait(&Q.wake, &Q.mu);
-            }
+            pthread_cond_wait(&Q.wake, &Q.mu);
             continue;
         }
         Q.head = j->next;
@@ -192,10 +208,19 @@ int jitq_retain(void) {
         pthread_cond_wait(&Q.idle, &Q.mu);
     if (!Q.started) {
         Q.stop = false;
-        if (pthread_create(&Q.thread, NULL, jitq_main, NULL))
+        if (pthread_create(&Q.thread, NULL, jitq_main, NULL)) {
             rc = -1;
-        else
+        } else if (pthread_create(&Q.clock_thread, NULL, jitq_clock_main, NULL)) {
+            Q.stop = true;
+            pthread_cond_broadcast(&Q.wake);
+            pthread_mutex_unlock(&Q.mu);
+            pthread_join(Q.thread, NULL);
+            pthread_mutex_lock(&Q.mu);
+            Q.stop = false;
+            rc = -1;
+        } else {
             Q.started = true;
+        }
     }
     if (!rc) Q.users++;
     pthread_mutex_unlock(&Q.mu);
@@ -209,10 +234,12 @@ void jitq_release(void) {
         Q.stop = true;
         Q.joining = true;
         pthread_cond_broadcast(&Q.wake);
+        pthread_cond_broadcast(&Q.tick);
     }
     pthread_mutex_unlock(&Q.mu);
     if (!join) return;
     pthread_join(Q.thread, NULL);
+    pthread_join(Q.clock_thread, NULL);
     pthread_mutex_lock(&Q.mu);
     Q.started = false;
     Q.joining = false;
@@ -260,6 +287,6 @@ void jitq_set_clock(void *owner, uint32_t ms, void (*fn)(void *arg), void *arg) 
     pthread_mutex_lock(&Q.mu);
     if (Q.nclocks < JITQ_MAX_CLOCKS)
         Q.clocks[Q.nclocks++] = (JitqClock){owner, fn, arg, ms ? ms : 1, jitq_now_ns()};
-    pthread_cond_signal(&Q.wake);
+    pthread_cond_signal(&Q.tick);
     pthread_mutex_unlock(&Q.mu);
 }

@@ -13,6 +13,7 @@
 void jit_rule_defaults(JitRuleParams *p) {
     *p = (JitRuleParams){
         .speedup = 4.0,
+        .fixed_ns = 5e6,
         .ns_per_byte = 20000.0,
         .expansion = 3.0,
         .call_ns = 40.0,
@@ -27,6 +28,7 @@ void jit_rule_defaults(JitRuleParams *p) {
         .tick_ms = 50,
         .hz = 0,
         .alpha = 0.25,
+        .edge_share = 0.5,
         .bg_share = 1.0,
     };
 }
@@ -51,6 +53,7 @@ int jit_rule_from_env(JitRuleParams *p, char *err, size_t errlen) {
     double th = q.threshold, lt = q.loop_threshold, dl = q.deopt_limit, to = q.traps_off,
            mv = q.max_versions, mf = q.max_failures, tk = q.tick_ms, hz = q.hz, ms = q.min_samples;
     if (rule_env("SOM_JIT_SPEEDUP", 1.01, 1000, &q.speedup, err, errlen) ||
+        rule_env("SOM_JIT_COMPILE_FIXED_NS", 0, 1e10, &q.fixed_ns, err, errlen) ||
         rule_env("SOM_JIT_COMPILE_NS_PER_BYTE", 0, 1e9, &q.ns_per_byte, err, errlen) ||
         rule_env("SOM_JIT_EXPANSION", 1, 1000, &q.expansion, err, errlen) ||
         rule_env("SOM_JIT_CALL_NS", 0, 1e9, &q.call_ns, err, errlen) ||
@@ -65,6 +68,7 @@ int jit_rule_from_env(JitRuleParams *p, char *err, size_t errlen) {
         rule_env("SOM_JIT_TICK_MS", 1, 60000, &tk, err, errlen) ||
         rule_env("SOM_JIT_HZ", 25, 1000, &hz, err, errlen) ||
         rule_env("SOM_JIT_CALIBRATION_ALPHA", 0, 1, &q.alpha, err, errlen) ||
+        rule_env("SOM_JIT_EDGE_SHARE", 0, 1, &q.edge_share, err, errlen) ||
         rule_env("SOM_JIT_BACKGROUND_SHARE", 0, 1, &q.bg_share, err, errlen))
         return -1;
     q.min_samples = (uint32_t)ms, q.threshold = (uint32_t)th, q.loop_threshold = (uint32_t)lt;
@@ -75,19 +79,27 @@ int jit_rule_from_env(JitRuleParams *p, char *err, size_t errlen) {
 }
 
 void jit_calib_init(JitCalib *c, const JitRuleParams *p) {
-    *c = (JitCalib){p->ns_per_byte, p->expansion, 0};
+    *c = (JitCalib){p->fixed_ns, p->ns_per_byte, p->expansion, 0, 0, 0};
 }
 
-/* An exponentially weighted mean, the first measurement taken as it is: the defaults are
- * guesses, a measurement on this machine is not. */
+/* Exponentially weighted means, the first measurement of each taken as it is: the defaults
+ * are guesses, a measurement on this machine is not.  Compile time is fixed + rate * bytes:
+ * a small function measures the fixed part, a larger one the rate beyond it (one rate from
+ * small functions alone would charge a 700-byte function 100x a 7-byte one's 5 ms). */
 void jit_calib_update(JitCalib *c, const JitRuleParams *p, uint64_t compile_ns, uint32_t root_bytes,
                       uint32_t total_bytes) {
     if (!total_bytes || !root_bytes) return;
-    double rate = (double)compile_ns / (double)total_bytes;
+    double ns = (double)compile_ns;
+    if (total_bytes <= JIT_CALIB_SMALL_BYTES) {
+        c->fixed_ns += (c->nfixed ? p->alpha : 1.0) * (ns - c->fixed_ns);
+        c->nfixed++;
+    } else {
+        double rate = (ns > c->fixed_ns ? ns - c->fixed_ns : 0) / (double)total_bytes;
+        c->ns_per_byte += (c->nrate ? p->alpha : 1.0) * (rate - c->ns_per_byte);
+        c->nrate++;
+    }
     double exp = (double)total_bytes / (double)root_bytes;
-    double a = c->n ? p->alpha : 1.0;
-    c->ns_per_byte += a * (rate - c->ns_per_byte);
-    c->expansion += a * (exp - c->expansion);
+    c->expansion += (c->n ? p->alpha : 1.0) * (exp - c->expansion);
     c->n++;
 }
 
@@ -98,18 +110,21 @@ bool jit_rule_decide(const JitRuleParams *p, const JitCalib *c, const JitCandida
      * method's bytes, a conservative share of a loop body that calls nothing).  With enough
      * samples the counters still set a floor at the cost of the calls alone: a small method
      * called very often from compiled code spends its time in the calls (a nested
-     * interpreter level per call), which its own samples do not see. */
-    double sampled = x->sample_ns > 0 ? (double)x->samples * x->sample_ns : 0;
+     * interpreter level per call), which its own samples do not see.  A method whose time
+     * goes to small callees (a loop calling `do:`) counts a share of the samples through
+     * those call edges too: compiled, it inlines them. */
+    double own = (double)x->samples + p->edge_share * (double)x->edge_samples;
+    double sampled = x->sample_ns > 0 ? own * x->sample_ns : 0;
     double per = p->call_ns + p->byte_ns * (double)x->code_len;
     double counted = (double)(x->invocations + x->loop_iters) * per;
-    e->from_samples = x->samples >= p->min_samples && x->sample_ns > 0;
+    e->from_samples = own >= (double)p->min_samples && x->sample_ns > 0;
     double calls = (double)x->invocations * p->call_ns;
     e->past_ns = e->from_samples ? (sampled > calls ? sampled : calls)
                                  : (sampled > counted ? sampled : counted);
     e->future_ns = e->past_ns; /* the program runs as long again */
     e->benefit_ns = e->future_ns * (1.0 - 1.0 / p->speedup);
     double size = x->known_size ? (double)x->known_size : (double)x->code_len * c->expansion;
-    e->cost_ns = size * c->ns_per_byte;
+    e->cost_ns = c->fixed_ns + size * c->ns_per_byte;
     e->compile = e->benefit_ns > e->cost_ns;
     return e->compile;
 }

@@ -35,11 +35,14 @@
  */
 #include "jit.h"
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "class.h"
 #include "controller.h"
 #include "somprof.h"
 
@@ -61,7 +64,10 @@ typedef struct JitMInfo {
     uint64_t loop_iters;  /* back edges, counted by the loop hook */
     uint64_t eligible_at; /* invocations + loop_iters from which it is considered again */
     uint64_t samples, total_samples;
-    uint64_t refresh_cnt; /* invocations + loop_iters at the previous refresh */
+    uint64_t edge_samples; /* through hot edges to inlinable callees (JitCandidate) */
+    uint64_t refresh_cnt;  /* invocations + loop_iters at the previous refresh */
+    uint32_t edge_serial;  /* the refresh that summed edge_samples */
+    uint32_t eval_serial;  /* the refresh that last looked at it */
 } JitMInfo;
 
 #define JV_FAIL_KINDS 16
@@ -81,6 +87,8 @@ typedef struct JitVm {
     atomic_int tick_due;
     uint64_t cpu0;            /* the VM thread's CPU time at attach: sample_ns */
     uint32_t skip, skip_left; /* clock ticks to let pass between refreshes (their cost) */
+    uint32_t serial;          /* refreshes so far */
+    bool trace;               /* SOM_JIT_TRACE: each decision and installation on stderr */
     double sample_ns;
     /* the profile handed to the builder (valid during one jit_build) */
     SomProfEdge edges[JV_EDGES];
@@ -304,6 +312,15 @@ static void jv_install_one(JitVm *jv, JitJob *j) {
     uint64_t ns = j->build_ns + (uint64_t)((double)j->compile_ns * jv->p.bg_share);
     jit_calib_update(&jv->calib, &jv->p, ns, j->root_bytes, j->total_bytes);
     jv_time(jv, ns, j->t_done - j->t_queued);
+    if (jv->trace) {
+        char name[160];
+        class_method_name(j->method, name, sizeof name);
+        fprintf(stderr,
+                "jit-trace: installed %s v%u: %u bytes compiled, build %.2f ms, compile %.2f "
+                "ms, latency %.2f ms\n",
+                name, j->version, j->total_bytes, j->build_ns / 1e6, j->compile_ns / 1e6,
+                (j->t_done - j->t_queued) / 1e6);
+    }
     x->code = j->code;
     x->deopts = 0;
     x->known_size = j->total_bytes;
@@ -331,9 +348,12 @@ static void jv_install(JitVm *jv) {
     }
 }
 
-/* IR sizes (instructions as built, before jit_optimize) above which a function gets no
- * LLVM IR passes (only instruction selection: LLVM's passes are superlinear on a huge loop
- * body, ~20 s for tests/som/inlining/long_jumps.som), and above which it is not compiled. */
+/* IR sizes (instructions as built, before jit_optimize) above which a function gets the
+ * light pipeline (llvm.c: about half default<O2>'s compile time, loops ~10% slower; a large
+ * function is mostly straight-line code of inlined calls), no LLVM IR passes at all (only
+ * instruction selection: LLVM's passes are superlinear on a huge loop body, ~20 s for
+ * tests/som/inlining/long_jumps.som), and above which it is not compiled. */
+#define JIT_LARGE_INSTS 800u
 #define JIT_BIG_INSTS 2500u
 #define JIT_GIANT_INSTS 16000u
 
@@ -364,6 +384,8 @@ static void jv_compile(JitVm *jv, JitMInfo *x, bool sync) {
         f = NULL;
     } else if (f && f->ninsts > JIT_BIG_INSTS) {
         opt_level = 0;
+    } else if (f && f->ninsts > JIT_LARGE_INSTS) {
+        opt_level = 1;
     }
     *j = (JitJob){.owner = jv,
                   .method = x->m,
@@ -406,11 +428,27 @@ static void jv_evaluate(JitVm *jv, JitMInfo *x) {
         x->state = JMS_NEVER;
         return;
     }
-    JitCandidate c = {x->samples,    jv->sample_ns, m->invocations,
-                      x->loop_iters, m->code_len,   x->known_size};
+    JitCandidate c = {.samples = x->samples,
+                      .edge_samples = x->edge_serial == jv->serial ? x->edge_samples : 0,
+                      .sample_ns = jv->sample_ns,
+                      .invocations = m->invocations,
+                      .loop_iters = x->loop_iters,
+                      .code_len = m->code_len,
+                      .known_size = x->known_size};
     JitEstimate e;
     jv->st.evaluations++;
-    if (jit_rule_decide(&jv->p, &jv->calib, &c, &e)) jv_compile(jv, x, jv->o.sync);
+    bool go = jit_rule_decide(&jv->p, &jv->calib, &c, &e);
+    if (jv->trace && (go || x->samples || c.edge_samples)) {
+        char name[160];
+        class_method_name(m, name, sizeof name);
+        fprintf(stderr,
+                "jit-trace: %s %s v%u: samples %" PRIu64 " edge %" PRIu64 " calls %" PRIu64
+                " loops %" PRIu64 " past %.2f ms (%s) benefit %.2f ms cost %.2f ms\n",
+                go ? "compile" : "wait", name, x->version + 1, c.samples, c.edge_samples,
+                c.invocations, c.loop_iters, e.past_ns / 1e6,
+                e.from_samples ? "samples" : "counters", e.benefit_ns / 1e6, e.cost_ns / 1e6);
+    }
+    if (go) jv_compile(jv, x, jv->o.sync);
 }
 
 /* A refresh reads the whole CC-Map (a snapshot in async mode, the VM's tree in coop mode):
@@ -435,6 +473,27 @@ static void jv_refresh(JitVm *jv) {
     jv_refresh_now(jv, c0);
     uint64_t c1 = jitq_thread_cpu_ns(), compiled = jv->vm->compile_ns - compile0;
     jv_pace(jv, c1 - c0 > compiled ? c1 - c0 - compiled : 0);
+    if (jv->trace)
+        fprintf(stderr, "jit-trace: refresh %u: %.3f ms (compiling %.3f ms), skip %u\n", jv->serial,
+                (c1 - c0) / 1e6, compiled / 1e6, jv->skip);
+}
+
+/* A callee the builder may inline (build.c: can_inline_method, at its default size). */
+static bool jv_inlinable(const SomMethod *t) {
+    return t->kind == MK_METHOD && !t->has_nlr_blocks && t->code_len <= 120;
+}
+
+/* Looks at x once per refresh, if it ran interpreted since the previous one: a method whose
+ * counters stood still is not running interpreted - its recent samples come from copies
+ * inlined into compiled code (samples name inlined activations too), which compiling it
+ * alone would not speed. */
+static void jv_consider(JitVm *jv, JitMInfo *x) {
+    if (x->eval_serial == jv->serial) return;
+    x->eval_serial = jv->serial;
+    uint64_t cnt = x->m->invocations + x->loop_iters;
+    bool moved = cnt != x->refresh_cnt;
+    x->refresh_cnt = cnt;
+    if (moved) jv_evaluate(jv, x);
 }
 
 static void jv_refresh_now(JitVm *jv, uint64_t now_cpu) {
@@ -443,24 +502,44 @@ static void jv_refresh_now(JitVm *jv, uint64_t now_cpu) {
     if (!total) return;
     uint64_t cpu = now_cpu - jv->cpu0;
     jv->sample_ns = (double)cpu / (double)total;
+    jv->serial++;
     SomProfHot hot[JV_HOT];
     size_t n = somprof_hot_methods(vm, true, hot, JV_HOT);
     for (size_t i = 0; i < n; i++) {
         JitMInfo *x = jv_find(jv, hot[i].method);
         if (x) x->total_samples = hot[i].total;
     }
+    /* the callers of hot edges to inlinable callees: their share of the edges' samples */
+    size_t ne = somprof_hot_edges(vm, jv->edges, JV_EDGES);
+    jv->nedges = 0;               /* the buffer is the builder's only during a build */
+    SomMethod *callers[JV_EDGES]; /* methods: jv_info may move the table */
+    size_t nc = 0;
+    for (size_t i = 0; i < ne; i++) {
+        const SomProfEdge *e = &jv->edges[i];
+        if (!e->caller || !e->callee || !jv_inlinable(e->callee) || e->caller->jit ||
+            e->caller->kind == MK_PRIMITIVE)
+            continue;
+        JitMInfo *x = jv_info(jv, e->caller);
+        /* a caller activated or looping often: there the calls cost; a method that runs
+         * once (a harness, a main loop's setup) gains nothing from inlining a long callee */
+        if (!x || e->caller->invocations + x->loop_iters < jv->p.threshold) continue;
+        if (x->edge_serial != jv->serial) {
+            x->edge_serial = jv->serial;
+            x->edge_samples = 0;
+            callers[nc++] = e->caller;
+        }
+        x->edge_samples += e->count;
+    }
     n = somprof_hot_methods(vm, false, hot, JV_HOT);
     for (size_t i = 0; i < n; i++) {
         JitMInfo *x = jv_find(jv, hot[i].method);
         if (!x) continue;
         x->samples = hot[i].self;
-        /* a method whose counters stood still since the previous refresh is not running
-         * interpreted: its recent samples come from copies inlined into compiled code
-         * (samples name inlined activations too), which compiling it alone would not speed */
-        uint64_t cnt = x->m->invocations + x->loop_iters;
-        bool moved = cnt != x->refresh_cnt;
-        x->refresh_cnt = cnt;
-        if (moved) jv_evaluate(jv, x);
+        jv_consider(jv, x);
+    }
+    for (size_t i = 0; i < nc; i++) {
+        JitMInfo *x = jv_find(jv, callers[i]);
+        if (x) jv_consider(jv, x);
     }
 }
 
@@ -544,6 +623,7 @@ int jit_attach(SomVM *vm, const JitOptions *o, char *err, size_t errlen) {
     jv->p = p;
     jit_calib_init(&jv->calib, &p);
     jv->cpu0 = jitq_thread_cpu_ns();
+    jv->trace = getenv("SOM_JIT_TRACE") != NULL;
     vm->jit_threshold = p.threshold;
     vm->jit_loop_threshold = p.loop_threshold;
     vm->jit_eager = o->mode == JIT_EAGER;
@@ -609,6 +689,7 @@ void jit_stats(SomVM *vm, JitStats *out) {
     out->latency_ns_p95 = jv_quantile(v, jv->nct, 0.95);
     free(v);
     out->calib_ns_per_byte = jv->calib.ns_per_byte;
+    out->calib_fixed_ns = jv->calib.fixed_ns;
     for (uint32_t i = 0; i <= jv->mask && jv->tab; i++)
         out->never += jv->tab[i].m && jv->tab[i].state == JMS_NEVER;
 }
@@ -648,9 +729,10 @@ void jit_print_stats(SomVM *vm, FILE *f) {
             (double)s.compile_ns_p95 / 1e6, (double)s.latency_ns_median / 1e6,
             (double)s.latency_ns_p95 / 1e6);
     fprintf(f,
-            "jit: code bytes %llu, inlined activations %llu, evaluations %llu, rate %.0f ns/byte\n",
+            "jit: code bytes %llu, inlined activations %llu, evaluations %llu, compile cost "
+            "%.2f ms + %.0f ns/byte\n",
             (unsigned long long)s.code_bytes, (unsigned long long)s.inlined,
-            (unsigned long long)s.evaluations, s.calib_ns_per_byte);
+            (unsigned long long)s.evaluations, s.calib_fixed_ns / 1e6, s.calib_ns_per_byte);
     uint64_t total = 0;
     for (int r = 0; r < JDR_COUNT; r++)
         total += s.deopts[r];

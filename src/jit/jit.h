@@ -54,6 +54,7 @@ typedef struct JitStats {
     uint64_t latency_ns_median; /* queued -> compiled (wall) */
     uint64_t latency_ns_p95;
     double calib_ns_per_byte; /* the compile-cost rate as calibrated so far */
+    double calib_fixed_ns;    /* the fixed compile cost as calibrated so far */
 } JitStats;
 void jit_stats(SomVM *vm, JitStats *out);
 void jit_print_stats(SomVM *vm, FILE *f);

@@ -21,6 +21,7 @@ static JitCalib C;
 static int setup(void **state) {
     (void)state;
     jit_rule_defaults(&P);
+    P.fixed_ns = 0; /* the tests of the rate alone; fixed_cost tests it */
     jit_calib_init(&C, &P);
     return 0;
 }
@@ -119,6 +120,54 @@ static void calibration(void **state) {
     assert_true(jit_rule_decide(&P, &C, &x, &e)); /* 120 us */
 }
 
+/* Compile time = fixed + rate * bytes: small functions measure the fixed part, larger ones
+ * the rate beyond it, so a 7-byte method's 5 ms does not make a 700-byte one cost 500 ms. */
+static void fixed_cost(void **state) {
+    (void)state;
+    P.fixed_ns = 5e6;
+    jit_calib_init(&C, &P);
+    JitEstimate e;
+    JitCandidate x = {.samples = 10, .sample_ns = 1e6, .code_len = 100}; /* benefit 7.5 ms */
+    jit_rule_decide(&P, &C, &x, &e);
+    assert_true(e.cost_ns == 5e6 + 100 * 3 * 20000.0); /* 11 ms */
+    assert_false(e.compile);
+    jit_calib_update(&C, &P, 8000000, 7, 7); /* small: the fixed part, taken as it is */
+    assert_true(C.fixed_ns == 8e6);
+    assert_true(C.ns_per_byte == 20000.0);
+    jit_calib_update(&C, &P, 4000000, 7, 7); /* then moved by alpha */
+    assert_true(C.fixed_ns == 7e6);
+    jit_calib_update(&C, &P, 77000000, 100, 700); /* (77 - 7) ms / 700 = 100 us per byte */
+    assert_true(C.ns_per_byte == 100000.0);
+    assert_true(C.fixed_ns == 7e6);
+    jit_calib_update(&C, &P, 1000000, 100, 700); /* faster than the fixed part: rate -> 0 */
+    assert_true(C.ns_per_byte == 75000.0);       /* 100000 + 0.25 * (0 - 100000) */
+    /* one rate from small functions alone would have charged 700 bytes 8 ms / 7 * 700 */
+    x.known_size = 700;
+    jit_rule_decide(&P, &C, &x, &e);
+    assert_true(e.cost_ns == 7e6 + 700 * 75000.0);
+}
+
+/* A method whose time goes to small callees (a loop calling `do:`) counts edge_share of the
+ * samples through those edges as its own. */
+static void edge_samples(void **state) {
+    (void)state;
+    JitEstimate e;
+    JitCandidate x = {.samples = 0, .edge_samples = 16, .sample_ns = 1e6, .code_len = 100};
+    assert_false(jit_rule_decide(&P, &C, &x, &e)); /* 0.5 * 16 = 8 samples: 8 ms */
+    assert_true(e.from_samples);
+    assert_true(e.past_ns == 8e6 && e.benefit_ns == 6e6 && e.cost_ns == 6e6); /* not > */
+    x.edge_samples = 18;
+    assert_true(jit_rule_decide(&P, &C, &x, &e));
+    P.edge_share = 0; /* off: the edges count nothing, too few samples of its own */
+    assert_false(jit_rule_decide(&P, &C, &x, &e));
+    assert_false(e.from_samples);
+    x.samples = 2;
+    x.edge_samples = 2; /* 2 + 0.5 * 2 = 3 = min_samples: trusted */
+    P.edge_share = 0.5;
+    jit_rule_decide(&P, &C, &x, &e);
+    assert_true(e.from_samples);
+}
+
 static void invalidation_and_versions(void **state) {
     (void)state;
     assert_false(jit_rule_invalidate(&P, 8));
@@ -144,7 +193,12 @@ static void env_parsing(void **state) {
     char err[256];
     setenv("SOM_JIT_SPEEDUP", "8", 1);
     setenv("SOM_JIT_DEOPT_LIMIT", "3", 1);
+    setenv("SOM_JIT_EDGE_SHARE", "0.25", 1);
+    setenv("SOM_JIT_COMPILE_FIXED_NS", "2e6", 1);
     assert_int_equal(jit_rule_from_env(&P, err, sizeof err), 0);
+    assert_true(P.edge_share == 0.25 && P.fixed_ns == 2e6);
+    unsetenv("SOM_JIT_EDGE_SHARE");
+    unsetenv("SOM_JIT_COMPILE_FIXED_NS");
     assert_true(P.speedup == 8.0);
     assert_int_equal(P.deopt_limit, 3);
     setenv("SOM_JIT_THRESHOLD", "lots", 1);
@@ -179,6 +233,8 @@ int main(void) {
         cmocka_unit_test_setup(few_samples, setup),
         cmocka_unit_test_setup(speedup_matters, setup),
         cmocka_unit_test_setup(calibration, setup),
+        cmocka_unit_test_setup(fixed_cost, setup),
+        cmocka_unit_test_setup(edge_samples, setup),
         cmocka_unit_test_setup(invalidation_and_versions, setup),
         cmocka_unit_test_setup(env_parsing, setup),
         cmocka_unit_test_setup(pacing, setup),
