@@ -149,6 +149,7 @@ struct JitJob {
     uint64_t build_ns;   /* on the VM thread */
     uint64_t compile_ns; /* optimize + codegen, compiler thread's CPU time */
     uint64_t t_queued, t_done;
+    double priority; /* the queue serves the highest first (the rule's benefit per cost) */
     SomJitCode *code;
     char err[256];
     JitJobDone done;
@@ -160,7 +161,8 @@ JitEngine *jitq_engine(char *err, size_t errlen);
 int jitq_retain(void);
 /* One user less; the last one stops and joins the thread. */
 void jitq_release(void);
-/* Queues j (any thread holding no JIT lock). */
+/* Queues j behind the jobs of at least its priority (FIFO among equals; any thread holding
+ * no JIT lock). */
 void jitq_push(JitJob *j);
 /* Removes owner's queued jobs and waits until none of them runs; answers them as a list
  * (their done was not called). */

@@ -5,8 +5,9 @@
  * One compiler thread per process, not per VM: compilation is background work that should
  * take at most one core whatever --threads says (with N VMs, N compiler threads would
  * compete with the N program threads, and LLVM serialises much of its work in the one shared
- * engine anyway); Jikes RVM's AOS too has one compilation thread.  Jobs are served first in,
- * first out across VMs.  The thread is started by the first attached VM and joined when the
+ * engine anyway); Jikes RVM's AOS too has one compilation thread.  Jobs are served by
+ * priority (the rule's benefit per unit of compile cost; first in, first out among equals)
+ * across VMs: behind a backlog, the method that pays most is compiled first.  The thread is started by the first attached VM and joined when the
  * last one detaches.  Beside it runs the controller's clock, a thread of its own (a long
  * compilation must not stop the clock: the controller would stop deciding for its whole
  * length): every VM's tick function, every tick_ms, which only sets that VM's jit_tick flag.
@@ -249,12 +250,12 @@ void jitq_release(void) {
 
 void jitq_push(JitJob *j) {
     pthread_mutex_lock(&Q.mu);
-    j->next = NULL;
-    if (Q.tail)
-        Q.tail->next = j;
-    else
-        Q.head = j;
-    Q.tail = j;
+    JitJob **pp = &Q.head;
+    while (*pp && (*pp)->priority >= j->priority)
+        pp = &(*pp)->next;
+    j->next = *pp;
+    *pp = j;
+    if (!j->next) Q.tail = j;
     pthread_cond_signal(&Q.wake);
     pthread_mutex_unlock(&Q.mu);
 }

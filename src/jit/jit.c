@@ -358,7 +358,7 @@ static void jv_install(JitVm *jv) {
 #define JIT_GIANT_INSTS 16000u
 
 /* Builds version x->version + 1 of x->m and compiles it, in the background or (sync) now. */
-static void jv_compile(JitVm *jv, JitMInfo *x, bool sync) {
+static void jv_compile(JitVm *jv, JitMInfo *x, bool sync, double priority) {
     SomVM *vm = jv->vm;
     const JitBackend *b = jit_backend();
     uint32_t version = x->version + 1;
@@ -399,6 +399,7 @@ static void jv_compile(JitVm *jv, JitMInfo *x, bool sync) {
                   .root_bytes = x->m->code_len,
                   .build_ns = jitq_thread_cpu_ns() - c0,
                   .t_queued = t0,
+                  .priority = priority,
                   .done = jv_job_done};
     snprintf(j->err, sizeof j->err, "%s", err);
     if (!j->f && !j->err[0]) snprintf(j->err, sizeof j->err, "build failed");
@@ -448,7 +449,8 @@ static void jv_evaluate(JitVm *jv, JitMInfo *x) {
                 c.invocations, c.loop_iters, e.past_ns / 1e6,
                 e.from_samples ? "samples" : "counters", e.benefit_ns / 1e6, e.cost_ns / 1e6);
     }
-    if (go) jv_compile(jv, x, jv->o.sync);
+    /* the queue serves the best benefit per unit of compile time first */
+    if (go) jv_compile(jv, x, jv->o.sync, e.cost_ns > 0 ? e.benefit_ns / e.cost_ns : 1e9);
 }
 
 /* A refresh reads the whole CC-Map (a snapshot in async mode, the VM's tree in coop mode):
@@ -558,7 +560,7 @@ static void jv_hook(SomVM *vm, SomMethod *m, int why) {
     if (!x) return;
     if (why == SOM_JIT_EAGER) {
         if (x->state == JMS_NONE && jit_rule_version_ok(&jv->p, x->version + 1, NULL))
-            jv_compile(jv, x, true);
+            jv_compile(jv, x, true, 0);
         return;
     }
     if (why == SOM_JIT_LOOP) x->loop_iters += vm->jit_loop_threshold;

@@ -31,6 +31,7 @@ static struct {
     bool fail_build;
     JitBuildOpts last;
     pthread_t codegen_thread;
+    SomMethod *order[8]; /* the methods in the order codegen saw them */
 } F = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
 static int fake_engine;
@@ -75,6 +76,7 @@ static SomJitCode *fb_codegen(JitEngine *e, const JitFunc *f, const JitCodegenOp
     (void)o, (void)err, (void)errlen;
     assert_ptr_equal(e, &fake_engine);
     pthread_mutex_lock(&F.mu);
+    if (F.codegens < 8) F.order[F.codegens] = f->method;
     F.codegens++;
     F.in_codegen++;
     F.codegen_thread = pthread_self();
@@ -136,16 +138,18 @@ static void wait_tick(SomVM *vm) {
 /* ---- fixtures --------------------------------------------------------------------------- */
 
 static SomVM vm;
-static SomMethod m1, m2;
+static SomMethod m1, m2, m3;
 
 static int setup(void **state) {
     (void)state;
     memset(&vm, 0, sizeof vm);
     memset(&m1, 0, sizeof m1);
     memset(&m2, 0, sizeof m2);
-    m1.kind = m2.kind = MK_METHOD;
+    memset(&m3, 0, sizeof m3);
+    m1.kind = m2.kind = m3.kind = MK_METHOD;
     m1.code_len = 50;
     m2.code_len = 50;
+    m3.code_len = 50;
     inl.code_len = 30;
     vm.state = VMS_INTERP;
     F.builds = F.codegens = F.frees = 0;
@@ -305,6 +309,27 @@ static void deopts_invalidate_and_recompile(void **state) {
     jit_detach(&vm);
 }
 
+/* Behind a backlog the queue serves the best benefit per cost first: m3 (5x m2's calls,
+ * the same size) is queued after m2 and compiled before it. */
+static void queue_by_priority(void **state) {
+    (void)state;
+    attach(opts(JIT_ON));
+    gate(true);
+    m1.invocations = m2.invocations = 1000;
+    m3.invocations = 5000;
+    vm.jit_hook(&vm, &m1, SOM_JIT_COUNT);
+    wait_codegens(1); /* m1 is in the compiler's hands */
+    vm.jit_hook(&vm, &m2, SOM_JIT_COUNT);
+    vm.jit_hook(&vm, &m3, SOM_JIT_COUNT);
+    assert_int_equal(F.builds, 3);
+    gate(false);
+    wait_codegens(3);
+    assert_ptr_equal(F.order[0], &m1);
+    assert_ptr_equal(F.order[1], &m3);
+    assert_ptr_equal(F.order[2], &m2);
+    jit_detach(&vm);
+}
+
 static void *open_later(void *arg) {
     (void)arg;
     struct timespec ms = {0, 50000000};
@@ -415,6 +440,7 @@ int main(void) {
         cmocka_unit_test_setup(eager_and_failures, setup),
         cmocka_unit_test_setup(deopts_invalidate_and_recompile, setup),
         cmocka_unit_test_setup(detach_cancels_queued, setup),
+        cmocka_unit_test_setup(queue_by_priority, setup),
         cmocka_unit_test_setup(clock_ticks, setup),
         cmocka_unit_test_setup(off_attaches_nothing, setup),
         cmocka_unit_test_setup(bad_environment, setup),
