@@ -173,6 +173,14 @@ static int mgr_native(ProfThread *t, const ProfRec *r, uint32_t *n_out, int *rep
     SpProfile *p = prof_g.profile;
     uint64_t *pcs = mg.scratch;
     uint32_t n = mgr_fix_leaf(r, (const uint64_t *)(r + 1), pcs);
+    /* A frame-pointer walk through code built without frame pointers (libc, ld.so) can end
+     * on a word that passed the walker's checks but is no return address: the outermost
+     * entries then point outside every mapped object and registered JIT range.  Every real
+     * stack ends in code (_start, clone3, start_thread), so such a tail is dropped rather
+     * than reported as an "[unknown]" root (seen under dlopen: "[unknown]+1 ->
+     * _dl_catch_exception"). */
+    while (n > 1 && !prof_symbols_is_code(prof_g.symbols, pcs[n - 1] - 1))
+        n--;
     for (uint32_t i = 0; i < n; i++) {
         uint64_t addr = i ? pcs[i] - 1 : pcs[i];
         uint32_t fid = mgr_native_frame(p, addr);
