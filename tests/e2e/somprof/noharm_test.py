@@ -210,7 +210,10 @@ def signalled_run(mode, sig, out):
         except (OSError, IndexError, ValueError):
             pass
         time.sleep(0.05)
-    assert p.poll() is None, "the program ended before the signal"
+    if p.poll() is not None:
+        _, err = p.communicate()
+        raise AssertionError("%s: the program ended before the signal: exit %s\n%s"
+                             % (mode, p.returncode, err[-3000:]))
     p.send_signal(sig)
     try:
         _, err = p.communicate(timeout=60)

@@ -234,12 +234,21 @@ def check_hot(mode):
     run([SAMPO, "report", dump])
 
 
+def hot_retry(mode):
+    """As fig2_retry: a second, independent run before a share outside its band fails."""
+    try:
+        check_hot(mode)
+    except AssertionError as e:
+        sys.stderr.write("hot %s: first run outside the band (%s); running again\n" % (mode, e))
+        check_hot(mode)
+
+
 def test_async_hot():
-    check_hot("async")
+    hot_retry("async")
 
 
 def test_coop_hot():
-    check_hot("coop")
+    hot_retry("coop")
 
 
 def leaf_share(stacks, leaf):
@@ -415,7 +424,7 @@ def test_hist_labels():
 def test_flame_and_pprof():
     out = os.path.join(WORK, "fig2_async.prof")
     if not os.path.exists(out):
-        check_fig2_sampled("async")
+        fig2_retry("async")
     svg = os.path.join(WORK, "flame.svg")
     run([SAMPO, "flame", out, "-o", svg])
     assert "Fig2&gt;&gt;work" in open(svg).read() or "Fig2>>work" in open(svg).read()
