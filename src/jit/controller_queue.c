@@ -7,10 +7,11 @@
  * compete with the N program threads, and LLVM serialises much of its work in the one shared
  * engine anyway); Jikes RVM's AOS too has one compilation thread.  Jobs are served by
  * priority (the rule's benefit per unit of compile cost; first in, first out among equals)
- * across VMs: behind a backlog, the method that pays most is compiled first.  The thread is started by the first attached VM and joined when the
- * last one detaches.  Beside it runs the controller's clock, a thread of its own (a long
- * compilation must not stop the clock: the controller would stop deciding for its whole
- * length): every VM's tick function, every tick_ms, which only sets that VM's jit_tick flag.
+ * across VMs: behind a backlog, the method that pays most is compiled first.  The thread is started
+ * by the first attached VM and joined when the last one detaches.  Beside it runs the controller's
+ * clock, a thread of its own (a long compilation must not stop the clock: the controller would stop
+ * deciding for its whole length): every VM's tick function, every tick_ms, which only sets that
+ * VM's jit_tick flag.
  *
  * Invariants: a job is in exactly one place - the queue, the thread's hands (`running`), or
  * handed back through its done() - and jitq_cancel returns only when no job of its owner is
