@@ -42,7 +42,7 @@ static struct {
     pthread_cond_t wake; /* the thread: a job or a stop */
     pthread_cond_t tick; /* the clock thread: a new clock or a stop */
     pthread_cond_t idle; /* cancellers: the running job finished */
-    JitJob *head, *tail;
+    JitJob *head;        /* by priority */
     JitJob *running;
     pthread_t thread, clock_thread;
     int users;
@@ -183,7 +183,6 @@ static void *jitq_main(void *arg) {
             continue;
         }
         Q.head = j->next;
-        if (!Q.head) Q.tail = NULL;
         j->next = NULL;
         Q.running = j;
         pthread_mutex_unlock(&Q.mu);
@@ -256,7 +255,6 @@ void jitq_push(JitJob *j) {
         pp = &(*pp)->next;
     j->next = *pp;
     *pp = j;
-    if (!j->next) Q.tail = j;
     pthread_cond_signal(&Q.wake);
     pthread_mutex_unlock(&Q.mu);
 }
@@ -267,7 +265,6 @@ JitJob *jitq_cancel(void *owner) {
     for (int i = 0; i < Q.nclocks; i++)
         if (Q.clocks[i].owner == owner) Q.clocks[i--] = Q.clocks[--Q.nclocks];
     JitJob **pp = &Q.head;
-    Q.tail = NULL;
     while (*pp) {
         JitJob *j = *pp;
         if (j->owner == owner) {
@@ -275,7 +272,6 @@ JitJob *jitq_cancel(void *owner) {
             j->next = out;
             out = j;
         } else {
-            Q.tail = j;
             pp = &j->next;
         }
     }

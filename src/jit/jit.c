@@ -89,6 +89,7 @@ typedef struct JitVm {
     uint32_t skip, skip_left; /* clock ticks to let pass between refreshes (their cost) */
     uint32_t serial;          /* refreshes so far */
     bool trace;               /* SOM_JIT_TRACE: each decision and installation on stderr */
+    uint32_t inline_max;      /* the builder's max_inline_size (JitBuildOpts defaults) */
     double sample_ns;
     /* the profile handed to the builder (valid during one jit_build) */
     SomProfEdge edges[JV_EDGES];
@@ -481,8 +482,8 @@ static void jv_refresh(JitVm *jv) {
 }
 
 /* A callee the builder may inline (build.c: can_inline_method, at its default size). */
-static bool jv_inlinable(const SomMethod *t) {
-    return t->kind == MK_METHOD && !t->has_nlr_blocks && t->code_len <= 120;
+static bool jv_inlinable(const JitVm *jv, const SomMethod *t) {
+    return t->kind == MK_METHOD && !t->has_nlr_blocks && t->code_len <= jv->inline_max;
 }
 
 /* Looks at x once per refresh, if it ran interpreted since the previous one: a method whose
@@ -518,7 +519,7 @@ static void jv_refresh_now(JitVm *jv, uint64_t now_cpu) {
     size_t nc = 0;
     for (size_t i = 0; i < ne; i++) {
         const SomProfEdge *e = &jv->edges[i];
-        if (!e->caller || !e->callee || !jv_inlinable(e->callee) || e->caller->jit ||
+        if (!e->caller || !e->callee || !jv_inlinable(jv, e->callee) || e->caller->jit ||
             e->caller->kind == MK_PRIMITIVE)
             continue;
         JitMInfo *x = jv_info(jv, e->caller);
@@ -626,6 +627,9 @@ int jit_attach(SomVM *vm, const JitOptions *o, char *err, size_t errlen) {
     jit_calib_init(&jv->calib, &p);
     jv->cpu0 = jitq_thread_cpu_ns();
     jv->trace = getenv("SOM_JIT_TRACE") != NULL;
+    JitBuildOpts bo;
+    jit_backend()->build_defaults(&bo);
+    jv->inline_max = bo.max_inline_size;
     vm->jit_threshold = p.threshold;
     vm->jit_loop_threshold = p.loop_threshold;
     vm->jit_eager = o->mode == JIT_EAGER;
