@@ -44,6 +44,7 @@
 
 #include "bytecode.h"
 #include "class.h"
+#include "feedback.h"
 
 #define MAX_RESTARTS 16
 
@@ -1148,11 +1149,32 @@ static void result2(Scope *s, JitRef v) {
     push(s, v);
 }
 
+/* A feedback slot (feedback.h) for the arithmetic site k about to be sent generically: its
+ * operands (the top two stack values) are observed while the VM's samples arm it. */
+static void fb_slot(B *b, Scope *s, int op, unsigned k, uint32_t kinds) {
+    JitFunc *f = b->f;
+    if (f->nfb_sites == f->fb_cap) {
+        uint32_t cap = f->fb_cap ? f->fb_cap * 2 : 8;
+        JitFbSite *a = jit_alloc(f, cap * sizeof *a);
+        if (f->nfb_sites) memcpy(a, f->fb_sites, f->nfb_sites * sizeof *a);
+        f->fb_sites = a;
+        f->fb_cap = cap;
+    }
+    f->fb_sites[f->nfb_sites] =
+        (JitFbSite){.method = s->m, .site = k, .op = (uint8_t)op, .compiled = kinds};
+    s->vals[s->nslots + s->sp - 2] = as_value(b, s, top(s, 1));
+    s->vals[s->nslots + s->sp - 1] = as_value(b, s, top(s, 0));
+    JitRef o = emit(b, s, JI_FB_OBSERVE, 2, top(s, 1), top(s, 0), -1);
+    I(b, o)->ival = f->nfb_sites++;
+}
+
 static void arith(B *b, Scope *s, int op, unsigned k) {
     CallSite *cs = &s->m->sites[k];
     JitRef x = top(s, 1), y = top(s, 0);
     int tx = ty(b, x), ty_ = ty(b, y);
-    uint32_t ak = cs->argkinds, bits = ak & 0xffff;
+    uint32_t ak = cs->argkinds;
+    if (b->o->fb_kinds) ak = b->o->fb_kinds(b->o->fb_arg, s->m, k, ak);
+    uint32_t bits = ak & 0xffff;
     bool ovf = (ak & TF_OVERFLOWED) != 0;
     bool num_x = tx == JT_INT || tx == JT_DBL, num_y = ty_ == JT_INT || ty_ == JT_DBL;
     bool bad_x = tx == JT_BOOL, bad_y = ty_ == JT_BOOL;
@@ -1244,6 +1266,7 @@ static void arith(B *b, Scope *s, int op, unsigned k) {
         deopt_here(b, s, JDR_CLASS);
         return;
     }
+    if (b->o->fb_slots && jit_fb_slot_useful((uint8_t)op, ak)) fb_slot(b, s, op, k, ak);
     JitRef r = do_send(b, s, cs, false, bits != 0);
     if (s->cur >= 0) result2(s, r);
 }

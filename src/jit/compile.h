@@ -40,6 +40,13 @@ typedef struct JitBuildOpts {
                                 * turns it off for a method that keeps deoptimizing) */
     uint32_t version;          /* the version being built (1, 2, ...) */
     const JitProfile *profile;
+    /* Sampled type feedback (feedback.h).  fb_slots: an arithmetic site compiled as a
+     * generic send because its feedback mixes kinds gets an FB_OBSERVE slot (f->fb_sites).
+     * fb_kinds (may be NULL): the kinds to compile (m, site) for, given the interpreter's
+     * (argkinds): the controller answers the sampled kinds of a ready slot. */
+    bool fb_slots;
+    uint32_t (*fb_kinds)(void *arg, SomMethod *m, uint32_t site, uint32_t argkinds);
+    void *fb_arg;
 } JitBuildOpts;
 
 void jit_build_defaults(JitBuildOpts *o);

@@ -342,6 +342,7 @@ static int operand_type(const JitInst *in, int i) {
     case JI_VEQ:
     case JI_SEND:
     case JI_RETURN:
+    case JI_FB_OBSERVE:
         return JT_VALUE;
     case JI_GUARD:
     case JI_BOOL_TO_VALUE:
@@ -435,6 +436,7 @@ static int min_operands(int op) {
     case JI_SEND:
     case JI_BRANCH:
     case JI_RETURN:
+    case JI_FB_OBSERVE:
         return 1;
     case JI_IADD:
     case JI_ISUB:
@@ -744,6 +746,7 @@ static void print_inst(const JitFunc *f, JitRef r, FILE *out) {
     case JI_CONST_INT:
     case JI_ARG:
     case JI_SAFEPOINT:
+    case JI_FB_OBSERVE:
         fprintf(out, " %" PRId64, in->ival);
         break;
     case JI_LOAD_FIELD:

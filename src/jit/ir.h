@@ -119,6 +119,8 @@ typedef enum JitCmp { JC_LT, JC_GT, JC_LE, JC_GE, JC_EQ, JC_NE } JitCmp;
     X(SAFEPOINT, VOID)  /* if vm->poll: jit_rt_safepoint(where = ival) */                          \
     X(NLR, VALUE)       /* jit_rt_nlr(a0 ctx, a1 value); the code then returns the result */       \
     X(SET_POS, VOID)    /* fp->jit_pos = pos (an inlined activation starts or ends) */             \
+    X(FB_OBSERVE, VOID) /* if vm->jit_fb_armed: jit_fb_observe(fn->fb_table, ival = slot, a0, a1)  \
+                         * (sampled type feedback; VALUEs; no GC, no deopt) */                     \
     /* ---- terminators */                                                                         \
     X(JUMP, VOID)        /* succ[0] */                                                             \
     X(BRANCH, VOID)      /* a0 BOOL ? succ[0] : succ[1] */                                         \
@@ -207,6 +209,12 @@ typedef struct JitFunc {
     uint32_t npos, pos_cap;
     uint32_t nspill;        /* filled by the backend */
     uint32_t inlined;       /* inlined activations (stats) */
+    /* Sampled type feedback (feedback.h): the sites whose code is generic because of their
+     * feedback, one per FB_OBSERVE slot, and the controller's table they report into (set
+     * before code generation; NULL: FB_OBSERVE emits nothing). */
+    struct JitFbSite *fb_sites;
+    uint32_t nfb_sites, fb_cap;
+    void *fb_table;
     struct JitArena *arena; /* every allocation of the function */
     char name[160];         /* "Class>>selector" */
 } JitFunc;

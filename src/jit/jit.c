@@ -44,6 +44,7 @@
 
 #include "class.h"
 #include "controller.h"
+#include "feedback.h"
 #include "somprof.h"
 
 typedef enum JitMState {
@@ -68,7 +69,17 @@ typedef struct JitMInfo {
     uint64_t refresh_cnt;  /* invocations + loop_iters at the previous refresh */
     uint32_t edge_serial;  /* the refresh that summed edge_samples */
     uint32_t eval_serial;  /* the refresh that last looked at it */
+    JitFbMethod fbm;       /* sampled feedback: the deopt-loop state */
+    JitFbTable *fbt;       /* the installed version's sampled feedback, or NULL */
+    struct JitFbOverride *ovr; /* kinds the sampled versions compile sites for (until a
+                                * deopt loop throws them away) */
+    uint32_t novr;
 } JitMInfo;
+
+typedef struct JitFbOverride {
+    SomMethod *m;
+    uint32_t site, kinds;
+} JitFbOverride;
 
 #define JV_FAIL_KINDS 16
 #define JV_EDGES 256
@@ -104,6 +115,14 @@ typedef struct JitVm {
         uint64_t n;
     } fails[JV_FAIL_KINDS];
     int nfails;
+    /* sampled type feedback (feedback.h) */
+    JitFbParams fb;
+    JitFbTable **tables; /* every table made (freed at detach) */
+    size_t ntables, captables;
+    JitFbTable *ready;   /* ready tables waiting for the next hook */
+    bool fb_due;
+    uint64_t *fblat, *fbdet; /* per sampled recompilation: phase -> installed, -> ready */
+    size_t nfbl, capfbl;
 } JitVm;
 
 static const char *const jdr_names[JDR_COUNT] = {
@@ -272,6 +291,140 @@ static uint32_t jv_compiled_bytes(const JitFunc *f) {
     return sum > UINT32_MAX ? UINT32_MAX : (uint32_t)sum;
 }
 
+/* ---- sampled type feedback (feedback.h) ------------------------------------------------ */
+
+/* The kinds the next version compiles (m, site) for: the ready slots' observations when they
+ * are narrower than the interpreter's feedback (builder callback, VM thread). */
+static uint32_t jv_fb_kinds(void *arg, SomMethod *m, uint32_t site, uint32_t argkinds) {
+    const JitMInfo *x = arg;
+    for (uint32_t i = 0; i < x->novr; i++)
+        if (x->ovr[i].m == m && x->ovr[i].site == site) return x->ovr[i].kinds;
+    return argkinds;
+}
+
+/* Adds the ready, narrower slots of t to x's overrides (the sites a sampled version compiles
+ * for their sampled kinds; earlier sampled versions' sites keep theirs). */
+static void jv_fb_merge(JitMInfo *x, const JitFbTable *t) {
+    for (uint32_t i = 0; i < t->nslots; i++) {
+        const JitFbSlot *sl = &t->slots[i];
+        uint32_t site = sl->s.site;
+        uint32_t argkinds = sl->s.method->sites[site].argkinds;
+        if (sl->n < t->t1 || !jit_fb_narrower(sl->s.op, argkinds, sl->bits)) continue;
+        uint32_t k = 0;
+        while (k < x->novr && !(x->ovr[k].m == sl->s.method && x->ovr[k].site == site))
+            k++;
+        if (k == x->novr) {
+            JitFbOverride *o = realloc(x->ovr, (x->novr + 1) * sizeof *o);
+            if (!o) return;
+            x->ovr = o;
+            x->ovr[x->novr++] = (JitFbOverride){sl->s.method, site, 0};
+        }
+        /* two inlined copies of one site: the union of what each saw */
+        uint32_t kinds = (k < x->novr && x->ovr[k].kinds) ? x->ovr[k].kinds : 0;
+        x->ovr[k].kinds = kinds | sl->bits | (argkinds & TF_OVERFLOWED);
+    }
+}
+
+/* A table became ready (VM thread, inside compiled code: nothing may be built here). */
+static void jv_fb_on_ready(JitFbTable *t) {
+    JitVm *jv = t->owner;
+    t->next_ready = jv->ready;
+    jv->ready = t;
+    jv->fb_due = true;
+    jv->vm->jit_tick = 1;
+}
+
+static void jv_fb_push(uint64_t **a, size_t n, uint64_t v) {
+    (*a)[n] = v;
+}
+
+static void jv_fb_latency(JitVm *jv, uint64_t lat, uint64_t det) {
+    if (jv->nfbl == jv->capfbl) {
+        size_t cap = jv->capfbl ? jv->capfbl * 2 : 16;
+        uint64_t *a = realloc(jv->fblat, cap * sizeof *a);
+        if (a) jv->fblat = a;
+        uint64_t *b = realloc(jv->fbdet, cap * sizeof *b);
+        if (b) jv->fbdet = b;
+        if (!a || !b) return;
+        jv->capfbl = cap;
+    }
+    jv_fb_push(&jv->fblat, jv->nfbl, lat);
+    jv_fb_push(&jv->fbdet, jv->nfbl++, det);
+}
+
+/* The table for a new build of x with slots (or NULL: none, or no memory). */
+static JitFbTable *jv_fb_table(JitVm *jv, JitMInfo *x, JitFunc *f, uint32_t version) {
+    if (!f || !f->nfb_sites) return NULL;
+    if (jv->ntables == jv->captables) {
+        size_t cap = jv->captables ? jv->captables * 2 : 16;
+        JitFbTable **a = realloc(jv->tables, cap * sizeof *a);
+        if (!a) return NULL;
+        jv->tables = a;
+        jv->captables = cap;
+    }
+    JitFbTable *t = calloc(1, sizeof *t);
+    JitFbSlot *sl = t ? calloc(f->nfb_sites, sizeof *sl) : NULL;
+    if (!sl) {
+        free(t);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < f->nfb_sites; i++)
+        sl[i].s = f->fb_sites[i];
+    *t = (JitFbTable){.vm = jv->vm,
+                      .method = x->m,
+                      .version = version,
+                      .t1 = jit_fb_t1(&jv->fb, &x->fbm),
+                      .nslots = f->nfb_sites,
+                      .slots = sl,
+                      .p = &jv->fb,
+                      .on_ready = jv_fb_on_ready,
+                      .owner = jv};
+    jv->tables[jv->ntables++] = t;
+    jv->st.fb_tables++;
+    jv->st.fb_slots += f->nfb_sites;
+    return t;
+}
+
+static void jv_compile(JitVm *jv, JitMInfo *x, bool sync, double priority, JitFbTable *from);
+
+/* Recompiles the methods whose tables became ready (VM thread, at a hook). */
+static void jv_fb_recompile(JitVm *jv) {
+    jv->fb_due = false;
+    JitFbTable *t = jv->ready;
+    jv->ready = NULL;
+    uint64_t now = jitq_now_ns();
+    for (JitFbTable *next; t; t = next) {
+        next = t->next_ready;
+        t->next_ready = NULL;
+        JitMInfo *x = jv_find(jv, t->method);
+        if (t->done || !x || x->fbt != t || x->state != JMS_INSTALLED) {
+            t->done = true;
+            continue;
+        }
+        /* one version is kept for the generic code a deopt loop falls back to */
+        bool versions_left = jit_rule_version_ok(&jv->p, x->version + 2, NULL);
+        if (!versions_left || !jit_fb_may_recompile(&jv->fb, &x->fbm, now)) {
+            if (!versions_left) {
+                t->done = true;
+                continue;
+            }
+            t->ready = false; /* cooling down: gather afresh, ready again later */
+            for (uint32_t i = 0; i < t->nslots; i++)
+                t->slots[i].n = t->slots[i].bits = 0;
+            continue;
+        }
+        if (jv->trace) {
+            char name[160];
+            class_method_name(t->method, name, sizeof name);
+            fprintf(stderr,
+                    "jit-trace: sampled feedback %s v%u ready (%u slots, %" PRIu64
+                    " observations, T1 %u): recompile\n",
+                    name, t->version, t->nslots, t->observations, t->t1);
+        }
+        jv_compile(jv, x, jv->o.sync, 1e9, t);
+    }
+}
+
 /* ---- compiling -------------------------------------------------------------------------- */
 
 /* Sets the VM's jit_tick from the compiler thread.  The VM reads and clears it with plain
@@ -304,6 +457,7 @@ static void jv_install_one(JitVm *jv, JitJob *j) {
         x->version--;
         x->failures++;
         x->state = x->failures >= jv->p.max_failures ? JMS_NEVER : JMS_NONE;
+        if (x->code) x->state = JMS_INSTALLED; /* a sampled recompilation: the old code stays */
         x->eligible_at = cnt + jit_rule_backoff(&jv->p, x->failures + 1);
         free(j);
         return;
@@ -321,6 +475,15 @@ static void jv_install_one(JitVm *jv, JitJob *j) {
                 "ms, latency %.2f ms\n",
                 name, j->version, j->total_bytes, j->build_ns / 1e6, j->compile_ns / 1e6,
                 (j->t_done - j->t_queued) / 1e6);
+    }
+    if (x->fbt) x->fbt->done = true;
+    x->fbt = j->fb;
+    if (j->fb_from) { /* built from sampled feedback */
+        uint64_t now = jitq_now_ns();
+        x->fbm.sampled++;
+        x->fbm.sampled_version = j->version;
+        jv->st.fb_recompiled++;
+        jv_fb_latency(jv, now - j->fb_from->phase_ns, j->fb_from->ready_ns - j->fb_from->phase_ns);
     }
     x->code = j->code;
     x->deopts = 0;
@@ -359,7 +522,7 @@ static void jv_install(JitVm *jv) {
 #define JIT_GIANT_INSTS 16000u
 
 /* Builds version x->version + 1 of x->m and compiles it, in the background or (sync) now. */
-static void jv_compile(JitVm *jv, JitMInfo *x, bool sync, double priority) {
+static void jv_compile(JitVm *jv, JitMInfo *x, bool sync, double priority, JitFbTable *from) {
     SomVM *vm = jv->vm;
     const JitBackend *b = jit_backend();
     uint32_t version = x->version + 1;
@@ -373,6 +536,15 @@ static void jv_compile(JitVm *jv, JitMInfo *x, bool sync, double priority) {
     som_set_state(vm, VMS_COMPILE);
     uint64_t t0 = jitq_now_ns(), c0 = jitq_thread_cpu_ns();
     bo.profile = jv_profile(jv, x);
+    bo.fb_slots = jv->fb.on;
+    if (from) {
+        jv_fb_merge(x, from);
+        from->done = true;
+    }
+    if (x->novr) {
+        bo.fb_kinds = jv_fb_kinds;
+        bo.fb_arg = x;
+    }
     char err[256] = "";
     JitFunc *f = b->build(vm, x->m, &bo, err, sizeof err);
     /* LLVM's time grows faster than the function: a huge method (thousands of guarded
@@ -404,6 +576,9 @@ static void jv_compile(JitVm *jv, JitMInfo *x, bool sync, double priority) {
                   .done = jv_job_done};
     snprintf(j->err, sizeof j->err, "%s", err);
     if (!j->f && !j->err[0]) snprintf(j->err, sizeof j->err, "build failed");
+    j->fb = jv_fb_table(jv, x, j->f, version);
+    j->fb_from = from;
+    if (j->f) j->f->fb_table = j->fb;
     x->state = JMS_QUEUED;
     x->version = version;
     if (j->f) j->total_bytes = jv_compiled_bytes(j->f);
@@ -451,7 +626,7 @@ static void jv_evaluate(JitVm *jv, JitMInfo *x) {
                 e.from_samples ? "samples" : "counters", e.benefit_ns / 1e6, e.cost_ns / 1e6);
     }
     /* the queue serves the best benefit per unit of compile time first */
-    if (go) jv_compile(jv, x, jv->o.sync, e.cost_ns > 0 ? e.benefit_ns / e.cost_ns : 1e9);
+    if (go) jv_compile(jv, x, jv->o.sync, e.cost_ns > 0 ? e.benefit_ns / e.cost_ns : 1e9, NULL);
 }
 
 /* A refresh reads the whole CC-Map (a snapshot in async mode, the VM's tree in coop mode):
@@ -552,6 +727,7 @@ static void jv_hook(SomVM *vm, SomMethod *m, int why) {
     JitVm *jv = vm->jit;
     if (!jv) return;
     jv_install(jv);
+    if (jv->fb_due) jv_fb_recompile(jv);
     if (why == SOM_JIT_TICK) {
         if (atomic_exchange(&jv->tick_due, 0)) jv_refresh(jv);
         return;
@@ -561,7 +737,7 @@ static void jv_hook(SomVM *vm, SomMethod *m, int why) {
     if (!x) return;
     if (why == SOM_JIT_EAGER) {
         if (x->state == JMS_NONE && jit_rule_version_ok(&jv->p, x->version + 1, NULL))
-            jv_compile(jv, x, true, 0);
+            jv_compile(jv, x, true, 0, NULL);
         return;
     }
     if (why == SOM_JIT_LOOP) x->loop_iters += vm->jit_loop_threshold;
@@ -573,7 +749,17 @@ static void jv_deopt(SomVM *vm, const SomJitCode *code, uint32_t reason) {
     if (!jv || !code) return;
     jv->st.deopts[reason < JDR_COUNT ? reason : JDR_UNSUPPORTED]++;
     JitMInfo *x = jv_find(jv, code->method);
-    if (!x || x->code != code || !jit_rule_invalidate(&jv->p, ++x->deopts)) return;
+    if (!x || x->code != code) return;
+    bool inval = jit_rule_invalidate(&jv->p, ++x->deopts);
+    if (x->fbm.sampled_version && code->version == x->fbm.sampled_version) {
+        jv->st.fb_deopts_after++;
+        jv->st.fb_loops += inval;
+        jit_fb_deopt(&jv->fb, &x->fbm, code->version, inval, jitq_now_ns());
+    }
+    if (!inval) return;
+    if (x->fbt) x->fbt->done = true;
+    x->fbt = NULL;
+    x->novr = 0; /* the next version starts from the interpreter's feedback again */
     ((SomJitCode *)code)->invalid = 1; /* the backend's allocation: const only in the hook */
     if (code->method->jit == code) code->method->jit = NULL;
     x->code = NULL;
@@ -630,6 +816,11 @@ int jit_attach(SomVM *vm, const JitOptions *o, char *err, size_t errlen) {
     JitBuildOpts bo;
     jit_backend()->build_defaults(&bo);
     jv->inline_max = bo.max_inline_size;
+    if (o->fb_set)
+        jv->fb = o->fb;
+    else
+        jit_fb_defaults(&jv->fb);
+    vm->jit_fb_burst = jv->fb.on ? jv->fb.burst : 0;
     vm->jit_threshold = p.threshold;
     vm->jit_loop_threshold = p.loop_threshold;
     vm->jit_eager = o->mode == JIT_EAGER;
@@ -655,6 +846,20 @@ void jit_detach(SomVM *vm) {
         free(j);
     }
     jv->done = NULL;
+    for (size_t i = 0; jv->trace && i < jv->ntables; i++) { /* each table's slots */
+        const JitFbTable *t = jv->tables[i];
+        char name[160];
+        class_method_name(t->method, name, sizeof name);
+        fprintf(stderr, "jit-trace: feedback table %s v%u%s:", name, t->version,
+                t->ready ? " ready" : "");
+        for (uint32_t k = 0; k < t->nslots; k++)
+            fprintf(stderr, " [%u: n %u seen %#x compiled %#x%s]", k, t->slots[k].n,
+                    t->slots[k].bits, t->slots[k].s.compiled,
+                    jit_fb_narrower(t->slots[k].s.op, t->slots[k].s.compiled, t->slots[k].bits)
+                        ? " narrower"
+                        : "");
+        fprintf(stderr, "\n");
+    }
     if (jv->o.stats) { /* one write: the blocks of several VMs do not interleave */
         char *buf = NULL;
         size_t len = 0;
@@ -669,9 +874,20 @@ void jit_detach(SomVM *vm) {
     vm->jit_hook = NULL;
     vm->jit_deopt_hook = NULL;
     vm->jit_eager = false;
+    vm->jit_fb_burst = 0;
+    vm->jit_fb_armed = 0;
     vm->jit = NULL;
     jitq_release();
     pthread_mutex_destroy(&jv->mu);
+    for (size_t i = 0; i < jv->ntables; i++) {
+        free(jv->tables[i]->slots);
+        free(jv->tables[i]);
+    }
+    free(jv->tables);
+    for (uint32_t i = 0; jv->tab && i <= jv->mask; i++)
+        free(jv->tab[i].ovr);
+    free(jv->fblat);
+    free(jv->fbdet);
     free(jv->tab);
     free(jv->ctimes);
     free(jv->lat);
@@ -694,6 +910,18 @@ void jit_stats(SomVM *vm, JitStats *out) {
     out->latency_ns_median = jv_quantile(v, jv->nct, 0.5);
     out->latency_ns_p95 = jv_quantile(v, jv->nct, 0.95);
     free(v);
+    for (size_t i = 0; i < jv->ntables; i++) {
+        out->fb_observations += jv->tables[i]->observations;
+        out->fb_clears += jv->tables[i]->clears;
+    }
+    if (jv->nfbl && (v = malloc(jv->nfbl * sizeof *v))) {
+        memcpy(v, jv->fblat, jv->nfbl * sizeof *v);
+        out->fb_latency_ns_median = jv_quantile(v, jv->nfbl, 0.5);
+        out->fb_latency_ns_max = v[jv->nfbl - 1];
+        memcpy(v, jv->fbdet, jv->nfbl * sizeof *v);
+        out->fb_detect_ns_median = jv_quantile(v, jv->nfbl, 0.5);
+        free(v);
+    }
     out->calib_ns_per_byte = jv->calib.ns_per_byte;
     out->calib_fixed_ns = jv->calib.fixed_ns;
     for (uint32_t i = 0; i <= jv->mask && jv->tab; i++)
@@ -742,6 +970,19 @@ void jit_print_stats(SomVM *vm, FILE *f) {
     uint64_t total = 0;
     for (int r = 0; r < JDR_COUNT; r++)
         total += s.deopts[r];
+    if (jv->fb.on)
+        fprintf(f,
+                "jit: sampled feedback: %llu versions with %llu slots, %llu observations, %llu "
+                "slots cleared; recompiled %llu (latency median %.2f ms, max %.2f ms; detection "
+                "median %.2f ms), deopts after them %llu, loops %llu (%s, T1 %u, burst %u)\n",
+                (unsigned long long)s.fb_tables, (unsigned long long)s.fb_slots,
+                (unsigned long long)s.fb_observations, (unsigned long long)s.fb_clears,
+                (unsigned long long)s.fb_recompiled, s.fb_latency_ns_median / 1e6,
+                s.fb_latency_ns_max / 1e6, s.fb_detect_ns_median / 1e6,
+                (unsigned long long)s.fb_deopts_after, (unsigned long long)s.fb_loops,
+                jit_fb_loop_name(jv->fb.loop), jv->fb.t1, jv->fb.burst);
+    else
+        fprintf(f, "jit: sampled feedback: off\n");
     fprintf(f, "jit: deopts %llu", (unsigned long long)total);
     for (int r = 0, first = 1; r < JDR_COUNT; r++) {
         if (!s.deopts[r]) continue;

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "feedback.h"
 #include "jitabi.h"
 #include "vm.h"
 
@@ -25,6 +26,9 @@ typedef struct JitOptions {
     bool stats;                 /* print statistics on stderr at detach (--jit-stats) */
     bool dump;                  /* print each function's IR on stderr (--jit-dump) */
     bool sync;                  /* compile on the VM's thread (tests; eager implies it) */
+    /* Sampled type feedback (src/jit/feedback.h); fb_set false: the defaults. */
+    bool fb_set;
+    JitFbParams fb;
 } JitOptions;
 
 /* Parses "on", "off", "eager"; false if unknown. */
@@ -55,6 +59,17 @@ typedef struct JitStats {
     uint64_t latency_ns_p95;
     double calib_ns_per_byte; /* the compile-cost rate as calibrated so far */
     double calib_fixed_ns;    /* the fixed compile cost as calibrated so far */
+    /* sampled type feedback */
+    uint64_t fb_tables;          /* versions compiled with feedback slots */
+    uint64_t fb_slots;           /* their slots */
+    uint64_t fb_observations;    /* operands observed */
+    uint64_t fb_clears;          /* slots cleared as polluted (T2) */
+    uint64_t fb_recompiled;      /* versions recompiled from sampled feedback */
+    uint64_t fb_deopts_after;    /* deopts of versions built from sampled feedback */
+    uint64_t fb_loops;           /* of those versions, invalidated (deopt loops) */
+    uint64_t fb_latency_ns_median; /* phase change (first narrower observation) -> installed */
+    uint64_t fb_latency_ns_max;
+    uint64_t fb_detect_ns_median;  /* phase change -> ready (the samples' part) */
 } JitStats;
 void jit_stats(SomVM *vm, JitStats *out);
 void jit_print_stats(SomVM *vm, FILE *f);

@@ -62,6 +62,7 @@
  *    the instructions are in: they are "at entry".
  */
 #include "compile.h"
+#include "feedback.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -118,6 +119,7 @@ typedef struct Lower {
     LLVMValueRef fn;
     LLVMTypeRef i1, i8, i32, i64, dbl, ptr, fnty;
     LLVMTypeRef t_send, t_call_end, t_deopt, t_safepoint, t_box, t_newblock, t_newctx, t_nlr;
+    LLVMTypeRef t_observe;
     unsigned md_prof, md_invariant;
     LLVMValueRef w_cold, w_hot; /* branch weights: (likely, unlikely) and reverse */
     LLVMValueRef empty_md;
@@ -1287,6 +1289,21 @@ static LLVMValueRef emit(Lower *L, JitRef r) {
     case JI_SET_POS:
         if (in->pos != JIT_POS_NONE) store_pos(L, in->pos);
         return NULL;
+    case JI_FB_OBSERVE: { /* sampled type feedback: one load and an untaken branch */
+        if (!L->f->fb_table) return NULL;
+        LLVMValueRef armed =
+            LLVMBuildLoad2(B, L->i32, addr(L, L->vm, offsetof(SomVM, jit_fb_armed)), "");
+        LLVMSetVolatile(armed, 1);
+        LLVMBasicBlockRef slow = new_bb(L, "observe");
+        LLVMBasicBlockRef cont = new_bb(L, "observed");
+        cond_br(L, LLVMBuildICmp(B, LLVMIntNE, armed, ci32(L, 0), ""), slow, cont, -1);
+        LLVMPositionBuilderAtEnd(B, slow);
+        LLVMValueRef args[] = {cptr(L, L->f->fb_table), ci32(L, (uint32_t)in->ival), A(0), A(1)};
+        call(L, L->t_observe, (const void *)jit_fb_observe, args, 4, true);
+        LLVMBuildBr(B, cont);
+        LLVMPositionBuilderAtEnd(B, cont);
+        return NULL;
+    }
     case JI_JUMP:
     case JI_BRANCH:
     case JI_RETURN:
@@ -1356,6 +1373,8 @@ static void init_types(Lower *L) {
     L->t_newblock = LLVMFunctionType(i, (LLVMTypeRef[]){p, p, p, i}, 4, 0);
     L->t_newctx = LLVMFunctionType(p, (LLVMTypeRef[]){p, p, p, p}, 4, 0);
     L->t_nlr = LLVMFunctionType(i, (LLVMTypeRef[]){p, p, p, i}, 4, 0);
+    L->t_observe =
+        LLVMFunctionType(LLVMVoidTypeInContext(C), (LLVMTypeRef[]){p, L->i32, i, i}, 4, 0);
     L->md_prof = LLVMGetMDKindIDInContext(C, "prof", 4);
     L->md_invariant = LLVMGetMDKindIDInContext(C, "invariant.load", 14);
     L->empty_md = LLVMMetadataAsValue(C, LLVMMDNodeInContext2(C, NULL, 0));

@@ -854,6 +854,7 @@ static bool has_effect(const JitInst *in) {
     case JI_SAFEPOINT:
     case JI_NLR:
     case JI_SET_POS:
+    case JI_FB_OBSERVE:
     case JI_JUMP:
     case JI_BRANCH:
     case JI_RETURN:

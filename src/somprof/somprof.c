@@ -253,6 +253,7 @@ static int spa_frames(void *ctx, SampoFrameInfo *out, int max) {
     int32_t top = __atomic_load_n(&vm->top, __ATOMIC_ACQUIRE);
     uint32_t mark = p->mark;
     int n = 0;
+    if (vm->jit_fb_burst) vm->jit_fb_armed = vm->jit_fb_burst; /* sampled type feedback */
     SomProfLogical in[SOMPROF_MAX_INLINED];
     for (int32_t i = top; i >= 0 && n < max; i--) {
         SomFrame *f = &vm->frames[i];
@@ -365,6 +366,7 @@ static int spc_push_sample(VmProf *p, uint32_t leaf, uint8_t state, uint32_t wei
 static void spc_take_sample(VmProf *p, int32_t top, uint8_t state, uint32_t missed,
                             uint8_t missed_state, const SomMethod *gone) {
     SomVM *vm = p->vm;
+    if (vm->jit_fb_burst) vm->jit_fb_armed = vm->jit_fb_burst; /* sampled type feedback */
     if (top < 0 || spc_scratch(p, (uint32_t)top + 2)) return;
     uint32_t n = 0, start = SPC_NONE;
     int repeated = !gone && vm->frames[top].visited == p->mark;

@@ -167,6 +167,13 @@ struct SomVM {
      * `reason` (JitDeoptReason), before the interpreter resumes; the JIT may invalidate. */
     void (*jit_deopt_hook)(SomVM *vm, const struct SomJitCode *code, uint32_t reason);
     bool jit_eager;
+    /* Sampled type feedback (src/jit/feedback.h): each profiler sample of this VM stores
+     * jit_fb_armed = jit_fb_burst (0: off), from its signal handler or safe point; compiled
+     * code observes the operands of its feedback slots while jit_fb_armed is non-zero and
+     * counts it down.  Only this VM's thread reads it or counts it down. */
+    volatile uint32_t jit_fb_armed;
+    uint32_t jit_fb_burst;
+    uint32_t jit_fb_serial; /* bursts begun (counted by the JIT's observation) */
     uint32_t jit_threshold;
     uint32_t jit_loop_threshold;
     /* Compiled code is entered only while the C stack pointer is above this address (set

@@ -61,6 +61,17 @@ static void usage(FILE *f) {
                "  --jit-stats    print JIT statistics on stderr at exit (compiled, failed,\n"
                "                 compile times, code bytes, deopts by reason, invalidations)\n"
                "  --jit-dump     print the IR of each compiled function on stderr\n"
+               "  --jit-feedback-sampling=on|off  sampled type feedback in compiled code: the\n"
+               "                 profiler's samples read the kinds of the operands of generic\n"
+               "                 sites and stale feedback is recompiled away (default on)\n"
+               "  --jit-t1 N     observations that make a feedback slot ready (20)\n"
+               "  --jit-t2-factor N  a slot with more than N*T1 observations while its code is\n"
+               "                 not ready starts over (10)\n"
+               "  --jit-ready-share P  share of ready slots a version needs (0.5)\n"
+               "  --jit-fb-burst N  slot executions observed per profiler sample, at most T1\n"
+               "                 at one slot (128; 1: one observation per sample)\n"
+               "  --jit-deopt-loop=cooldown|threshold|none  how a recompiled version that keeps\n"
+               "                 deoptimizing is kept from looping (cooldown)\n"
                "  -h, --help     show this help\n"
                "  --version      show the version\n"
                "  --             end of the options (the main class follows)\n"
@@ -223,8 +234,64 @@ static int parse_prof(int argc, char **argv, int *i, SomProfOptions *p) {
 }
 
 /* One --jit* option; answers -1 to continue, else an exit status. */
-static int parse_jit(const char *a, JitOptions *j) {
-    if (!strncmp(a, "--jit=", 6)) {
+static int parse_jit(int argc, char **argv, int *i, JitOptions *j) {
+    const char *a = argv[*i], *v;
+    if (!j->fb_set) {
+        jit_fb_defaults(&j->fb);
+        j->fb_set = true;
+    }
+    long n;
+    if (opt_value(argc, argv, i, "--jit-feedback-sampling", "on or off", &v)) {
+        if (!v) return 2;
+        if (strcmp(v, "on") && strcmp(v, "off")) {
+            fprintf(stderr, "som: --jit-feedback-sampling: expected on or off, got '%s'\n", v);
+            return 2;
+        }
+        j->fb.on = !strcmp(v, "on");
+    } else if (opt_value(argc, argv, i, "--jit-t1", "a number between 1 and 100000", &v)) {
+        if (!v) return 2;
+        if (!parse_int(v, 1, 100000, &n)) {
+            fprintf(stderr, "som: --jit-t1: expected a number between 1 and 100000, got '%s'\n",
+                    v);
+            return 2;
+        }
+        j->fb.t1 = (uint32_t)n;
+    } else if (opt_value(argc, argv, i, "--jit-t2-factor", "a number between 1 and 1000", &v)) {
+        if (!v) return 2;
+        if (!parse_int(v, 1, 1000, &n)) {
+            fprintf(stderr,
+                    "som: --jit-t2-factor: expected a number between 1 and 1000, got '%s'\n", v);
+            return 2;
+        }
+        j->fb.t2_factor = (uint32_t)n;
+    } else if (opt_value(argc, argv, i, "--jit-fb-burst", "a number between 1 and 100000", &v)) {
+        if (!v) return 2;
+        if (!parse_int(v, 1, 100000, &n)) {
+            fprintf(stderr,
+                    "som: --jit-fb-burst: expected a number between 1 and 100000, got '%s'\n", v);
+            return 2;
+        }
+        j->fb.burst = (uint32_t)n;
+    } else if (opt_value(argc, argv, i, "--jit-ready-share", "a share between 0 and 1", &v)) {
+        char *end;
+        if (!v) return 2;
+        errno = 0;
+        double d = strtod(v, &end);
+        if (end == v || *end || errno || !(d > 0 && d <= 1)) {
+            fprintf(stderr,
+                    "som: --jit-ready-share: expected a share above 0 and at most 1, got '%s'\n",
+                    v);
+            return 2;
+        }
+        j->fb.ready_share = d;
+    } else if (opt_value(argc, argv, i, "--jit-deopt-loop", "cooldown, threshold or none", &v)) {
+        if (!v) return 2;
+        if (!jit_fb_parse_loop(v, &j->fb.loop)) {
+            fprintf(stderr,
+                    "som: --jit-deopt-loop: expected cooldown, threshold or none, got '%s'\n", v);
+            return 2;
+        }
+    } else if (!strncmp(a, "--jit=", 6)) {
         if (!jit_parse_mode(a + 6, &j->mode)) {
             fprintf(stderr, "som: --jit: expected on, off or eager, got '%s'\n", a + 6);
             return 2;
@@ -311,7 +378,7 @@ static int parse_args(int argc, char **argv, Config *c) {
             c->threads = (int)n;
         } else if (!strncmp(a, "--jit", 5)) {
             c->jit_asked = true;
-            int r = parse_jit(a, &c->jit);
+            int r = parse_jit(argc, argv, &i, &c->jit);
             if (r >= 0) return r;
         } else if (!strncmp(a, "--prof", 6)) {
             int r = parse_prof(argc, argv, &i, &c->prof);

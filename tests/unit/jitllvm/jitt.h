@@ -67,6 +67,11 @@ typedef struct RtLog {
     uint64_t safepoints, boxes, new_blocks, new_contexts, nlrs;
     double box_arg;
     Value nlr_answer;
+    /* jit_fb_observe */
+    uint64_t observes;
+    void *observe_table;
+    uint32_t observe_slot;
+    Value observe_a, observe_b;
 } RtLog;
 
 extern RtLog rt;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "feedback.h"
 #include "jitt.h"
 
 RtLog rt;
@@ -58,6 +59,16 @@ Value jit_rt_deopt(SomVM *vm, SomFrame *fp, const JitDeopt *d, const uint64_t *r
     }
     rt.ndeopts++;
     return rt.deopt_answer;
+}
+
+/* Not a jit_rt_* but called by compiled code the same way (src/jit/feedback.c). */
+void jit_fb_observe(JitFbTable *t, uint32_t slot, Value a, Value b) {
+    rt.observes++;
+    rt.observe_table = t;
+    rt.observe_slot = slot;
+    rt.observe_a = a;
+    rt.observe_b = b;
+    if (t && t->vm && t->vm->jit_fb_armed) t->vm->jit_fb_armed--;
 }
 
 void jit_rt_safepoint(SomVM *vm, SomFrame *fp, int where) {

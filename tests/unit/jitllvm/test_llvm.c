@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "feedback.h"
 #include "jitt.h"
 
 static SomVM *vm;
@@ -1017,6 +1018,48 @@ static void test_deopt_stress(void **state) {
 
 /* ---- code ranges, concurrency ---- */
 
+/* FB_OBSERVE (sampled type feedback): jit_fb_observe gets the table, the slot and both
+ * operands only while vm->jit_fb_armed is set; a function without a table emits nothing. */
+static void test_fb_observe(void **state) {
+    (void)state;
+    for (int with_table = 0; with_table < 2; with_table++) {
+        SomMethod *m = t_method(2, 0);
+        JitFunc *f = t_func(vm, m);
+        int32_t b0 = t_block(f);
+        JitRef a1 = t_arg(f, b0, 1), a2 = t_arg(f, b0, 2);
+        t_state(f, 0, -1, 0, NULL, 0, NULL);
+        JitRef o = t_op2(f, b0, JI_FB_OBSERVE, JT_VOID, a1, a2);
+        f->insts[o].ival = 3;
+        t_ret(f, b0, a1);
+        JitFbTable table = {.vm = vm};
+        f->fb_table = with_table ? &table : NULL;
+        SomJitCode *c = compile(f, NULL);
+        t_free(f);
+        SomFrame fr;
+        Value args[3] = {vm->nil, som_mkint(7), som_mkint(-2)};
+        rt_reset();
+        vm->jit_fb_armed = 0;
+        assert_true(run(c, &fr, args, 3) == som_mkint(7));
+        assert_int_equal(rt.observes, 0);
+        vm->jit_fb_armed = 2;
+        run(c, &fr, args, 3);
+        args[1] = som_mkint(8);
+        run(c, &fr, args, 3);
+        run(c, &fr, args, 3); /* the burst of 2 is spent */
+        if (!with_table) {
+            assert_int_equal(rt.observes, 0);
+            vm->jit_fb_armed = 0;
+            continue;
+        }
+        assert_int_equal(rt.observes, 2);
+        assert_ptr_equal(rt.observe_table, &table);
+        assert_int_equal(rt.observe_slot, 3);
+        assert_true(rt.observe_a == som_mkint(8));
+        assert_true(rt.observe_b == som_mkint(-2));
+        assert_int_equal(vm->jit_fb_armed, 0);
+    }
+}
+
 static void test_code_range(void **state) {
     (void)state;
     JitFunc *f = loop_func(NULL);
@@ -1080,6 +1123,7 @@ static void test_two_threads(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_int_loop),
+        cmocka_unit_test(test_fb_observe),
         cmocka_unit_test(test_int_overflow_deopt),
         cmocka_unit_test(test_double_boxing),
         cmocka_unit_test(test_has_class),

@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""Sampled type feedback, measured (docs/evaluation.md, section K).
+
+Runs the programs of bench/fbsample with --jit-feedback-sampling=on and =off side by side
+(ABBA order within each round, so neither setting always runs first) and prints markdown
+tables of ratios.  Steady state = the median iteration time of the second half of a run;
+a setting's figure is the median over the rounds.
+
+  run.py --som SOM steady   [--runs 5] [--iterations 40]   polluted/unpolluted, on vs off
+  run.py --som SOM alternate [--runs 5]                     the deopt-loop program, totals
+  run.py --som SOM study --param t1 --values 5,10,20,50,100 [--runs 20]
+        outliers (runs > 10% slower than the median run) and latency per parameter value
+  run.py --som SOM awfy --awfy-dir DIR [--runs 5]           AWFY steady state, on vs off
+
+Every run also passes --jit-stats; the latency columns come from its "sampled feedback" line
+(phase = first observation of the narrower kinds -> recompiled code installed).
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROGRAMS = ["FbField", "FbRsa", "FbShared"]
+ITER = re.compile(r"^\S+: iteration (\d+) (\d+)us$", re.M)
+FBLINE = re.compile(r"recompiled (\d+) \(latency median ([\d.]+) ms, max ([\d.]+) ms; "
+                    r"detection median ([\d.]+) ms\), deopts after them (\d+), loops (\d+)")
+
+
+def run(som, prog, iters, polluted, flags, cp=HERE, args=None, timeout=600):
+    cmd = [som, "--jit-stats"] + flags + ["-cp", cp]
+    if args is None:
+        cmd += [os.path.join(HERE, prog + ".som"), str(iters), str(polluted)]
+    else:
+        cmd += args
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if p.returncode != 0:
+        sys.exit("failed: %s\n%s" % (" ".join(cmd), p.stderr[-2000:]))
+    times = [int(us) for _, us in ITER.findall(p.stdout)]
+    m = FBLINE.search(p.stderr)
+    fb = None
+    if m:
+        fb = dict(recompiled=int(m.group(1)), latency=float(m.group(2)),
+                  latmax=float(m.group(3)), detect=float(m.group(4)),
+                  deopts=int(m.group(5)), loops=int(m.group(6)))
+    return times, fb
+
+
+def steady(times):
+    half = times[len(times) // 2:]
+    return statistics.median(half) if half else float("nan")
+
+
+def abba(n):
+    """Round r's order: on first in even rounds, off first in odd ones."""
+    for r in range(n):
+        yield ("on", "off") if r % 2 == 0 else ("off", "on")
+
+
+def flags_for(setting, extra):
+    return ["--jit-feedback-sampling=" + setting] + extra
+
+
+def cmd_steady(a, extra):
+    print("| Program | polluted | on: steady (ms) | off: steady (ms) | speedup off/on | "
+          "sampled recompilations (on) | latency median (ms) |")
+    print("|---|---|---|---|---|---|---|")
+    for prog in PROGRAMS:
+        for pol in (1, 0):
+            res = {"on": [], "off": []}
+            recs, lats = [], []
+            for order in abba(a.runs):
+                for s in order:
+                    t, fb = run(a.som, prog, a.iterations, pol, flags_for(s, extra))
+                    res[s].append(steady(t))
+                    if s == "on" and fb:
+                        recs.append(fb["recompiled"])
+                        if fb["recompiled"]:
+                            lats.append(fb["latency"])
+            on, off = statistics.median(res["on"]), statistics.median(res["off"])
+            print("| %s | %s | %.3f | %.3f | %.2fx | %s | %s |" % (
+                prog, "yes" if pol else "no", on / 1000, off / 1000, off / on,
+                "/".join(str(r) for r in recs),
+                "%.1f" % statistics.median(lats) if lats else "-"))
+            sys.stdout.flush()
+
+
+def cmd_alternate(a, extra):
+    print("| Setting | total (ms), median of %d | per run (ms) | loops | sampled recompilations |"
+          % a.runs)
+    print("|---|---|---|---|---|")
+    modes = [("off", ["--jit-feedback-sampling=off"])] + [
+        ("on, " + l, ["--jit-feedback-sampling=on", "--jit-deopt-loop=" + l])
+        for l in ("cooldown", "threshold", "none")]
+    res = {name: [] for name, _ in modes}
+    info = {name: [] for name, _ in modes}
+    for r in range(a.runs):
+        order = modes if r % 2 == 0 else list(reversed(modes))
+        for name, fl in order:
+            t, fb = run(a.som, "FbAlternate", a.iterations, 0, fl + extra)
+            res[name].append(sum(t) / 1000)
+            info[name].append(fb)
+    base = statistics.median(res["off"])
+    for name, _ in modes:
+        med = statistics.median(res[name])
+        fbs = [f for f in info[name] if f]
+        print("| %s | %.1f (%+.1f%%) | %s | %s | %s |" % (
+            name, med, 100 * (med / base - 1), " ".join("%.0f" % x for x in res[name]),
+            "/".join(str(f["loops"]) for f in fbs) or "-",
+            "/".join(str(f["recompiled"]) for f in fbs) or "-"))
+
+
+def cmd_study(a, extra):
+    vals = a.values.split(",")
+    print("| %s | Program | runs | median steady (ms) | outliers (>10%% slower) | "
+          "not recompiled | latency median (ms) | detection median (ms) |" % a.param)
+    print("|---|---|---|---|---|---|---|---|")
+    for prog in PROGRAMS:
+        for v in vals:
+            fl = ["--jit-feedback-sampling=on"] + extra
+            if a.param == "hz":
+                env_fl = fl
+                os.environ["SOM_JIT_HZ"] = v
+            else:
+                env_fl = fl + ["--jit-" + a.param.replace("_", "-") + "=" + v]
+            st, lat, det, norec = [], [], [], 0
+            for _ in range(a.runs):
+                t, fb = run(a.som, prog, a.iterations, 1, env_fl)
+                st.append(steady(t))
+                if fb and fb["recompiled"]:
+                    lat.append(fb["latency"])
+                    det.append(fb["detect"])
+                else:
+                    norec += 1
+            os.environ.pop("SOM_JIT_HZ", None)
+            med = statistics.median(st)
+            out = sum(1 for x in st if x > 1.1 * med)
+            print("| %s | %s | %d | %.3f | %d | %d | %s | %s |" % (
+                v, prog, a.runs, med / 1000, out, norec,
+                "%.1f" % statistics.median(lat) if lat else "-",
+                "%.1f" % statistics.median(det) if det else "-"))
+            sys.stdout.flush()
+
+
+def cmd_awfy(a, extra):
+    benches = [("DeltaBlue", 12000), ("Richards", 100), ("Json", 100), ("CD", 250),
+               ("Havlak", 1500), ("Bounce", 1500), ("List", 1500), ("Mandelbrot", 500),
+               ("NBody", 250000), ("Permute", 1000), ("Queens", 1000), ("Sieve", 3000),
+               ("Storage", 1000), ("Towers", 600)]
+    d = a.awfy_dir
+    cp = ":".join([os.path.join(d, "..", "..", "Smalltalk"), d,
+                   os.path.join(d, "Core")] + [os.path.join(d, x) for x in
+                                               ("CD", "DeltaBlue", "Havlak", "Json", "NBody",
+                                                "Richards")])
+    print("| Benchmark | on: steady (ms) | off: steady (ms) | on/off |")
+    print("|---|---|---|---|")
+    ratios = []
+    for name, inner in benches:
+        if a.only and name not in a.only.split(","):
+            continue
+        res = {"on": [], "off": []}
+        for order in abba(a.runs):
+            for s in order:
+                t, _ = run(a.som, name, 0, 0, flags_for(s, extra), cp=cp,
+                           args=[os.path.join(d, "Harness.som"), name, str(a.iterations),
+                                 str(inner)])
+                res[s].append(steady(t))
+        on, off = statistics.median(res["on"]), statistics.median(res["off"])
+        ratios.append(on / off)
+        print("| %s | %.2f | %.2f | %.3f |" % (name, on / 1000, off / 1000, on / off))
+        sys.stdout.flush()
+    g = 1.0
+    for r in ratios:
+        g *= r
+    print("\ngeometric mean on/off: %.4f" % g ** (1 / len(ratios)))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--som", required=True)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--iterations", type=int, default=40)
+    ap.add_argument("--param", default="t1")
+    ap.add_argument("--values", default="5,10,20,50,100")
+    ap.add_argument("--awfy-dir", help="SOM's Examples/AreWeFastYet")
+    ap.add_argument("--only", help="AWFY benchmarks, comma-separated")
+    ap.add_argument("--flags", default="", help="more som flags for every run")
+    ap.add_argument("what", choices=["steady", "alternate", "study", "awfy"])
+    a = ap.parse_args()
+    extra = a.flags.split()
+    if a.what == "awfy" and not a.awfy_dir:
+        sys.exit("awfy needs --awfy-dir")
+    {"steady": cmd_steady, "alternate": cmd_alternate, "study": cmd_study,
+     "awfy": cmd_awfy}[a.what](a, extra)
+
+
+if __name__ == "__main__":
+    main()
