@@ -3,8 +3,8 @@
 
 Runs the programs of bench/fbsample with --jit-feedback-sampling=on and =off side by side
 (ABBA order within each round, so neither setting always runs first) and prints markdown
-tables of ratios.  Steady state = the median iteration time of the second half of a run;
-a setting's figure is the median over the rounds.
+tables of ratios.  Steady state = the fastest iteration of the second half of a run; a
+setting's figure is the median over the rounds.
 
   run.py --som SOM steady   [--runs 5] [--iterations 40]   polluted/unpolluted, on vs off
   run.py --som SOM alternate [--runs 5]                     the deopt-loop program, totals
@@ -24,7 +24,10 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAMS = ["FbField", "FbRsa", "FbShared"]
+SIZE = 0  # --size: the programs' size argument (0: their default)
 ITER = re.compile(r"^\S+: iteration (\d+) (\d+)us$", re.M)
+HARNESS = re.compile(r"^\w+: iterations=1 runtime: (\d+)\s*us\s*$", re.M)
+FBSLOTS = re.compile(r"sampled feedback: (\d+) versions with (\d+) slots")
 FBLINE = re.compile(r"recompiled (\d+) \(latency median ([\d.]+) ms, max ([\d.]+) ms; "
                     r"detection median ([\d.]+) ms\), deopts after them (\d+), loops (\d+)")
 
@@ -33,24 +36,32 @@ def run(som, prog, iters, polluted, flags, cp=HERE, args=None, timeout=600):
     cmd = [som, "--jit-stats"] + flags + ["-cp", cp]
     if args is None:
         cmd += [os.path.join(HERE, prog + ".som"), str(iters), str(polluted)]
+        if SIZE:
+            cmd.append(str(SIZE))
     else:
         cmd += args
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     if p.returncode != 0:
         sys.exit("failed: %s\n%s" % (" ".join(cmd), p.stderr[-2000:]))
     times = [int(us) for _, us in ITER.findall(p.stdout)]
+    if not times:
+        times = [int(us) for us in HARNESS.findall(p.stdout)]
     m = FBLINE.search(p.stderr)
     fb = None
     if m:
         fb = dict(recompiled=int(m.group(1)), latency=float(m.group(2)),
                   latmax=float(m.group(3)), detect=float(m.group(4)),
                   deopts=int(m.group(5)), loops=int(m.group(6)))
+        ms = FBSLOTS.search(p.stderr)
+        fb["slots"] = int(ms.group(2)) if ms else 0
     return times, fb
 
 
 def steady(times):
+    """The fastest iteration of the second half: the machine's transient slowdowns (30-50%
+    here) only ever add time, a missed recompilation shows as a slow run all the same."""
     half = times[len(times) // 2:]
-    return statistics.median(half) if half else float("nan")
+    return min(half) if half else float("nan")
 
 
 def abba(n):
@@ -99,7 +110,7 @@ def cmd_alternate(a, extra):
     for r in range(a.runs):
         order = modes if r % 2 == 0 else list(reversed(modes))
         for name, fl in order:
-            t, fb = run(a.som, "FbAlternate", a.iterations, 0, fl + extra)
+            t, fb = run(a.som, a.programs or "FbAlternate", a.iterations, 0, fl + extra)
             res[name].append(sum(t) / 1000)
             info[name].append(fb)
     base = statistics.median(res["off"])
@@ -115,9 +126,10 @@ def cmd_alternate(a, extra):
 def cmd_study(a, extra):
     vals = a.values.split(",")
     print("| %s | Program | runs | median steady (ms) | outliers (>10%% slower) | "
-          "not recompiled | latency median (ms) | detection median (ms) |" % a.param)
-    print("|---|---|---|---|---|---|---|---|")
-    for prog in PROGRAMS:
+          "not recompiled | deopt loops per run | latency median (ms) | detection median (ms) |"
+          % a.param)
+    print("|---|---|---|---|---|---|---|---|---|")
+    for prog in (a.programs.split(",") if a.programs else PROGRAMS):
         for v in vals:
             fl = ["--jit-feedback-sampling=on"] + extra
             if a.param == "hz":
@@ -125,10 +137,11 @@ def cmd_study(a, extra):
                 os.environ["SOM_JIT_HZ"] = v
             else:
                 env_fl = fl + ["--jit-" + a.param.replace("_", "-") + "=" + v]
-            st, lat, det, norec = [], [], [], 0
+            st, lat, det, norec, loops = [], [], [], 0, []
             for _ in range(a.runs):
                 t, fb = run(a.som, prog, a.iterations, 1, env_fl)
                 st.append(steady(t))
+                loops.append(str(fb["loops"]) if fb else "-")
                 if fb and fb["recompiled"]:
                     lat.append(fb["latency"])
                     det.append(fb["detect"])
@@ -137,39 +150,46 @@ def cmd_study(a, extra):
             os.environ.pop("SOM_JIT_HZ", None)
             med = statistics.median(st)
             out = sum(1 for x in st if x > 1.1 * med)
-            print("| %s | %s | %d | %.3f | %d | %d | %s | %s |" % (
-                v, prog, a.runs, med / 1000, out, norec,
+            print("| %s | %s | %d | %.3f | %d | %d | %s | %s | %s |" % (
+                v, prog, a.runs, med / 1000, out, norec, "/".join(loops),
                 "%.1f" % statistics.median(lat) if lat else "-",
                 "%.1f" % statistics.median(det) if det else "-"))
             sys.stdout.flush()
 
 
 def cmd_awfy(a, extra):
-    benches = [("DeltaBlue", 12000), ("Richards", 100), ("Json", 100), ("CD", 250),
-               ("Havlak", 1500), ("Bounce", 1500), ("List", 1500), ("Mandelbrot", 500),
-               ("NBody", 250000), ("Permute", 1000), ("Queens", 1000), ("Sieve", 3000),
-               ("Storage", 1000), ("Towers", 600)]
+    # the inner iterations of bench/awfy-compare (verifiable; ~0.5-2 s interpreted)
+    benches = [("Bounce", 800), ("CD", 100), ("DeltaBlue", 10000), ("Havlak", 150),
+               ("Json", 40), ("List", 1500), ("Mandelbrot", 500), ("NBody", 250000),
+               ("Permute", 600), ("Queens", 800), ("Richards", 10), ("Sieve", 800),
+               ("Storage", 800), ("Towers", 300)]
     d = a.awfy_dir
     cp = ":".join([os.path.join(d, "..", "..", "Smalltalk"), d,
                    os.path.join(d, "Core")] + [os.path.join(d, x) for x in
                                                ("CD", "DeltaBlue", "Havlak", "Json", "NBody",
                                                 "Richards")])
-    print("| Benchmark | on: steady (ms) | off: steady (ms) | on/off |")
-    print("|---|---|---|---|")
+    print("| Benchmark | on: steady (ms) | off: steady (ms) | on/off | slots (on) | "
+          "sampled recompilations (on) |")
+    print("|---|---|---|---|---|---|")
     ratios = []
     for name, inner in benches:
         if a.only and name not in a.only.split(","):
             continue
         res = {"on": [], "off": []}
+        recs, slots = [], []
         for order in abba(a.runs):
             for s in order:
-                t, _ = run(a.som, name, 0, 0, flags_for(s, extra), cp=cp,
-                           args=[os.path.join(d, "Harness.som"), name, str(a.iterations),
-                                 str(inner)])
+                t, fb = run(a.som, name, 0, 0, flags_for(s, extra), cp=cp,
+                            args=[os.path.join(d, "Harness.som"), name, str(a.iterations),
+                                  str(inner)])
                 res[s].append(steady(t))
+                if s == "on" and fb:
+                    recs.append(str(fb["recompiled"]))
+                    slots.append(str(fb["slots"]))
         on, off = statistics.median(res["on"]), statistics.median(res["off"])
         ratios.append(on / off)
-        print("| %s | %.2f | %.2f | %.3f |" % (name, on / 1000, off / 1000, on / off))
+        print("| %s | %.2f | %.2f | %.3f | %s | %s |" % (name, on / 1000, off / 1000, on / off,
+                                                        "/".join(slots), "/".join(recs)))
         sys.stdout.flush()
     g = 1.0
     for r in ratios:
@@ -188,8 +208,12 @@ def main():
     ap.add_argument("--awfy-dir", help="SOM's Examples/AreWeFastYet")
     ap.add_argument("--only", help="AWFY benchmarks, comma-separated")
     ap.add_argument("--flags", default="", help="more som flags for every run")
+    ap.add_argument("--programs", help="study: programs, comma-separated (default the three)")
+    ap.add_argument("--size", type=int, default=0, help="the programs' size (default theirs)")
     ap.add_argument("what", choices=["steady", "alternate", "study", "awfy"])
     a = ap.parse_args()
+    global SIZE
+    SIZE = a.size
     extra = a.flags.split()
     if a.what == "awfy" and not a.awfy_dir:
         sys.exit("awfy needs --awfy-dir")

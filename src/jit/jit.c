@@ -334,10 +334,6 @@ static void jv_fb_on_ready(JitFbTable *t) {
     jv->vm->jit_tick = 1;
 }
 
-static void jv_fb_push(uint64_t **a, size_t n, uint64_t v) {
-    (*a)[n] = v;
-}
-
 static void jv_fb_latency(JitVm *jv, uint64_t lat, uint64_t det) {
     if (jv->nfbl == jv->capfbl) {
         size_t cap = jv->capfbl ? jv->capfbl * 2 : 16;
@@ -348,8 +344,8 @@ static void jv_fb_latency(JitVm *jv, uint64_t lat, uint64_t det) {
         if (!a || !b) return;
         jv->capfbl = cap;
     }
-    jv_fb_push(&jv->fblat, jv->nfbl, lat);
-    jv_fb_push(&jv->fbdet, jv->nfbl++, det);
+    jv->fblat[jv->nfbl] = lat;
+    jv->fbdet[jv->nfbl++] = det;
 }
 
 /* The table for a new build of x with slots (or NULL: none, or no memory). */
@@ -567,6 +563,7 @@ static void jv_compile(JitVm *jv, JitMInfo *x, bool sync, double priority, JitFb
                   .cg = {.opt_level = opt_level,
                          .stress_seed = jv->o.deopt_stress_seed,
                          .stress_permille = 20,
+                         .version = version,
                          .dump_llvm = getenv("SOM_JIT_DUMP_LLVM") != NULL}, /* for tuning */
                   .dump = jv->o.dump,
                   .root_bytes = x->m->code_len,
@@ -776,6 +773,45 @@ static void jv_clock(void *arg) {
     jv_flag(jv->vm);
 }
 
+/* System>>jitOption:[put:] (vm.h: jit_option).  T1 and the ready share apply to the
+ * versions compiled from then on; turning sampling off stops every observation at once. */
+static int jv_option(SomVM *vm, const char *name, bool set, int64_t *val) {
+    JitVm *jv = vm->jit;
+    if (!jv) return -1;
+    JitFbParams *p = &jv->fb;
+    int64_t v = *val;
+    if (!strcmp(name, "feedback-sampling")) {
+        if (!set) return *val = p->on, 0;
+        if (v != 0 && v != 1) return -1;
+        p->on = v == 1;
+    } else if (!strcmp(name, "t1")) {
+        if (!set) return *val = p->t1, 0;
+        if (v < 1 || v > 100000) return -1;
+        p->t1 = (uint32_t)v;
+    } else if (!strcmp(name, "t2-factor")) {
+        if (!set) return *val = p->t2_factor, 0;
+        if (v < 1 || v > 1000) return -1;
+        p->t2_factor = (uint32_t)v;
+    } else if (!strcmp(name, "ready-share")) {
+        if (!set) return *val = (int64_t)(p->ready_share * 100 + 0.5), 0;
+        if (v < 1 || v > 100) return -1;
+        p->ready_share = (double)v / 100;
+    } else if (!strcmp(name, "burst")) {
+        if (!set) return *val = p->burst, 0;
+        if (v < 1 || v > 100000) return -1;
+        p->burst = (uint32_t)v;
+    } else if (!strcmp(name, "deopt-loop")) {
+        if (!set) return *val = p->loop, 0;
+        if (v < 0 || v > JFB_LOOP_NONE) return -1;
+        p->loop = (uint32_t)v;
+    } else {
+        return -1;
+    }
+    vm->jit_fb_burst = p->on ? p->burst : 0;
+    vm->jit_fb_armed = 0;
+    return 0;
+}
+
 /* ---- attach / detach ------------------------------------------------------------------- */
 
 int jit_check_env(char *err, size_t errlen) {
@@ -821,11 +857,15 @@ int jit_attach(SomVM *vm, const JitOptions *o, char *err, size_t errlen) {
     else
         jit_fb_defaults(&jv->fb);
     vm->jit_fb_burst = jv->fb.on ? jv->fb.burst : 0;
+    if (jv->fb.on && getenv("SOM_JIT_FB_ALWAYS")) /* testing: every slot execution is observed
+                                                     (one endless burst: T1 per slot) */
+        vm->jit_fb_burst = vm->jit_fb_armed = UINT32_MAX;
     vm->jit_threshold = p.threshold;
     vm->jit_loop_threshold = p.loop_threshold;
     vm->jit_eager = o->mode == JIT_EAGER;
     vm->jit_hook = jv_hook;
     vm->jit_deopt_hook = jv_deopt;
+    vm->jit_option = jv_option;
     vm->jit = jv;
     if (o->mode == JIT_ON) jitq_set_clock(jv, p.tick_ms, jv_clock, jv);
     return 0;
@@ -876,6 +916,7 @@ void jit_detach(SomVM *vm) {
     vm->jit_eager = false;
     vm->jit_fb_burst = 0;
     vm->jit_fb_armed = 0;
+    vm->jit_option = NULL;
     vm->jit = NULL;
     jitq_release();
     pthread_mutex_destroy(&jv->mu);

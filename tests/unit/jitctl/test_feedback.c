@@ -126,6 +126,7 @@ static void test_observe_cap(void **state) {
     (void)state;
     static SomVM vm;
     table(2, II | DI);
+    P.ready_share = 1.0; /* both slots must be ready */
     T.vm = &vm;
     vm.jit_fb_burst = 100;
     vm.jit_fb_armed = 100; /* a sample */
