@@ -12,9 +12,10 @@ def rows(path):
     out = []
     for line in open(path):
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) < 9 or not cells[0] or not cells[0][0].isdigit():
+        if len(cells) < 8 or not cells[0] or not cells[0][0].isdigit():
             continue
-        lat = float(cells[7]) if cells[7] != "-" else None
+        k = 7 if len(cells) >= 9 else 6  # with or without the deopt-loop column
+        lat = float(cells[k]) if cells[k] != "-" else None
         out.append((cells[0], cells[1], int(cells[2]), int(cells[4]), int(cells[5]), lat))
     return out
 

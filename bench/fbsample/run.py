@@ -76,8 +76,9 @@ def flags_for(setting, extra):
 
 def cmd_steady(a, extra):
     print("| Program | polluted | on: steady (ms) | off: steady (ms) | speedup off/on | "
-          "sampled recompilations (on) | latency median (ms) |")
-    print("|---|---|---|---|---|---|---|")
+          "A/A: off runs 1,3,5.. / 2,4,6.. | sampled recompilations (on) | "
+          "latency median (ms) |")
+    print("|---|---|---|---|---|---|---|---|")
     for prog in PROGRAMS:
         for pol in (1, 0):
             res = {"on": [], "off": []}
@@ -91,8 +92,9 @@ def cmd_steady(a, extra):
                         if fb["recompiled"]:
                             lats.append(fb["latency"])
             on, off = statistics.median(res["on"]), statistics.median(res["off"])
-            print("| %s | %s | %.3f | %.3f | %.2fx | %s | %s |" % (
-                prog, "yes" if pol else "no", on / 1000, off / 1000, off / on,
+            aa = statistics.median(res["off"][0::2]) / statistics.median(res["off"][1::2])
+            print("| %s | %s | %.3f | %.3f | %.2fx | %.2f | %s | %s |" % (
+                prog, "yes" if pol else "no", on / 1000, off / 1000, off / on, aa,
                 "/".join(str(r) for r in recs),
                 "%.1f" % statistics.median(lats) if lats else "-"))
             sys.stdout.flush()
@@ -164,13 +166,12 @@ def cmd_awfy(a, extra):
                ("Permute", 600), ("Queens", 800), ("Richards", 10), ("Sieve", 800),
                ("Storage", 800), ("Towers", 300)]
     d = a.awfy_dir
-    cp = ":".join([os.path.join(d, "..", "..", "Smalltalk"), d,
-                   os.path.join(d, "Core")] + [os.path.join(d, x) for x in
+    cp = ":".join([d, os.path.join(d, "Core")] + [os.path.join(d, x) for x in
                                                ("CD", "DeltaBlue", "Havlak", "Json", "NBody",
                                                 "Richards")])
-    print("| Benchmark | on: steady (ms) | off: steady (ms) | on/off | slots (on) | "
-          "sampled recompilations (on) |")
-    print("|---|---|---|---|---|---|")
+    print("| Benchmark | on: steady (ms) | off: steady (ms) | on/off | A/A: off runs 1,3,.. / "
+          "2,4,.. | slots (on) | sampled recompilations (on) |")
+    print("|---|---|---|---|---|---|---|")
     ratios = []
     for name, inner in benches:
         if a.only and name not in a.only.split(","):
@@ -187,9 +188,10 @@ def cmd_awfy(a, extra):
                     recs.append(str(fb["recompiled"]))
                     slots.append(str(fb["slots"]))
         on, off = statistics.median(res["on"]), statistics.median(res["off"])
+        aa = statistics.median(res["off"][0::2]) / statistics.median(res["off"][1::2])
         ratios.append(on / off)
-        print("| %s | %.2f | %.2f | %.3f | %s | %s |" % (name, on / 1000, off / 1000, on / off,
-                                                        "/".join(slots), "/".join(recs)))
+        print("| %s | %.2f | %.2f | %.3f | %.3f | %s | %s |" % (
+            name, on / 1000, off / 1000, on / off, aa, "/".join(slots), "/".join(recs)))
         sys.stdout.flush()
     g = 1.0
     for r in ratios:

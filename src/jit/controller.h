@@ -149,9 +149,9 @@ struct JitJob {
     uint64_t build_ns;   /* on the VM thread */
     uint64_t compile_ns; /* optimize + codegen, compiler thread's CPU time */
     uint64_t t_queued, t_done;
-    double priority; /* the queue serves the highest first (the rule's benefit per cost) */
-    struct JitFbTable *fb;         /* the new version's sampled-feedback table, or NULL */
-    struct JitFbTable *fb_from;    /* built from this table's sampled feedback, or NULL */
+    double priority;       /* the queue serves the highest first (the rule's benefit per cost) */
+    struct JitFbTable *fb; /* the new version's sampled-feedback table, or NULL */
+    struct JitFbTable *fb_from; /* built from this table's sampled feedback, or NULL */
     SomJitCode *code;
     char err[256];
     JitJobDone done;

@@ -20,7 +20,7 @@ void jit_fb_defaults(JitFbParams *p) {
                        .t2_factor = 10,
                        .ready_share = 0.5,
                        .burst = 128,
-                       .loop = JFB_LOOP_COOLDOWN,
+                       .loop = JFB_LOOP_THRESHOLD,
                        .cooldown_ns = 100000000ull};
 }
 
@@ -75,7 +75,7 @@ bool jit_fb_op_has_double(uint8_t op) {
 bool jit_fb_narrower(uint8_t op, uint32_t compiled, uint32_t observed) {
     uint32_t c = compiled & FB_KINDS, o = observed & FB_KINDS;
     if (!o || (o & ~c) || o == c) return false; /* nothing seen, wider, or the same */
-    if (compiled & TF_OVERFLOWED) return false;  /* integers would overflow again */
+    if (compiled & TF_OVERFLOWED) return false; /* integers would overflow again */
     if (o == FB_BIT(TF_INT, TF_INT)) return true;
     uint32_t dbl = FB_BIT(TF_DOUBLE, TF_DOUBLE) | FB_BIT(TF_DOUBLE, TF_INT);
     return jit_fb_op_has_double(op) && (o & ~dbl) == 0;

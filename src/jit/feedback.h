@@ -44,14 +44,14 @@ typedef enum JitFbLoop {
 } JitFbLoop;
 
 typedef struct JitFbParams {
-    bool on;               /* --jit-feedback-sampling (on) */
-    uint32_t t1;           /* --jit-t1: observations that make a slot ready (20) */
-    uint32_t t2_factor;    /* --jit-t2-factor: T2 = t2_factor * T1 (10) */
-    double ready_share;    /* --jit-ready-share: share of ready slots a version needs (0.5) */
-    uint32_t burst;        /* --jit-fb-burst: slot executions observed per sample, at most
-                            * T1 of them at one slot (128; 1 = evenly spaced, one per sample) */
-    uint32_t loop;         /* --jit-deopt-loop: JitFbLoop (cooldown) */
-    uint64_t cooldown_ns;  /* first cool-down after a deopt loop (100 ms; doubles) */
+    bool on;              /* --jit-feedback-sampling (on) */
+    uint32_t t1;          /* --jit-t1: observations that make a slot ready (20) */
+    uint32_t t2_factor;   /* --jit-t2-factor: T2 = t2_factor * T1 (10) */
+    double ready_share;   /* --jit-ready-share: share of ready slots a version needs (0.5) */
+    uint32_t burst;       /* --jit-fb-burst: slot executions observed per sample, at most
+                           * T1 of them at one slot (128; 1 = evenly spaced, one per sample) */
+    uint32_t loop;        /* --jit-deopt-loop: JitFbLoop (threshold) */
+    uint64_t cooldown_ns; /* first cool-down after a deopt loop (100 ms; doubles) */
 } JitFbParams;
 
 void jit_fb_defaults(JitFbParams *p);
@@ -69,10 +69,10 @@ typedef struct JitFbSite {
 /* A slot of one version: its site and what the samples saw. */
 typedef struct JitFbSlot {
     JitFbSite s;
-    uint32_t n;        /* observations since the slot was last cleared */
-    uint32_t bits;     /* argkinds bits observed since then */
-    uint64_t first_ns; /* the clock at the first of them */
-    uint32_t clears;   /* times cleared (pollution) */
+    uint32_t n;                     /* observations since the slot was last cleared */
+    uint32_t bits;                  /* argkinds bits observed since then */
+    uint64_t first_ns;              /* the clock at the first of them */
+    uint32_t clears;                /* times cleared (pollution) */
     uint32_t burst_serial, burst_n; /* observations in the current sample's burst */
 } JitFbSlot;
 
@@ -82,14 +82,14 @@ typedef struct JitFbTable {
     SomVM *vm;
     SomMethod *method; /* the root */
     uint32_t version;
-    uint32_t t1;       /* the ready threshold in force for this version */
+    uint32_t t1; /* the ready threshold in force for this version */
     uint32_t nslots;
     JitFbSlot *slots;
     const JitFbParams *p;
     void (*on_ready)(struct JitFbTable *t); /* the controller's (VM thread) */
-    void *owner;                           /* the controller's per-VM state */
-    bool ready;        /* the rule said so; the controller recompiles at its next hook */
-    bool done;         /* recompiled, replaced or invalidated: observations are ignored */
+    void *owner;                            /* the controller's per-VM state */
+    bool ready; /* the rule said so; the controller recompiles at its next hook */
+    bool done;  /* recompiled, replaced or invalidated: observations are ignored */
     uint64_t observations, clears;
     uint64_t ready_ns; /* when it became ready */
     uint64_t phase_ns; /* the latest first observation among its narrower slots */
@@ -109,8 +109,7 @@ bool jit_fb_narrower(uint8_t op, uint32_t compiled, uint32_t observed);
 bool jit_fb_slot_useful(uint8_t op, uint32_t kinds);
 /* Records one observation at time now; clears the slot when it passed T2 while the table is
  * not ready (answers true then). */
-bool jit_fb_record(const JitFbParams *p, JitFbTable *t, JitFbSlot *s, uint32_t kinds,
-                   uint64_t now);
+bool jit_fb_record(const JitFbParams *p, JitFbTable *t, JitFbSlot *s, uint32_t kinds, uint64_t now);
 /* Whether t is ready (ready share and one narrower ready slot); sets phase_ns. */
 bool jit_fb_table_ready(const JitFbParams *p, JitFbTable *t);
 /* The kinds to compile slot s's site for in the next version: observed when s is ready and
@@ -119,10 +118,10 @@ uint32_t jit_fb_override(const JitFbTable *t, const JitFbSlot *s);
 
 /* Per-method deopt-loop state (jit.c keeps one per method). */
 typedef struct JitFbMethod {
-    uint32_t sampled;        /* sampled recompilations so far */
-    uint32_t loops;          /* sampled versions that deoptimized (the loops broken) */
-    uint32_t t1_extra;       /* added to T1 (JFB_LOOP_THRESHOLD) */
-    uint64_t cooldown_until; /* no sampled recompilation before (JFB_LOOP_COOLDOWN) */
+    uint32_t sampled;         /* sampled recompilations so far */
+    uint32_t loops;           /* sampled versions that deoptimized (the loops broken) */
+    uint32_t t1_extra;        /* added to T1 (JFB_LOOP_THRESHOLD) */
+    uint64_t cooldown_until;  /* no sampled recompilation before (JFB_LOOP_COOLDOWN) */
     uint32_t sampled_version; /* the latest version built from sampled feedback (0: none) */
 } JitFbMethod;
 

@@ -207,8 +207,8 @@ typedef struct JitFunc {
     uint32_t nstates, state_cap;
     JitPos *pos;
     uint32_t npos, pos_cap;
-    uint32_t nspill;        /* filled by the backend */
-    uint32_t inlined;       /* inlined activations (stats) */
+    uint32_t nspill;  /* filled by the backend */
+    uint32_t inlined; /* inlined activations (stats) */
     /* Sampled type feedback (feedback.h): the sites whose code is generic because of their
      * feedback, one per FB_OBSERVE slot, and the controller's table they report into (set
      * before code generation; NULL: FB_OBSERVE emits nothing). */

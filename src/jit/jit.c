@@ -65,12 +65,12 @@ typedef struct JitMInfo {
     uint64_t loop_iters;  /* back edges, counted by the loop hook */
     uint64_t eligible_at; /* invocations + loop_iters from which it is considered again */
     uint64_t samples, total_samples;
-    uint64_t edge_samples; /* through hot edges to inlinable callees (JitCandidate) */
-    uint64_t refresh_cnt;  /* invocations + loop_iters at the previous refresh */
-    uint32_t edge_serial;  /* the refresh that summed edge_samples */
-    uint32_t eval_serial;  /* the refresh that last looked at it */
-    JitFbMethod fbm;       /* sampled feedback: the deopt-loop state */
-    JitFbTable *fbt;       /* the installed version's sampled feedback, or NULL */
+    uint64_t edge_samples;     /* through hot edges to inlinable callees (JitCandidate) */
+    uint64_t refresh_cnt;      /* invocations + loop_iters at the previous refresh */
+    uint32_t edge_serial;      /* the refresh that summed edge_samples */
+    uint32_t eval_serial;      /* the refresh that last looked at it */
+    JitFbMethod fbm;           /* sampled feedback: the deopt-loop state */
+    JitFbTable *fbt;           /* the installed version's sampled feedback, or NULL */
     struct JitFbOverride *ovr; /* kinds the sampled versions compile sites for (until a
                                 * deopt loop throws them away) */
     uint32_t novr;
@@ -119,7 +119,7 @@ typedef struct JitVm {
     JitFbParams fb;
     JitFbTable **tables; /* every table made (freed at detach) */
     size_t ntables, captables;
-    JitFbTable *ready;   /* ready tables waiting for the next hook */
+    JitFbTable *ready; /* ready tables waiting for the next hook */
     bool fb_due;
     uint64_t *fblat, *fbdet; /* per sampled recompilation: phase -> installed, -> ready */
     size_t nfbl, capfbl;

@@ -60,16 +60,16 @@ typedef struct JitStats {
     double calib_ns_per_byte; /* the compile-cost rate as calibrated so far */
     double calib_fixed_ns;    /* the fixed compile cost as calibrated so far */
     /* sampled type feedback */
-    uint64_t fb_tables;          /* versions compiled with feedback slots */
-    uint64_t fb_slots;           /* their slots */
-    uint64_t fb_observations;    /* operands observed */
-    uint64_t fb_clears;          /* slots cleared as polluted (T2) */
-    uint64_t fb_recompiled;      /* versions recompiled from sampled feedback */
-    uint64_t fb_deopts_after;    /* deopts of versions built from sampled feedback */
-    uint64_t fb_loops;           /* of those versions, invalidated (deopt loops) */
+    uint64_t fb_tables;            /* versions compiled with feedback slots */
+    uint64_t fb_slots;             /* their slots */
+    uint64_t fb_observations;      /* operands observed */
+    uint64_t fb_clears;            /* slots cleared as polluted (T2) */
+    uint64_t fb_recompiled;        /* versions recompiled from sampled feedback */
+    uint64_t fb_deopts_after;      /* deopts of versions built from sampled feedback */
+    uint64_t fb_loops;             /* of those versions, invalidated (deopt loops) */
     uint64_t fb_latency_ns_median; /* phase change (first narrower observation) -> installed */
     uint64_t fb_latency_ns_max;
-    uint64_t fb_detect_ns_median;  /* phase change -> ready (the samples' part) */
+    uint64_t fb_detect_ns_median; /* phase change -> ready (the samples' part) */
 } JitStats;
 void jit_stats(SomVM *vm, JitStats *out);
 void jit_print_stats(SomVM *vm, FILE *f);

@@ -167,14 +167,14 @@ struct SomVM {
      * `reason` (JitDeoptReason), before the interpreter resumes; the JIT may invalidate. */
     void (*jit_deopt_hook)(SomVM *vm, const struct SomJitCode *code, uint32_t reason);
     bool jit_eager;
-    /* Sampled type feedback (src/jit/feedback.h): each profiler sample of this VM stores
-     * jit_fb_armed = jit_fb_burst (0: off), from its signal handler or safe point; compiled
-     * code observes the operands of its feedback slots while jit_fb_armed is non-zero and
-     * counts it down.  Only this VM's thread reads it or counts it down. */
     /* The JIT's run-time options (System>>jitOption:[put:], prim_prof.c): get answers 0 and
      * the value in *val, set answers 0; -1 for an unknown name or a bad value.  NULL without
      * a JIT. */
     int (*jit_option)(SomVM *vm, const char *name, bool set, int64_t *val);
+    /* Sampled type feedback (src/jit/feedback.h): each profiler sample of this VM stores
+     * jit_fb_armed = jit_fb_burst (0: off), from its signal handler or safe point; compiled
+     * code observes the operands of its feedback slots while jit_fb_armed is non-zero and
+     * counts it down.  Only this VM's thread reads it or counts it down. */
     volatile uint32_t jit_fb_armed;
     uint32_t jit_fb_burst;
     uint32_t jit_fb_serial; /* bursts begun (counted by the JIT's observation) */

@@ -71,7 +71,7 @@ static void usage(FILE *f) {
                "  --jit-fb-burst N  slot executions observed per profiler sample, at most T1\n"
                "                 at one slot (128; 1: one observation per sample)\n"
                "  --jit-deopt-loop=cooldown|threshold|none  how a recompiled version that keeps\n"
-               "                 deoptimizing is kept from looping (cooldown)\n"
+               "                 deoptimizing is kept from looping (threshold)\n"
                "  -h, --help     show this help\n"
                "  --version      show the version\n"
                "  --             end of the options (the main class follows)\n"
@@ -251,8 +251,7 @@ static int parse_jit(int argc, char **argv, int *i, JitOptions *j) {
     } else if (opt_value(argc, argv, i, "--jit-t1", "a number between 1 and 100000", &v)) {
         if (!v) return 2;
         if (!parse_int(v, 1, 100000, &n)) {
-            fprintf(stderr, "som: --jit-t1: expected a number between 1 and 100000, got '%s'\n",
-                    v);
+            fprintf(stderr, "som: --jit-t1: expected a number between 1 and 100000, got '%s'\n", v);
             return 2;
         }
         j->fb.t1 = (uint32_t)n;
