@@ -23,7 +23,7 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PROGRAMS = ["FbField", "FbRsa", "FbShared"]
+PROGRAMS = ["FbField", "FbRsa", "FbShared", "FbMega"]
 SIZE = 0  # --size: the programs' size argument (0: their default)
 ITER = re.compile(r"^\S+: iteration (\d+) (\d+)us$", re.M)
 HARNESS = re.compile(r"^\w+: iterations=1 runtime: (\d+)\s*us\s*$", re.M)

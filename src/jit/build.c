@@ -1030,9 +1030,35 @@ static int best_direct(const CallSite *cs, const int *idx, const int *kinds, int
     return -1;
 }
 
-static JitRef guessed_send(B *b, Scope *s, CallSite *cs, const int *idx, const int *kinds, int ne) {
-    int k = best_direct(cs, idx, kinds, ne);
-    return k < 0 ? generic_send(b, s, cs) : direct_send(b, s, cs, cs->ic[k].cls, cs->ic[k].method);
+/* v: the inline cache as the decisions see it (cs's own, or the sampled one). */
+static JitRef guessed_send(B *b, Scope *s, CallSite *cs, const CallSite *v, const int *idx,
+                           const int *kinds, int ne) {
+    int k = best_direct(v, idx, kinds, ne);
+    return k < 0 ? generic_send(b, s, cs) : direct_send(b, s, cs, v->ic[k].cls, v->ic[k].method);
+}
+
+/* A send slot (feedback.h) for cs, about to be sent generically because its receivers were
+ * of more classes than a guard takes (compiled: how many, 0xffff for megamorphic). */
+static void fb_send_slot(B *b, Scope *s, CallSite *cs, uint32_t compiled) {
+    if (!b->o->fb_slots || cs < s->m->sites || cs >= s->m->sites + s->m->nsites) return;
+    uint32_t k = (uint32_t)(cs - s->m->sites);
+    JitFunc *f = b->f;
+    if (f->nfb_sites == f->fb_cap) {
+        uint32_t cap = f->fb_cap ? f->fb_cap * 2 : 8;
+        JitFbSite *a = jit_alloc(f, cap * sizeof *a);
+        if (f->nfb_sites) memcpy(a, f->fb_sites, f->nfb_sites * sizeof *a);
+        f->fb_sites = a;
+        f->fb_cap = cap;
+    }
+    f->fb_sites[f->nfb_sites] = (JitFbSite){.method = s->m,
+                                            .site = k,
+                                            .op = JIT_FB_SEND,
+                                            .compiled = compiled,
+                                            .max_poly = b->o->max_poly};
+    uint32_t at = s->nslots + s->sp - cs->nargs - 1;
+    s->vals[at] = as_value(b, s, s->vals[at]);
+    JitRef o = emit(b, s, JI_FB_OBSERVE, 2, s->vals[at], s->vals[at], -1);
+    I(b, o)->ival = f->nfb_sites++;
 }
 
 /* A send of cs with receiver and arguments on s's stack; answers the result (not pushed). */
@@ -1071,13 +1097,23 @@ static JitRef do_send(B *b, Scope *s, CallSite *cs, bool super, bool executed) {
             kind = TK_SEND;
         return send_body(b, s, cs, kind, kc, t, !super);
     }
-    if (cs->megamorphic) return generic_send(b, s, cs);
+    /* the inline cache the decisions read: the site's own, or the receiver classes the
+     * samples saw in an earlier version (fb_send) */
+    CallSite view;
+    const CallSite *v = cs;
+    if (b->o->fb_send && cs >= s->m->sites && cs < s->m->sites + s->m->nsites &&
+        b->o->fb_send(b->o->fb_arg, s->m, (uint32_t)(cs - s->m->sites), cs, &view))
+        v = &view;
+    if (v->megamorphic) {
+        fb_send_slot(b, s, cs, 0xffff);
+        return generic_send(b, s, cs);
+    }
     int idx[SOM_IC_SIZE], ne = 0;
     uint64_t total = 0;
     for (int i = 0; i < SOM_IC_SIZE; i++)
-        if (cs->ic[i].cls && cs->ic[i].hits) {
+        if (v->ic[i].cls && v->ic[i].hits) {
             idx[ne++] = i;
-            total += cs->ic[i].hits;
+            total += v->ic[i].hits;
         }
     if (ne == 0) {
         if (b->o->unreached_traps && !executed) {
@@ -1087,29 +1123,32 @@ static JitRef do_send(B *b, Scope *s, CallSite *cs, bool super, bool executed) {
         return generic_send(b, s, cs);
     }
     for (int i = 1; i < ne; i++) /* by hits, most first */
-        for (int j = i; j > 0 && cs->ic[idx[j]].hits > cs->ic[idx[j - 1]].hits; j--) {
+        for (int j = i; j > 0 && v->ic[idx[j]].hits > v->ic[idx[j - 1]].hits; j--) {
             int t = idx[j];
             idx[j] = idx[j - 1];
             idx[j - 1] = t;
         }
-    if ((uint32_t)ne > b->o->max_poly) return guessed_send(b, s, cs, idx, NULL, ne);
+    if ((uint32_t)ne > b->o->max_poly) {
+        fb_send_slot(b, s, cs, (uint32_t)ne);
+        return guessed_send(b, s, cs, v, idx, NULL, ne);
+    }
     int kinds[SOM_IC_SIZE], nguard = 0;
     bool fallback = !b->o->unreached_traps;
     for (int i = 0; i < ne; i++) {
         kinds[i] =
-            classify(b, s, cs->ic[idx[i]].cls, cs->ic[idx[i]].method, cs->ic[idx[i]].hits, total);
+            classify(b, s, v->ic[idx[i]].cls, v->ic[idx[i]].method, v->ic[idx[i]].hits, total);
         if (kinds[i] == TK_SEND)
             fallback = true;
         else
             nguard++;
     }
-    if (!nguard) return guessed_send(b, s, cs, idx, kinds, ne);
+    if (!nguard) return guessed_send(b, s, cs, v, idx, kinds, ne);
     JitRef rv = as_value(b, s, rcv);
     Merge m = {.target = -1};
     int done = 0;
     for (int i = 0; i < ne && s->cur >= 0; i++) {
         if (kinds[i] == TK_SEND) continue;
-        SomClass *cls = cs->ic[idx[i]].cls;
+        SomClass *cls = v->ic[idx[i]].cls;
         JitRef hc = emit(b, s, JI_HAS_CLASS, 1, rv, -1, -1);
         I(b, hc)->cls = cls;
         bool last = ++done == nguard && !fallback;
@@ -1122,12 +1161,12 @@ static JitRef do_send(B *b, Scope *s, CallSite *cs, bool super, bool executed) {
             branch(b, s, hc, t, other);
             s->cur = t;
         }
-        JitRef v = send_body(b, s, cs, kinds[i], cls, cs->ic[idx[i]].method, true);
+        JitRef r = send_body(b, s, cs, kinds[i], cls, v->ic[idx[i]].method, true);
         if (b->failed || b->restart) return b->nil;
-        merge_add(b, s, &m, v);
+        merge_add(b, s, &m, r);
         s->cur = other;
     }
-    if (s->cur >= 0) merge_add(b, s, &m, guessed_send(b, s, cs, idx, kinds, ne));
+    if (s->cur >= 0) merge_add(b, s, &m, guessed_send(b, s, cs, v, idx, kinds, ne));
     return merge_finish(b, s, &m);
 }
 

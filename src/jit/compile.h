@@ -41,11 +41,15 @@ typedef struct JitBuildOpts {
     uint32_t version;          /* the version being built (1, 2, ...) */
     const JitProfile *profile;
     /* Sampled type feedback (feedback.h).  fb_slots: an arithmetic site compiled as a
-     * generic send because its feedback mixes kinds gets an FB_OBSERVE slot (f->fb_sites).
+     * generic send because its feedback mixes kinds, and a send compiled generically because
+     * its receivers were of too many classes, get an FB_OBSERVE slot (f->fb_sites).
      * fb_kinds (may be NULL): the kinds to compile (m, site) for, given the interpreter's
      * (argkinds): the controller answers the sampled kinds of a ready slot. */
     bool fb_slots;
     uint32_t (*fb_kinds)(void *arg, SomMethod *m, uint32_t site, uint32_t argkinds);
+    /* fb_send (may be NULL): fills *view with cs as the decisions should see it (the
+     * receiver classes the samples saw, looked up) and answers true, or answers false. */
+    bool (*fb_send)(void *arg, SomMethod *m, uint32_t site, const CallSite *cs, CallSite *view);
     void *fb_arg;
 } JitBuildOpts;
 

@@ -88,16 +88,39 @@ bool jit_fb_slot_useful(uint8_t op, uint32_t kinds) {
     return ((c & ii) && c != ii) || (jit_fb_op_has_double(op) && (c & dbl) && (c & ~dbl));
 }
 
+bool jit_fb_slot_narrower(const JitFbSlot *s) {
+    if (s->s.op != JIT_FB_SEND) return jit_fb_narrower(s->s.op, s->s.compiled, s->bits);
+    /* a send compiled generically (megamorphic, or more classes than it may guard) whose
+     * receivers now fit the guards */
+    return s->s.compiled > s->s.max_poly && s->ncls && !s->many && s->ncls <= s->s.max_poly;
+}
+
+static void record_class(JitFbSlot *s, SomClass *cls) {
+    for (uint32_t i = 0; i < s->ncls; i++)
+        if (s->cls[i] == cls) {
+            s->cls_n[i]++;
+            return;
+        }
+    if (s->ncls == JIT_FB_MAX_CLASSES) {
+        s->many = 1;
+        return;
+    }
+    s->cls[s->ncls] = cls;
+    s->cls_n[s->ncls++] = 1;
+}
+
 bool jit_fb_record(const JitFbParams *p, JitFbTable *t, JitFbSlot *s, uint32_t kinds,
-                   uint64_t now) {
+                   SomClass *cls, uint64_t now) {
     if (!s->n) s->first_ns = now;
     s->n++;
     s->bits |= kinds;
+    if (s->s.op == JIT_FB_SEND) record_class(s, cls);
     t->observations++;
     uint64_t t2 = (uint64_t)p->t2_factor * t->t1;
     if (!t->ready && s->n > t2) { /* pollution: start over */
         s->n = 0;
         s->bits = 0;
+        s->ncls = s->many = 0;
         s->clears++;
         t->clears++;
         return true;
@@ -114,7 +137,7 @@ bool jit_fb_table_ready(const JitFbParams *p, JitFbTable *t) {
         const JitFbSlot *s = &t->slots[i];
         if (s->n < t->t1) continue;
         ready++;
-        if (jit_fb_narrower(s->s.op, s->s.compiled, s->bits)) {
+        if (jit_fb_slot_narrower(s)) {
             narrower = true;
             if (s->first_ns > phase) phase = s->first_ns;
         }
@@ -125,7 +148,8 @@ bool jit_fb_table_ready(const JitFbParams *p, JitFbTable *t) {
 }
 
 uint32_t jit_fb_override(const JitFbTable *t, const JitFbSlot *s) {
-    if (s->n >= t->t1 && jit_fb_narrower(s->s.op, s->s.compiled, s->bits))
+    if (s->s.op != JIT_FB_SEND && s->n >= t->t1 &&
+        jit_fb_narrower(s->s.op, s->s.compiled, s->bits))
         return s->bits | (s->s.compiled & TF_OVERFLOWED);
     return s->s.compiled;
 }
@@ -172,7 +196,9 @@ void jit_fb_observe(JitFbTable *t, uint32_t slot, Value a, Value b) {
     if (s->burst_n >= t->t1) return;
     s->burst_n++;
     uint32_t before = s->n;
-    bool cleared = jit_fb_record(t->p, t, s, jit_fb_kinds(a, b), jitq_now_ns());
+    bool send = s->s.op == JIT_FB_SEND;
+    bool cleared = jit_fb_record(t->p, t, s, send ? 0 : jit_fb_kinds(a, b),
+                                 send ? som_class_of(vm, a) : NULL, jitq_now_ns());
     /* the rule can only change its answer when a slot becomes ready */
     if (!cleared && before < t->t1 && s->n >= t->t1 && jit_fb_table_ready(t->p, t)) {
         t->ready = true;

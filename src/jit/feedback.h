@@ -58,12 +58,17 @@ void jit_fb_defaults(JitFbParams *p);
 bool jit_fb_parse_loop(const char *s, uint32_t *out);
 const char *jit_fb_loop_name(uint32_t loop);
 
-/* One site compiled generically because of its feedback (made by the builder). */
+/* One site compiled generically because of its feedback (made by the builder): an
+ * arithmetic site (its operands' kinds) or a send (its receiver's class). */
+#define JIT_FB_SEND 0xff   /* JitFbSite.op of a send slot */
+#define JIT_FB_MAX_CLASSES 4 /* receiver classes a send slot keeps (SOM_IC_SIZE) */
 typedef struct JitFbSite {
     SomMethod *method; /* whose bytecode holds the site (an inlined method's too) */
     uint32_t site;     /* index into method->sites */
-    uint8_t op;        /* the arithmetic bytecode (BC_ADD...) */
-    uint32_t compiled; /* the argkinds bits the code was compiled for */
+    uint8_t op;        /* the arithmetic bytecode (BC_ADD...), or JIT_FB_SEND */
+    uint32_t compiled; /* arithmetic: the argkinds bits the code was compiled for; send: the
+                        * receiver classes it was compiled for (more than max_poly: generic) */
+    uint32_t max_poly; /* send: the classes a site may have and still be guarded */
 } JitFbSite;
 
 /* A slot of one version: its site and what the samples saw. */
@@ -74,6 +79,10 @@ typedef struct JitFbSlot {
     uint64_t first_ns;              /* the clock at the first of them */
     uint32_t clears;                /* times cleared (pollution) */
     uint32_t burst_serial, burst_n; /* observations in the current sample's burst */
+    /* send slots: the receiver classes seen since the last clear (many: more than fit) */
+    SomClass *cls[JIT_FB_MAX_CLASSES];
+    uint32_t cls_n[JIT_FB_MAX_CLASSES];
+    uint8_t ncls, many;
 } JitFbSlot;
 
 /* The sampled feedback of one compiled version (one per compilation with slots; kept until
@@ -107,9 +116,13 @@ bool jit_fb_op_has_double(uint8_t op);
 bool jit_fb_narrower(uint8_t op, uint32_t compiled, uint32_t observed);
 /* Whether a site compiled for `kinds` could ever be narrowed (a slot is worth its check). */
 bool jit_fb_slot_useful(uint8_t op, uint32_t kinds);
-/* Records one observation at time now; clears the slot when it passed T2 while the table is
- * not ready (answers true then). */
-bool jit_fb_record(const JitFbParams *p, JitFbTable *t, JitFbSlot *s, uint32_t kinds, uint64_t now);
+/* Records one observation at time now (kinds for an arithmetic slot; cls, the receiver's
+ * class, for a send slot); clears the slot when it passed T2 while the table is not ready
+ * (answers true then). */
+bool jit_fb_record(const JitFbParams *p, JitFbTable *t, JitFbSlot *s, uint32_t kinds,
+                   SomClass *cls, uint64_t now);
+/* Whether a ready slot saw less than its site was compiled for, usably (either kind). */
+bool jit_fb_slot_narrower(const JitFbSlot *s);
 /* Whether t is ready (ready share and one narrower ready slot); sets phase_ns. */
 bool jit_fb_table_ready(const JitFbParams *p, JitFbTable *t);
 /* The kinds to compile slot s's site for in the next version: observed when s is ready and

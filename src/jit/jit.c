@@ -78,7 +78,12 @@ typedef struct JitMInfo {
 
 typedef struct JitFbOverride {
     SomMethod *m;
-    uint32_t site, kinds;
+    uint32_t site;
+    bool send;     /* a send's receiver classes, else an arithmetic site's kinds */
+    uint32_t kinds; /* arithmetic: the kinds to compile for */
+    uint32_t ncls;  /* send: the receiver classes to guard (0: none, the inline cache rules) */
+    SomClass *cls[JIT_FB_MAX_CLASSES];
+    uint64_t hits[JIT_FB_MAX_CLASSES];
 } JitFbOverride;
 
 #define JV_FAIL_KINDS 16
@@ -295,11 +300,73 @@ static uint32_t jv_compiled_bytes(const JitFunc *f) {
 
 /* The kinds the next version compiles (m, site) for: the ready slots' observations when they
  * are narrower than the interpreter's feedback (builder callback, VM thread). */
+/* The builder callbacks' argument: the overrides of the method being built. */
+typedef struct JitFbBuild {
+    SomVM *vm;
+    const JitMInfo *x;
+} JitFbBuild;
+
 static uint32_t jv_fb_kinds(void *arg, SomMethod *m, uint32_t site, uint32_t argkinds) {
-    const JitMInfo *x = arg;
+    const JitMInfo *x = ((const JitFbBuild *)arg)->x;
     for (uint32_t i = 0; i < x->novr; i++)
-        if (x->ovr[i].m == m && x->ovr[i].site == site) return x->ovr[i].kinds;
+        if (x->ovr[i].m == m && x->ovr[i].site == site && !x->ovr[i].send)
+            return x->ovr[i].kinds;
     return argkinds;
+}
+
+/* The inline cache of a send as the next version sees it: the sampled receiver classes with
+ * their methods, hits as sampled (builder callback, VM thread). */
+static bool jv_fb_send(void *arg, SomMethod *m, uint32_t site, const CallSite *cs,
+                       CallSite *view) {
+    const JitFbBuild *fbb = arg;
+    const JitMInfo *x = fbb->x;
+    for (uint32_t i = 0; i < x->novr; i++) {
+        const JitFbOverride *o = &x->ovr[i];
+        if (o->m != m || o->site != site || !o->send || !o->ncls) continue;
+        *view = *cs;
+        view->megamorphic = 0;
+        memset(view->ic, 0, sizeof view->ic);
+        uint32_t n = 0;
+        for (uint32_t k = 0; k < o->ncls && n < SOM_IC_SIZE; k++) {
+            SomMethod *t = som_lookup(fbb->vm, o->cls[k], cs->selector);
+            if (!t) return false; /* not understood: leave the site to the runtime */
+            view->ic[n].cls = o->cls[k];
+            view->ic[n].method = t;
+            view->ic[n++].hits = o->hits[k] ? o->hits[k] : 1;
+        }
+        return n > 0;
+    }
+    return false;
+}
+
+/* x's override for a ready, narrower send slot: its classes (a union with an earlier one of
+ * the same site, if it still fits the guards). */
+static void jv_fb_merge_send(JitMInfo *x, const JitFbSlot *sl) {
+    uint32_t k = 0;
+    while (k < x->novr && !(x->ovr[k].m == sl->s.method && x->ovr[k].site == sl->s.site &&
+                            x->ovr[k].send))
+        k++;
+    if (k == x->novr) {
+        JitFbOverride *o = realloc(x->ovr, (x->novr + 1) * sizeof *o);
+        if (!o) return;
+        x->ovr = o;
+        x->ovr[x->novr++] = (JitFbOverride){.m = sl->s.method, .site = sl->s.site, .send = true};
+    }
+    JitFbOverride *o = &x->ovr[k];
+    for (uint32_t i = 0; i < sl->ncls; i++) {
+        uint32_t j = 0;
+        while (j < o->ncls && o->cls[j] != sl->cls[i])
+            j++;
+        if (j == o->ncls) {
+            if (o->ncls == JIT_FB_MAX_CLASSES || o->ncls >= sl->s.max_poly) {
+                o->ncls = 0; /* no longer fits: the site goes back to its inline cache */
+                return;
+            }
+            o->cls[o->ncls] = sl->cls[i];
+            o->hits[o->ncls++] = 0;
+        }
+        o->hits[j] += sl->cls_n[i];
+    }
 }
 
 /* Adds the ready, narrower slots of t to x's overrides (the sites a sampled version compiles
@@ -308,16 +375,21 @@ static void jv_fb_merge(JitMInfo *x, const JitFbTable *t) {
     for (uint32_t i = 0; i < t->nslots; i++) {
         const JitFbSlot *sl = &t->slots[i];
         uint32_t site = sl->s.site;
+        if (sl->s.op == JIT_FB_SEND) {
+            if (sl->n >= t->t1 && jit_fb_slot_narrower(sl)) jv_fb_merge_send(x, sl);
+            continue;
+        }
         uint32_t argkinds = sl->s.method->sites[site].argkinds;
         if (sl->n < t->t1 || !jit_fb_narrower(sl->s.op, argkinds, sl->bits)) continue;
         uint32_t k = 0;
-        while (k < x->novr && !(x->ovr[k].m == sl->s.method && x->ovr[k].site == site))
+        while (k < x->novr &&
+               !(x->ovr[k].m == sl->s.method && x->ovr[k].site == site && !x->ovr[k].send))
             k++;
         if (k == x->novr) {
             JitFbOverride *o = realloc(x->ovr, (x->novr + 1) * sizeof *o);
             if (!o) return;
             x->ovr = o;
-            x->ovr[x->novr++] = (JitFbOverride){sl->s.method, site, 0};
+            x->ovr[x->novr++] = (JitFbOverride){.m = sl->s.method, .site = site};
         }
         /* two inlined copies of one site: the union of what each saw */
         uint32_t kinds = (k < x->novr && x->ovr[k].kinds) ? x->ovr[k].kinds : 0;
@@ -537,9 +609,11 @@ static void jv_compile(JitVm *jv, JitMInfo *x, bool sync, double priority, JitFb
         jv_fb_merge(x, from);
         from->done = true;
     }
+    JitFbBuild fbb = {vm, x};
     if (x->novr) {
         bo.fb_kinds = jv_fb_kinds;
-        bo.fb_arg = x;
+        bo.fb_send = jv_fb_send;
+        bo.fb_arg = &fbb;
     }
     char err[256] = "";
     JitFunc *f = b->build(vm, x->m, &bo, err, sizeof err);
@@ -892,12 +966,16 @@ void jit_detach(SomVM *vm) {
         class_method_name(t->method, name, sizeof name);
         fprintf(stderr, "jit-trace: feedback table %s v%u%s:", name, t->version,
                 t->ready ? " ready" : "");
-        for (uint32_t k = 0; k < t->nslots; k++)
-            fprintf(stderr, " [%u: n %u seen %#x compiled %#x%s]", k, t->slots[k].n,
-                    t->slots[k].bits, t->slots[k].s.compiled,
-                    jit_fb_narrower(t->slots[k].s.op, t->slots[k].s.compiled, t->slots[k].bits)
-                        ? " narrower"
-                        : "");
+        for (uint32_t k = 0; k < t->nslots; k++) {
+            const JitFbSlot *sl = &t->slots[k];
+            if (sl->s.op == JIT_FB_SEND)
+                fprintf(stderr, " [%u: send n %u classes %u%s compiled %u%s]", k, sl->n, sl->ncls,
+                        sl->many ? "+" : "", sl->s.compiled,
+                        jit_fb_slot_narrower(sl) ? " narrower" : "");
+            else
+                fprintf(stderr, " [%u: n %u seen %#x compiled %#x%s]", k, sl->n, sl->bits,
+                        sl->s.compiled, jit_fb_slot_narrower(sl) ? " narrower" : "");
+        }
         fprintf(stderr, "\n");
     }
     if (jv->o.stats) { /* one write: the blocks of several VMs do not interleave */

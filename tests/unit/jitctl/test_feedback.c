@@ -43,7 +43,7 @@ static void table(uint32_t n, uint32_t compiled) {
 
 static void observe(uint32_t slot, uint32_t kinds, uint32_t times, uint64_t now) {
     for (uint32_t i = 0; i < times; i++)
-        jit_fb_record(&P, &T, &slots[slot], kinds, now);
+        jit_fb_record(&P, &T, &slots[slot], kinds, NULL, now);
 }
 
 static void test_narrower(void **state) {
@@ -104,7 +104,7 @@ static void test_pollution_clear(void **state) {
     observe(0, II, t2 - 1, 6);
     assert_int_equal(slots[0].n, t2);
     assert_false(jit_fb_table_ready(&P, &T)); /* slot 1 has nothing */
-    assert_true(jit_fb_record(&P, &T, &slots[0], II, 7));
+    assert_true(jit_fb_record(&P, &T, &slots[0], II, NULL, 7));
     assert_int_equal(slots[0].n, 0);
     assert_int_equal(slots[0].bits, 0);
     assert_int_equal(slots[0].clears, 1);
@@ -194,6 +194,44 @@ static void test_loop_threshold(void **state) {
     assert_true(jit_fb_may_recompile(&P, &n, 40));
 }
 
+/* Send slots: a send compiled generically (megamorphic: compiled 0xffff, or more classes than
+ * max_poly) is narrower once its ready observations name at most max_poly classes; a fifth
+ * class marks it "many"; a clear forgets the classes. */
+static void test_send_slot(void **state) {
+    (void)state;
+    static SomClass a, b, c, d, e;
+    table(1, 0);
+    slots[0].s = (JitFbSite){.site = 0, .op = JIT_FB_SEND, .compiled = 0xffff, .max_poly = 4};
+    for (uint32_t i = 0; i < P.t1; i++)
+        jit_fb_record(&P, &T, &slots[0], 0, i % 2 ? &a : &b, 10 + i);
+    assert_int_equal(slots[0].ncls, 2);
+    assert_int_equal(slots[0].cls_n[0] + slots[0].cls_n[1], P.t1);
+    assert_true(jit_fb_slot_narrower(&slots[0]));
+    assert_true(jit_fb_table_ready(&P, &T));
+    assert_int_equal(jit_fb_override(&T, &slots[0]), 0xffff); /* kinds: not for sends */
+    jit_fb_record(&P, &T, &slots[0], 0, &c, 50);
+    jit_fb_record(&P, &T, &slots[0], 0, &d, 51);
+    assert_true(jit_fb_slot_narrower(&slots[0])); /* four fit the guards */
+    jit_fb_record(&P, &T, &slots[0], 0, &e, 52);
+    assert_true(slots[0].many);
+    assert_false(jit_fb_slot_narrower(&slots[0]));
+    /* compiled for 3 classes with max_poly 2: one class seen is narrower */
+    slots[0].s.compiled = 3;
+    slots[0].s.max_poly = 2;
+    slots[0].ncls = 1;
+    slots[0].many = 0;
+    assert_true(jit_fb_slot_narrower(&slots[0]));
+    slots[0].s.compiled = 2; /* guarded already: nothing to gain */
+    assert_false(jit_fb_slot_narrower(&slots[0]));
+    /* pollution clears the classes too */
+    slots[0].s.compiled = 0xffff;
+    slots[0].n = P.t2_factor * P.t1;
+    T.ready = false;
+    assert_true(jit_fb_record(&P, &T, &slots[0], 0, &a, 60));
+    assert_int_equal(slots[0].ncls, 0);
+    assert_int_equal(slots[0].many, 0);
+}
+
 static void test_params(void **state) {
     (void)state;
     uint32_t l = 99;
@@ -214,6 +252,7 @@ int main(void) {
         cmocka_unit_test(test_observe_cap),
         cmocka_unit_test(test_loop_cooldown),
         cmocka_unit_test(test_loop_threshold),
+        cmocka_unit_test(test_send_slot),
         cmocka_unit_test(test_params),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
