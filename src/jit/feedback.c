@@ -109,8 +109,8 @@ static void record_class(JitFbSlot *s, SomClass *cls) {
     s->cls_n[s->ncls++] = 1;
 }
 
-bool jit_fb_record(const JitFbParams *p, JitFbTable *t, JitFbSlot *s, uint32_t kinds,
-                   SomClass *cls, uint64_t now) {
+bool jit_fb_record(const JitFbParams *p, JitFbTable *t, JitFbSlot *s, uint32_t kinds, SomClass *cls,
+                   uint64_t now) {
     if (!s->n) s->first_ns = now;
     s->n++;
     s->bits |= kinds;
@@ -148,8 +148,7 @@ bool jit_fb_table_ready(const JitFbParams *p, JitFbTable *t) {
 }
 
 uint32_t jit_fb_override(const JitFbTable *t, const JitFbSlot *s) {
-    if (s->s.op != JIT_FB_SEND && s->n >= t->t1 &&
-        jit_fb_narrower(s->s.op, s->s.compiled, s->bits))
+    if (s->s.op != JIT_FB_SEND && s->n >= t->t1 && jit_fb_narrower(s->s.op, s->s.compiled, s->bits))
         return s->bits | (s->s.compiled & TF_OVERFLOWED);
     return s->s.compiled;
 }

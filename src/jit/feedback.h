@@ -60,7 +60,7 @@ const char *jit_fb_loop_name(uint32_t loop);
 
 /* One site compiled generically because of its feedback (made by the builder): an
  * arithmetic site (its operands' kinds) or a send (its receiver's class). */
-#define JIT_FB_SEND 0xff   /* JitFbSite.op of a send slot */
+#define JIT_FB_SEND 0xff     /* JitFbSite.op of a send slot */
 #define JIT_FB_MAX_CLASSES 4 /* receiver classes a send slot keeps (SOM_IC_SIZE) */
 typedef struct JitFbSite {
     SomMethod *method; /* whose bytecode holds the site (an inlined method's too) */
@@ -119,8 +119,8 @@ bool jit_fb_slot_useful(uint8_t op, uint32_t kinds);
 /* Records one observation at time now (kinds for an arithmetic slot; cls, the receiver's
  * class, for a send slot); clears the slot when it passed T2 while the table is not ready
  * (answers true then). */
-bool jit_fb_record(const JitFbParams *p, JitFbTable *t, JitFbSlot *s, uint32_t kinds,
-                   SomClass *cls, uint64_t now);
+bool jit_fb_record(const JitFbParams *p, JitFbTable *t, JitFbSlot *s, uint32_t kinds, SomClass *cls,
+                   uint64_t now);
 /* Whether a ready slot saw less than its site was compiled for, usably (either kind). */
 bool jit_fb_slot_narrower(const JitFbSlot *s);
 /* Whether t is ready (ready share and one narrower ready slot); sets phase_ns. */

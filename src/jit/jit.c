@@ -79,7 +79,7 @@ typedef struct JitMInfo {
 typedef struct JitFbOverride {
     SomMethod *m;
     uint32_t site;
-    bool send;     /* a send's receiver classes, else an arithmetic site's kinds */
+    bool send;      /* a send's receiver classes, else an arithmetic site's kinds */
     uint32_t kinds; /* arithmetic: the kinds to compile for */
     uint32_t ncls;  /* send: the receiver classes to guard (0: none, the inline cache rules) */
     SomClass *cls[JIT_FB_MAX_CLASSES];
@@ -309,15 +309,13 @@ typedef struct JitFbBuild {
 static uint32_t jv_fb_kinds(void *arg, SomMethod *m, uint32_t site, uint32_t argkinds) {
     const JitMInfo *x = ((const JitFbBuild *)arg)->x;
     for (uint32_t i = 0; i < x->novr; i++)
-        if (x->ovr[i].m == m && x->ovr[i].site == site && !x->ovr[i].send)
-            return x->ovr[i].kinds;
+        if (x->ovr[i].m == m && x->ovr[i].site == site && !x->ovr[i].send) return x->ovr[i].kinds;
     return argkinds;
 }
 
 /* The inline cache of a send as the next version sees it: the sampled receiver classes with
  * their methods, hits as sampled (builder callback, VM thread). */
-static bool jv_fb_send(void *arg, SomMethod *m, uint32_t site, const CallSite *cs,
-                       CallSite *view) {
+static bool jv_fb_send(void *arg, SomMethod *m, uint32_t site, const CallSite *cs, CallSite *view) {
     const JitFbBuild *fbb = arg;
     const JitMInfo *x = fbb->x;
     for (uint32_t i = 0; i < x->novr; i++) {
@@ -343,8 +341,8 @@ static bool jv_fb_send(void *arg, SomMethod *m, uint32_t site, const CallSite *c
  * the same site, if it still fits the guards). */
 static void jv_fb_merge_send(JitMInfo *x, const JitFbSlot *sl) {
     uint32_t k = 0;
-    while (k < x->novr && !(x->ovr[k].m == sl->s.method && x->ovr[k].site == sl->s.site &&
-                            x->ovr[k].send))
+    while (k < x->novr &&
+           !(x->ovr[k].m == sl->s.method && x->ovr[k].site == sl->s.site && x->ovr[k].send))
         k++;
     if (k == x->novr) {
         JitFbOverride *o = realloc(x->ovr, (x->novr + 1) * sizeof *o);
