@@ -1037,12 +1037,8 @@ static JitRef guessed_send(B *b, Scope *s, CallSite *cs, const CallSite *v, cons
     return k < 0 ? generic_send(b, s, cs) : direct_send(b, s, cs, v->ic[k].cls, v->ic[k].method);
 }
 
-/* A send slot (feedback.h) for cs, about to be sent generically because its receivers were
- * of more classes than a guard takes (compiled: how many, 0xffff for megamorphic). */
-static void fb_send_slot(B *b, Scope *s, CallSite *cs, uint32_t compiled) {
-    if (!b->o->fb_slots || cs < s->m->sites || cs >= s->m->sites + s->m->nsites) return;
-    uint32_t k = (uint32_t)(cs - s->m->sites);
-    JitFunc *f = b->f;
+/* f with room for one more feedback site (arena memory: the old array is simply left). */
+static JitFunc *fb_grow(JitFunc *f) {
     if (f->nfb_sites == f->fb_cap) {
         uint32_t cap = f->fb_cap ? f->fb_cap * 2 : 8;
         JitFbSite *a = jit_alloc(f, cap * sizeof *a);
@@ -1050,6 +1046,15 @@ static void fb_send_slot(B *b, Scope *s, CallSite *cs, uint32_t compiled) {
         f->fb_sites = a;
         f->fb_cap = cap;
     }
+    return f;
+}
+
+/* A send slot (feedback.h) for cs, about to be sent generically because its receivers were
+ * of more classes than a guard takes (compiled: how many, 0xffff for megamorphic). */
+static void fb_send_slot(B *b, Scope *s, CallSite *cs, uint32_t compiled) {
+    if (!b->o->fb_slots || cs < s->m->sites || cs >= s->m->sites + s->m->nsites) return;
+    uint32_t k = (uint32_t)(cs - s->m->sites);
+    JitFunc *f = fb_grow(b->f);
     f->fb_sites[f->nfb_sites] = (JitFbSite){.method = s->m,
                                             .site = k,
                                             .op = JIT_FB_SEND,
@@ -1191,14 +1196,7 @@ static void result2(Scope *s, JitRef v) {
 /* A feedback slot (feedback.h) for the arithmetic site k about to be sent generically: its
  * operands (the top two stack values) are observed while the VM's samples arm it. */
 static void fb_slot(B *b, Scope *s, int op, unsigned k, uint32_t kinds) {
-    JitFunc *f = b->f;
-    if (f->nfb_sites == f->fb_cap) {
-        uint32_t cap = f->fb_cap ? f->fb_cap * 2 : 8;
-        JitFbSite *a = jit_alloc(f, cap * sizeof *a);
-        if (f->nfb_sites) memcpy(a, f->fb_sites, f->nfb_sites * sizeof *a);
-        f->fb_sites = a;
-        f->fb_cap = cap;
-    }
+    JitFunc *f = fb_grow(b->f);
     f->fb_sites[f->nfb_sites] =
         (JitFbSite){.method = s->m, .site = k, .op = (uint8_t)op, .compiled = kinds};
     s->vals[s->nslots + s->sp - 2] = as_value(b, s, top(s, 1));
@@ -1219,8 +1217,7 @@ static void arith(B *b, Scope *s, int op, unsigned k) {
     bool bad_x = tx == JT_BOOL, bad_y = ty_ == JT_BOOL;
     bool int_ok = !ovf && !bad_x && !bad_y && tx != JT_DBL && ty_ != JT_DBL &&
                   ((tx == JT_INT && ty_ == JT_INT) || bits == TFB(TF_INT, TF_INT));
-    bool has_dbl = op == BC_ADD || op == BC_SUB || op == BC_MUL || op == BC_LT || op == BC_GT ||
-                   op == BC_LE || op == BC_GE || op == BC_EQ;
+    bool has_dbl = jit_fb_op_has_double((uint8_t)op); /* + - * and comparisons */
     uint32_t dd = TFB(TF_DOUBLE, TF_DOUBLE), di = TFB(TF_DOUBLE, TF_INT);
     bool dbl_ok = has_dbl && !int_ok && !bad_x && !bad_y && tx != JT_INT &&
                   ((tx == JT_DBL && num_y) || (bits && (bits & ~(dd | di)) == 0 && tx != JT_INT));

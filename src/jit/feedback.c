@@ -39,21 +39,8 @@ const char *jit_fb_loop_name(uint32_t loop) {
     return loop < 3 ? loop_names[loop] : "?";
 }
 
-static int kind_of(Value v) {
-    switch (som_kind(v)) {
-    case -1:
-        return TF_INT;
-    case OBJ_BIGINT:
-        return TF_BIGINT;
-    case OBJ_DOUBLE:
-        return TF_DOUBLE;
-    default:
-        return TF_OTHER;
-    }
-}
-
 uint32_t jit_fb_kinds(Value a, Value b) {
-    return FB_BIT(kind_of(a), kind_of(b));
+    return FB_BIT(som_tf_kind(a), som_tf_kind(b));
 }
 
 bool jit_fb_op_has_double(uint8_t op) {

@@ -67,18 +67,7 @@ static inline void publish_top(SomVM *vm, int32_t t) {
 }
 #define PUBLISH(t) publish_top(vm, top = (t))
 
-static inline int tf_kind(Value v) {
-    switch (som_kind(v)) {
-    case -1:
-        return TF_INT;
-    case OBJ_BIGINT:
-        return TF_BIGINT;
-    case OBJ_DOUBLE:
-        return TF_DOUBLE;
-    default:
-        return TF_OTHER;
-    }
-}
+#define tf_kind som_tf_kind
 
 /* Inline-cache miss: look in the other entries, then do a full lookup and
  * remember the result. Answers NULL when the selector is not understood. */

@@ -66,19 +66,6 @@ static Value rt_level(SomVM *vm, InterpEntry *e) {
     return r == 0 ? e->result : 0;
 }
 
-static int rt_tf_kind(Value v) {
-    switch (som_kind(v)) {
-    case -1:
-        return TF_INT;
-    case OBJ_BIGINT:
-        return TF_BIGINT;
-    case OBJ_DOUBLE:
-        return TF_DOUBLE;
-    default:
-        return TF_OTHER;
-    }
-}
-
 /* The selectors the interpreter runs as arithmetic/comparison instructions (bytecode.h),
  * whose sites keep operand-kind feedback (object.h: argkinds). */
 static bool rt_arith_selector(const SomString *s) {
@@ -92,7 +79,7 @@ static bool rt_arith_selector(const SomString *s) {
 
 /* The feedback the interpreter's arithmetic instruction would record at cs for a and b. */
 static void rt_arith_feedback(CallSite *cs, Value a, Value b) {
-    uint32_t bits = 1u << (rt_tf_kind(a) * 4 + rt_tf_kind(b));
+    uint32_t bits = 1u << (som_tf_kind(a) * 4 + som_tf_kind(b));
     if (som_is_int(a) && som_is_int(b) && cs->selector->len == 1) {
         int64_t x = som_int(a), y = som_int(b), r = 0;
         bool ovf = false;

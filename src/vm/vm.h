@@ -231,6 +231,20 @@ static inline int som_kind(Value v) {
     if (som_is_imm_double(v)) return OBJ_DOUBLE;
     return ((ObjHeader *)v)->kind;
 }
+/* The arithmetic feedback kind of v (CallSite.argkinds: TF_INT, TF_BIGINT, TF_DOUBLE,
+ * TF_OTHER), as the interpreter, the runtime and the JIT's sampled feedback record it. */
+static inline int som_tf_kind(Value v) {
+    switch (som_kind(v)) {
+    case -1:
+        return TF_INT;
+    case OBJ_BIGINT:
+        return TF_BIGINT;
+    case OBJ_DOUBLE:
+        return TF_DOUBLE;
+    default:
+        return TF_OTHER;
+    }
+}
 #define SOM_V(p) ((Value)(p))
 
 struct SomString *som_string_new(SomVM *vm, const char *bytes, size_t len);
