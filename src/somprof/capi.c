@@ -147,16 +147,23 @@ size_t somprof_site_targets(SomVM *vm, SomMethod *caller, uint32_t bci, SomMetho
 
 /* ---- hot edges -------------------------------------------------------------------------- */
 
-static size_t cap_edges_async(uint64_t tid, SomProfEdge *out, size_t n) {
-    SampoCCMap *m = sampo_ccmap_snapshot(tid);
-    SampoEdgeStat *st = m ? calloc(n, sizeof *st) : NULL;
-    size_t k = st ? sampo_ccmap_hot_edges(m, st, n) : 0;
-    for (size_t i = 0; i < k; i++)
-        out[i] = (SomProfEdge){cap_m(st[i].caller), (uint32_t)st[i].pos, cap_m(st[i].callee),
-                               st[i].count};
+/* The hottest edges between two SOM methods: an async CC-Map also holds native frames (a
+ * primitive's C code under its SOM caller), whose ids are code addresses, not methods. */
+static size_t cap_edges_async(SomVM *vm, SomProfEdge *out, size_t n) {
+    SampoCCMap *m = sampo_ccmap_snapshot(spr_vm_tid(vm));
+    size_t want = n * 2 + 16; /* room for the native edges left out */
+    SampoEdgeStat *st = m ? calloc(want, sizeof *st) : NULL;
+    size_t k = st ? sampo_ccmap_hot_edges(m, st, want) : 0, j = 0;
+    for (size_t i = 0; i < k && j < n; i++) {
+        if (!spr_vm_knows(vm, (const void *)(uintptr_t)st[i].caller) ||
+            !spr_vm_knows(vm, (const void *)(uintptr_t)st[i].callee))
+            continue;
+        out[j++] = (SomProfEdge){cap_m(st[i].caller), (uint32_t)st[i].pos, cap_m(st[i].callee),
+                                 st[i].count};
+    }
     free(st);
     sampo_ccmap_free(m);
-    return k;
+    return j;
 }
 
 /* Adds weight w to edge (c, s, e) in the k-entry list all (grown as needed); -1 on ENOMEM. */
@@ -181,7 +188,7 @@ static int cap_edge_add(SomProfEdge **all, size_t *k, size_t *cap, SomMethod *c,
 size_t somprof_hot_edges(SomVM *vm, SomProfEdge *out, size_t n) {
     if (!vm->prof_data || !n) return 0;
     const SpcTree *t = spr_vm_tree(vm);
-    if (!t) return cap_edges_async(spr_vm_tid(vm), out, n);
+    if (!t) return cap_edges_async(vm, out, n);
     uint64_t *w = cap_through(t);
     SomProfEdge *all = NULL;
     size_t k = 0, cap = 0;

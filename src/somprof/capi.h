@@ -20,5 +20,8 @@ const SpcTree *spr_vm_tree(SomVM *vm);
 uint64_t spr_vm_tid(SomVM *vm);
 /* "Class>>selector" of m (interned, lives until exit); NULL when not attached. */
 const char *spr_vm_name(SomVM *vm, const SomMethod *m);
+/* Whether id is a SOM method the VM's samples named (async CC-Maps also hold native frames,
+ * whose ids are code addresses); false when not attached.  Never dereferences id. */
+bool spr_vm_knows(SomVM *vm, const void *id);
 
 #endif

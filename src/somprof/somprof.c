@@ -1553,6 +1553,11 @@ const char *spr_vm_name(SomVM *vm, const SomMethod *m) {
     return p ? spn_name(&p->names, m) : NULL;
 }
 
+bool spr_vm_knows(SomVM *vm, const void *id) {
+    VmProf *p = vm->prof_data;
+    return p && spn_has(&p->names, id);
+}
+
 /* ---- compiled code ---------------------------------------------------------------------- */
 
 /* Whether the environment asks for perf's files: then JIT code is registered even when no

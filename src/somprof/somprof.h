@@ -97,8 +97,9 @@ typedef struct SomProfEdge {
     uint64_t count; /* samples with the edge on their stack (each once), or calls (exact) */
 } SomProfEdge;
 
-/* Hottest call edges caller@bci -> callee so far, over all their contexts; up to n written,
- * hottest first. */
+/* Hottest call edges caller@bci -> callee between SOM methods so far, over all their
+ * contexts; up to n written, hottest first (an async CC-Map's native frames - code addresses
+ * - are left out: every caller and callee answered is a method). */
 size_t somprof_hot_edges(SomVM *vm, SomProfEdge *out, size_t n);
 
 /* One calling context of an edge: methods[0] is the edge's callee, methods[1] its caller, ...
