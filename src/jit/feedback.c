@@ -183,12 +183,13 @@ void jit_fb_observe(JitFbTable *t, uint32_t slot, Value a, Value b) {
     s->burst_n++;
     uint32_t before = s->n;
     bool send = s->s.op == JIT_FB_SEND;
+    uint64_t now = jitq_now_ns();
     bool cleared = jit_fb_record(t->p, t, s, send ? 0 : jit_fb_kinds(a, b),
-                                 send ? som_class_of(vm, a) : NULL, jitq_now_ns());
+                                 send ? som_class_of(vm, a) : NULL, now);
     /* the rule can only change its answer when a slot becomes ready */
     if (!cleared && before < t->t1 && s->n >= t->t1 && jit_fb_table_ready(t->p, t)) {
         t->ready = true;
-        t->ready_ns = jitq_now_ns();
+        t->ready_ns = now;
         if (t->on_ready) t->on_ready(t);
     }
 }

@@ -234,19 +234,26 @@ static void jv_fail(JitVm *jv, const char *reason) {
     jv->fails[i].n++;
 }
 
-static void jv_time(JitVm *jv, uint64_t compile_ns, uint64_t latency_ns) {
-    if (jv->nct == jv->capct) {
-        size_t cap = jv->capct ? jv->capct * 2 : 64;
-        uint64_t *a = realloc(jv->ctimes, cap * sizeof *a);
-        if (a) jv->ctimes = a;
-        uint64_t *b = realloc(jv->lat, cap * sizeof *b);
-        if (b) jv->lat = b;
-        if (!a || !b) return;
-        jv->capct = cap;
+/* Appends (x, y) to the two parallel arrays *a and *b of *n entries (room for *cap); false
+ * when out of memory (nothing appended). */
+static bool jv_push2(uint64_t **a, uint64_t **b, size_t *n, size_t *cap, uint64_t x, uint64_t y) {
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 64;
+        uint64_t *na = realloc(*a, c * sizeof *na);
+        if (na) *a = na;
+        uint64_t *nb = realloc(*b, c * sizeof *nb);
+        if (nb) *b = nb;
+        if (!na || !nb) return false;
+        *cap = c;
     }
-    jv->ctimes[jv->nct] = compile_ns;
-    jv->lat[jv->nct++] = latency_ns;
-    jv->st.compile_ns_total += compile_ns;
+    (*a)[*n] = x;
+    (*b)[(*n)++] = y;
+    return true;
+}
+
+static void jv_time(JitVm *jv, uint64_t compile_ns, uint64_t latency_ns) {
+    if (jv_push2(&jv->ctimes, &jv->lat, &jv->nct, &jv->capct, compile_ns, latency_ns))
+        jv->st.compile_ns_total += compile_ns;
 }
 
 static int u64_cmp(const void *a, const void *b) {
@@ -339,18 +346,21 @@ static bool jv_fb_send(void *arg, SomMethod *m, uint32_t site, const CallSite *c
 
 /* x's override for a ready, narrower send slot: its classes (a union with an earlier one of
  * the same site, if it still fits the guards). */
+/* x's override of site `site` of m (of a send or an arithmetic site), made empty if absent;
+ * NULL when out of memory. */
+static JitFbOverride *jv_fb_ovr(JitMInfo *x, SomMethod *m, uint32_t site, bool send) {
+    for (uint32_t k = 0; k < x->novr; k++)
+        if (x->ovr[k].m == m && x->ovr[k].site == site && x->ovr[k].send == send) return &x->ovr[k];
+    JitFbOverride *o = realloc(x->ovr, (x->novr + 1) * sizeof *o);
+    if (!o) return NULL;
+    x->ovr = o;
+    x->ovr[x->novr] = (JitFbOverride){.m = m, .site = site, .send = send};
+    return &x->ovr[x->novr++];
+}
+
 static void jv_fb_merge_send(JitMInfo *x, const JitFbSlot *sl) {
-    uint32_t k = 0;
-    while (k < x->novr &&
-           !(x->ovr[k].m == sl->s.method && x->ovr[k].site == sl->s.site && x->ovr[k].send))
-        k++;
-    if (k == x->novr) {
-        JitFbOverride *o = realloc(x->ovr, (x->novr + 1) * sizeof *o);
-        if (!o) return;
-        x->ovr = o;
-        x->ovr[x->novr++] = (JitFbOverride){.m = sl->s.method, .site = sl->s.site, .send = true};
-    }
-    JitFbOverride *o = &x->ovr[k];
+    JitFbOverride *o = jv_fb_ovr(x, sl->s.method, sl->s.site, true);
+    if (!o) return;
     for (uint32_t i = 0; i < sl->ncls; i++) {
         uint32_t j = 0;
         while (j < o->ncls && o->cls[j] != sl->cls[i])
@@ -379,19 +389,10 @@ static void jv_fb_merge(JitMInfo *x, const JitFbTable *t) {
         }
         uint32_t argkinds = sl->s.method->sites[site].argkinds;
         if (sl->n < t->t1 || !jit_fb_narrower(sl->s.op, argkinds, sl->bits)) continue;
-        uint32_t k = 0;
-        while (k < x->novr &&
-               !(x->ovr[k].m == sl->s.method && x->ovr[k].site == site && !x->ovr[k].send))
-            k++;
-        if (k == x->novr) {
-            JitFbOverride *o = realloc(x->ovr, (x->novr + 1) * sizeof *o);
-            if (!o) return;
-            x->ovr = o;
-            x->ovr[x->novr++] = (JitFbOverride){.m = sl->s.method, .site = site};
-        }
+        JitFbOverride *o = jv_fb_ovr(x, sl->s.method, site, false);
+        if (!o) return;
         /* two inlined copies of one site: the union of what each saw */
-        uint32_t kinds = (k < x->novr && x->ovr[k].kinds) ? x->ovr[k].kinds : 0;
-        x->ovr[k].kinds = kinds | sl->bits | (argkinds & TF_OVERFLOWED);
+        o->kinds |= sl->bits | (argkinds & TF_OVERFLOWED);
     }
 }
 
@@ -402,20 +403,6 @@ static void jv_fb_on_ready(JitFbTable *t) {
     jv->ready = t;
     jv->fb_due = true;
     jv->vm->jit_tick = 1;
-}
-
-static void jv_fb_latency(JitVm *jv, uint64_t lat, uint64_t det) {
-    if (jv->nfbl == jv->capfbl) {
-        size_t cap = jv->capfbl ? jv->capfbl * 2 : 16;
-        uint64_t *a = realloc(jv->fblat, cap * sizeof *a);
-        if (a) jv->fblat = a;
-        uint64_t *b = realloc(jv->fbdet, cap * sizeof *b);
-        if (b) jv->fbdet = b;
-        if (!a || !b) return;
-        jv->capfbl = cap;
-    }
-    jv->fblat[jv->nfbl] = lat;
-    jv->fbdet[jv->nfbl++] = det;
 }
 
 /* The table for a new build of x with slots (or NULL: none, or no memory). */
@@ -549,7 +536,8 @@ static void jv_install_one(JitVm *jv, JitJob *j) {
         x->fbm.sampled++;
         x->fbm.sampled_version = j->version;
         jv->st.fb_recompiled++;
-        jv_fb_latency(jv, now - j->fb_from->phase_ns, j->fb_from->ready_ns - j->fb_from->phase_ns);
+        jv_push2(&jv->fblat, &jv->fbdet, &jv->nfbl, &jv->capfbl, now - j->fb_from->phase_ns,
+                 j->fb_from->ready_ns - j->fb_from->phase_ns);
     }
     x->code = j->code;
     x->deopts = 0;
