@@ -160,6 +160,9 @@ typedef struct SampoStats {
     uint32_t threads;      /* threads ever registered */
     uint64_t trigger_lost; /* per-thread triggers the program destroyed (closed our perf fd)
                               and the engine re-armed */
+    uint64_t weight;       /* the processed samples' weights: a sample stands for 1 + the
+                              periods its trigger skipped (CPU-timer overruns, perf-sw
+                              overflows the kernel dropped); the CC-Map's total */
 } SampoStats;
 
 /* Copies the counters.  [any-thread] */

@@ -260,11 +260,7 @@ void prof_handler(int sig, siginfo_t *si, void *uc) {
         atomic_store_explicit(&t->hit_blocked, 1, memory_order_relaxed);
     if (atomic_load(&prof_g.enabled) &&
         !atomic_load_explicit(&prof_g.paused, memory_order_relaxed)) {
-        /* A CPU-clock timer is checked only at ticks that find the thread running; when the
-         * thread ran between ticks (short slices on a busy machine) whole periods pass
-         * unsignalled and the kernel counts them as overruns.  The sample stands for them. */
-        int over = si && si->si_code == SI_TIMER ? si->si_overrun : 0;
-        capture_sample(t, uc, (uint8_t)(over <= 0 ? 1 : over >= 254 ? 255 : over + 1));
+        capture_sample(t, uc, prof_trigger_sample_weight(t, si));
         prof_trigger_after_sample(t);
     }
     atomic_store_explicit(&t->in_handler, 0, memory_order_release);

@@ -105,6 +105,8 @@ struct ProfThread {
     timer_t timer;
     uint32_t burst_n;
     uint32_t jitter_n;
+    uint64_t due_ns;   /* perf-sw: thread CPU time the current sample was due at (0: unset) */
+    uint64_t entry_ns; /* perf-sw: thread CPU time at the current handler's entry */
     int in_pause;
     uint64_t rng;
     /* counters written by the handler */

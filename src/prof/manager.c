@@ -293,6 +293,7 @@ static void mgr_record(ProfThread *owner, const ProfRec *r) {
     int repeated = 0, rc;
     if (!t || mgr_reserve((uint32_t)r->n_native + r->n_vm + 2)) return;
     prof_g.st.samples++;
+    prof_g.st.weight += r->weight;
     prof_pcring_add(&prof_g.pcring, r->pc);
     if (r->n_vm)
         rc = mgr_vm(t, r, &n, &repeated);

@@ -38,6 +38,13 @@ static uint64_t trig_rand(ProfThread *t) {
     return x;
 }
 
+/* The calling thread's CPU time (user + system), ns. [signal-safe] */
+static uint64_t trig_cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* Jittered interval around g.interval_ns. [signal-safe] */
 static uint64_t trig_jittered(ProfThread *t, uint64_t iv) {
     double j = prof_g.cfg.jitter;
@@ -135,6 +142,7 @@ static int trig_perf_open(ProfThread *t, int hw, uint64_t period, uint64_t first
     t->perf_ino = (uint64_t)st.st_ino;
     t->perf_id = id;
     t->phase = 1;
+    t->due_ns = 0;
     t->perf_fd = fd;
     return 0;
 }
@@ -341,6 +349,47 @@ int sampo_trigger_available(SampoTrigger tr, char *why, size_t whylen) {
 }
 
 static void trig_after_sample_period(ProfThread *t, const SampoConfig *c, uint64_t iv, int perf);
+static uint64_t trig_next_step(ProfThread *t, const SampoConfig *c, uint64_t iv);
+
+/*
+ * The perf-sw schedule.  The cpu-clock event counts the thread's CPU time only while it is
+ * enabled, and it is off from its overflow until the handler's REFRESH: signal delivery and
+ * the handler (tens of us on a virtualized machine, more in a VM's stack walk) were lost at
+ * every sample, 1-5% of the CPU time at 1 kHz.  And with exclude_kernel an overflow that
+ * falls in a system call or a page fault is dropped, the period with it.  So the handler
+ * keeps the thread's own schedule on its CPU clock: sample k is due at due_ns; the next one
+ * at due_ns + the period, and the event gets what is left of that after the handler
+ * (prof_trigger_after_sample); a sample that arrives whole periods late (dropped overflows)
+ * stands for them by its weight, as a CPU timer's sample stands for its overruns.  Totals
+ * are then the thread's CPU time, system time included, like the CPU timer's.
+ */
+static int trig_scheduled(const ProfThread *t) {
+    return prof_g.trigger == SAMPO_TRIGGER_PERF_SW && !t->has_timer && t->perf_fd >= 0;
+}
+
+uint8_t prof_trigger_sample_weight(ProfThread *t, const siginfo_t *si) {
+    /* A CPU-clock timer is checked only at ticks that find the thread running; when the
+     * thread ran between ticks (short slices on a busy machine) whole periods pass
+     * unsignalled and the kernel counts them as overruns.  The sample stands for them. */
+    if (si && si->si_code == SI_TIMER) {
+        int over = si->si_overrun;
+        return (uint8_t)(over <= 0 ? 1 : over >= 254 ? 255 : over + 1);
+    }
+    if (!trig_scheduled(t)) return 1;
+    uint64_t now = t->entry_ns = trig_cpu_ns(); /* one clock read per sample (~1 us here) */
+    uint64_t iv = atomic_load_explicit(&prof_g.interval_ns, memory_order_relaxed);
+    if (t->phase || !t->due_ns || now < t->due_ns) { /* first sample, or a new period was set */
+        t->due_ns = now;
+        return 1;
+    }
+    uint64_t missed = (now - t->due_ns) / iv;
+    if (missed > 254) { /* far behind (a stopped thread's event?): start again from now */
+        t->due_ns = now;
+        return 255;
+    }
+    t->due_ns += missed * iv;
+    return (uint8_t)(1 + missed);
+}
 
 void prof_trigger_after_sample(ProfThread *t) {
     const SampoConfig *c = &prof_g.cfg;
@@ -352,31 +401,56 @@ void prof_trigger_after_sample(ProfThread *t) {
             trig_perf_close(t, 0);
             return;
         }
-        if (perf) ioctl(t->perf_fd, PERF_EVENT_IOC_PERIOD, &iv);
+        if (perf && !trig_scheduled(t)) ioctl(t->perf_fd, PERF_EVENT_IOC_PERIOD, &iv);
     }
-    trig_after_sample_period(t, c, iv, perf);
+    if (perf && trig_scheduled(t) && t->due_ns) {
+        t->due_ns += trig_next_step(t, c, iv);
+        /* The period runs from the REFRESH below; measured from the handler's entry it
+         * leaves each sample late by this handler's rest plus the next delivery, a lateness
+         * that does not add up (each period is set from the schedule).  At least a quarter
+         * of the interval, so a handler slower than the interval cannot make sampling a
+         * busy loop. */
+        uint64_t now = t->entry_ns, min = iv / 4 < 1000 ? 1000 : iv / 4;
+        if (t->due_ns < now + min) t->due_ns = now + min;
+        uint64_t left = t->due_ns - now;
+        ioctl(t->perf_fd, PERF_EVENT_IOC_PERIOD, &left);
+    } else {
+        trig_after_sample_period(t, c, iv, perf);
+    }
     if (perf && !t->has_timer) /* the next overflow (see trig_perf_open) */
         ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
+}
+
+/* Bursts: the period after this sample when a burst starts or ends (0: none). [signal-safe] */
+static uint64_t trig_burst_step(ProfThread *t, const SampoConfig *c, uint64_t iv, int *rearm) {
+    if (!c->burst) return 0;
+    if (t->in_pause) t->in_pause = 0, *rearm = 1;
+    if (++t->burst_n >= c->burst) {
+        t->burst_n = 0;
+        t->in_pause = 1;
+        *rearm = 1;
+        return iv * (c->burst_gap ? c->burst_gap : 1);
+    }
+    return 0;
+}
+
+/* The perf-sw schedule's next step: jittered at every sample (the handler sets the period
+ * anyway), or a burst's gap. [signal-safe] */
+static uint64_t trig_next_step(ProfThread *t, const SampoConfig *c, uint64_t iv) {
+    int rearm = 0;
+    uint64_t next = trig_burst_step(t, c, iv, &rearm);
+    return next ? next : trig_jittered(t, iv);
 }
 
 /* Jitter and bursts: a new period now and then. [signal-safe] */
 static void trig_after_sample_period(ProfThread *t, const SampoConfig *c, uint64_t iv, int perf) {
     if (c->jitter <= 0 && !c->burst) return;
-    uint64_t next = 0;
     /* A re-arm is a syscall (~0.4 us here): jitter every PROF_JITTER_EVERY samples keeps
      * the phase random at an eighth of the cost. */
     /* The tick-driven timer only fires at ticks: a jittered re-arm could not move the sample
      * off the tick, it would only drop the tick it missed (-6% of the rate at 250 Hz) */
     int rearm = c->jitter > 0 && perf && !t->has_timer && ++t->jitter_n % PROF_JITTER_EVERY == 0;
-    if (c->burst) {
-        if (t->in_pause) t->in_pause = 0, rearm = 1;
-        if (++t->burst_n >= c->burst) {
-            t->burst_n = 0;
-            t->in_pause = 1;
-            next = iv * (c->burst_gap ? c->burst_gap : 1);
-            rearm = 1;
-        }
-    }
+    uint64_t next = trig_burst_step(t, c, iv, &rearm);
     if (!rearm) return;
     if (!next) next = trig_jittered(t, iv);
     if (t->perf_fd >= 0 && !t->has_timer) {
@@ -551,12 +625,6 @@ typedef struct {
 } TrigCost;
 
 static volatile uint64_t trig_sink;
-
-static uint64_t trig_cpu_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static uint64_t trig_work(const TrigCost *c, uint64_t iters) {
     uint64_t t0 = trig_cpu_ns(), s = 0, next = c->kick && c->on ? c->every : UINT64_MAX;

@@ -12,6 +12,7 @@
 
 #include "engine.h"
 
+#include <signal.h>
 #include <stddef.h>
 
 /* Picks the trigger by arming it on the calling thread's slot t.  Writes the reasons for
@@ -28,7 +29,11 @@ int prof_sampler_start(void);
 void prof_sampler_stop(void);
 /* Sampler-thread CPU baseline for a new thread. */
 void prof_trigger_thread_baseline(ProfThread *t);
-/* Handler hook: jitter and burst re-arming. [signal-safe] */
+/* Handler hook, before the sample: its weight, the periods it stands for (1 + the CPU
+ * timer's overruns, or the perf-sw periods the kernel skipped). [signal-safe] */
+uint8_t prof_trigger_sample_weight(ProfThread *t, const siginfo_t *si);
+/* Handler hook, after the sample: the next period (perf-sw schedule, jitter, bursts).
+ * [signal-safe] */
 void prof_trigger_after_sample(ProfThread *t);
 /* Fastest interval the trigger delivers (kernel tick for CPU timers). */
 uint64_t prof_trigger_floor_ns(SampoTrigger tr);

@@ -237,12 +237,13 @@ EOF
         check "pprof: cpu total = sampo's time-weighted total ($all vs $rep ms)" python3 -c "
 v, u = '$all'.split(); v = float(v) * (1 if u == 'ms' else 1e3)
 assert abs(v - float('$rep')) < 0.5, (v, '$rep')"
-        # the engine's perf-sw sampling delivers 97-100% of the CPU time here (re-arms):
-        # 5% bounds what the export can be blamed for (a unit error is 1000x or more)
-        check "pprof: spin cpu total within 5% of the measured CPU time ($got vs $truth ns)" \
+        # sampling keeps each thread's schedule on its CPU clock (the handler's time and
+        # dropped overflows included), so the total is the CPU time within a sample or two
+        # per thread: 2% of 1 s at 1 kHz is 20 samples (it was 1-5% short before)
+        check "pprof: spin cpu total within 2% of the measured CPU time ($got vs $truth ns)" \
             python3 -c "
 v, u = '$got'.split(); v = float(v) * (1e6 if u == 'ms' else 1e9)
-t = float('$truth'); assert abs(v - t) <= 0.05 * t, (v, t)"
+t = float('$truth'); assert abs(v - t) <= 0.02 * t, (v, t)"
         $SAMPO record -q -F 500 --mode wall -o w.prof -- "$PROG" 0.2 >/dev/null
         $SAMPO export --pprof w.prof -o w.pb.gz
         GP -raw w.pb.gz >w-raw.txt 2>&1
@@ -316,28 +317,20 @@ EOF2
         check "pprof .time total = the profile's own total ($sum vs $tns ns)" test "$sum" = "$tns"
         GP -top s.sampo.time.pb.gz >t-top.txt 2>&1; check "pprof .time type" has t-top.txt "Type: time"
         # the .time total against the run's CPU time as the same run's samples measure it
-        # (JIT off: one VM thread). The exact clock takes descheduled stretches out, so both
-        # are CPU time; cpu-clock sampling delivers 95-100% of it (a lost re-arm costs a
-        # sample), plus one interval of quantization per thread: 5% + 3 ms. A unit error is
-        # 1000x or more.
-        # One run in many under CI's parallel load lost ~10% of its samples (173.9 ms exact
-        # vs 157 ms sampled): a second, independent run must then be inside the band.
+        # (JIT off: one VM thread): two clocks, the exact one read at every transition and
+        # the sampling schedule on the thread's CPU clock (see trig_scheduled in
+        # src/prof/trigger.c). Both take descheduled stretches out and count system time,
+        # so they agree within a sample or two; the bound is 2% of ~300 ms. A unit error is
+        # 1000x or more; the old per-sample loss of perf-sw sampling was 1-5%.
         ctot() { GP -top "$@" 2>&1 | sed -n 's/.* of \([0-9.]*\)\(ms\|s\|us\) total.*/\1 \2/p' | head -1; }
-        for attempt in 1 2; do
-            $SOM --prof --prof-hz 1000 --prof-exact-time --jit=off --prof-out c.sampo "$DEMO" 26 >/dev/null 2>&1
-            $SAMPO export --pprof c.sampo -o c.pb.gz && $SAMPO export --pprof c.sampo.time -o ct.pb.gz
-            cs=$(ctot -sample_index=cpu -tagfocus=thread=som c.pb.gz) ct=$(ctot ct.pb.gz)
+        $SOM --prof --prof-hz 1000 --prof-exact-time --jit=off --prof-out c.sampo "$DEMO" 28 >/dev/null 2>&1
+        $SAMPO export --pprof c.sampo -o c.pb.gz && $SAMPO export --pprof c.sampo.time -o ct.pb.gz
+        cs=$(ctot -sample_index=cpu -tagfocus=thread=som c.pb.gz) ct=$(ctot ct.pb.gz)
+        check "pprof .time total = the run's sampled CPU time within 2% ($ct vs $cs)" \
             python3 -c "
 ms = lambda v, u: float(v) * {'us': 1e-3, 'ms': 1, 's': 1e3}[u]
 t, s = ms(*'$ct'.split()), ms(*'$cs'.split())
-assert s > 30 and abs(t - s) <= 0.05 * t + 3, (t, s)" 2>/dev/null && break
-            echo "note: .time total $ct vs sampled $cs outside 5% + 3 ms (attempt $attempt)" >&2
-        done
-        check "pprof .time total = the run's sampled CPU time within 5% + 3 ms ($ct vs $cs)" \
-            python3 -c "
-ms = lambda v, u: float(v) * {'us': 1e-3, 'ms': 1, 's': 1e3}[u]
-t, s = ms(*'$ct'.split()), ms(*'$cs'.split())
-assert s > 30 and abs(t - s) <= 0.05 * t + 3, (t, s)"
+assert s > 100 and abs(t - s) <= 0.02 * t, (t, s)"
         GP -raw e.sampo.pb.gz >e-raw.txt 2>&1; check "pprof exact: calls/count" has e-raw.txt "calls/count"
         # exact counts are the program's own: Demo prints how many calls nfib made
         nfib() { sed -n 's/^nfib([0-9]*) = \([0-9]*\) calls.*/\1/p' "$1"; }
