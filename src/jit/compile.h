@@ -30,15 +30,18 @@ typedef struct JitProfile {
 } JitProfile;
 
 typedef struct JitBuildOpts {
-    uint32_t max_inline_depth; /* default 6 */
-    uint32_t max_inline_size;  /* bytecode bytes of one inlined callee, default 120 */
-    uint32_t max_total_size;   /* bytecode bytes inlined in all, default 2000 */
-    uint32_t max_poly;         /* receiver classes of a guarded polymorphic site, default 4 */
-    bool inline_blocks;        /* inline block literals into inlined callees (default on) */
-    bool unreached_traps;      /* a send or branch never executed so far becomes a DEOPT
-                                * (uncommon trap) instead of code (default on; the controller
-                                * turns it off for a method that keeps deoptimizing) */
-    uint32_t version;          /* the version being built (1, 2, ...) */
+    uint32_t max_inline_depth;    /* default 6 */
+    uint32_t max_inline_size;     /* bytecode bytes of one inlined callee, default 120 */
+    uint32_t max_total_size;      /* bytecode bytes inlined in all, default 2000 */
+    uint32_t max_poly;            /* receiver classes of a guarded polymorphic site, default 4 */
+    uint32_t max_recursion;       /* activations of one method in an inlining chain, default 2 */
+    uint32_t max_recursion_small; /* the same for a small tree-recursive method, default 3 */
+    uint32_t small_recursive;     /* "small": bytecode bytes, default 64 */
+    bool inline_blocks;           /* inline block literals into inlined callees (default on) */
+    bool unreached_traps;         /* a send or branch never executed so far becomes a DEOPT
+                                   * (uncommon trap) instead of code (default on; the controller
+                                   * turns it off for a method that keeps deoptimizing) */
+    uint32_t version;             /* the version being built (1, 2, ...) */
     const JitProfile *profile;
     /* Sampled type feedback (feedback.h).  fb_slots: an arithmetic site compiled as a
      * generic send because its feedback mixes kinds, and a send compiled generically because

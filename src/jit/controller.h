@@ -53,6 +53,9 @@ typedef struct JitRuleParams {
                               * time the program pays for (it goes on meanwhile, on another
                               * core if there is one); the build on the VM thread counts
                               * fully (1) */
+    double small_recursive;  /* SOM_JIT_SMALL_RECURSIVE: the builder's size bound of a small
+                              * tree-recursive method, inlined a level deeper (-1: the
+                              * builder's default, JitBuildOpts; 0: none) */
 } JitRuleParams;
 
 void jit_rule_defaults(JitRuleParams *p);

@@ -21,6 +21,9 @@ void jit_build_defaults(JitBuildOpts *o) {
                         .max_inline_size = 120,
                         .max_total_size = 2000,
                         .max_poly = 4,
+                        .max_recursion = 2,
+                        .max_recursion_small = 3,
+                        .small_recursive = 64,
                         .inline_blocks = true,
                         .unreached_traps = true,
                         .version = 1};

@@ -583,6 +583,7 @@ static void jv_compile(JitVm *jv, JitMInfo *x, bool sync, double priority, JitFb
     JitBuildOpts bo;
     b->build_defaults(&bo);
     bo.version = version;
+    if (jv->p.small_recursive >= 0) bo.small_recursive = (uint32_t)jv->p.small_recursive;
     jit_rule_version_ok(&jv->p, version, &bo.unreached_traps);
     JitJob *j = calloc(1, sizeof *j);
     if (!j) return;

@@ -469,6 +469,9 @@ static const char jit_t[] =
     "  primes: a = ( | c | c := 0. 1 to: a length do: [:i | (a at: i) ifTrue: [c := c + 1]]. "
     "^c )\n"
     "  fdiv: a by: b = ( ^a // b - (a % b) + (a / b) )\n"
+    "  nfib: n = ( n < 2 ifTrue: [^1]. ^(self nfib: n - 1) + (self nfib: n - 2) + 1 )\n"
+    "  walk: n = ( | a b c | n < 2 ifTrue: [^1]. a := n * 3. b := a - n. c := b + a.\n"
+    "    ^(self walk: n - 1) + (self walk: n - 2) + c - b + 1 )\n"
     "  run = (\n"
     "    | arr |\n"
     "    self primes: (Array new: 3 withAll: true). self fdiv: 7 by: 2. self fdiv: -7 by: 2.\n"
@@ -478,6 +481,7 @@ static const char jit_t[] =
     "    1 to: 5 do: [:i | self doit: arr. self find: arr].\n"
     "    1 to: 5 do: [:i | self never: 0 - i].\n"
     "    1 to: 5 do: [:i | self add: i to: 1. self cond: i].\n"
+    "    self nfib: 12. self walk: 12.\n"
     "    self wloop ) )\n";
 
 static const char jit_a[] = "JitA = ( val = ( | x | x := 3. ^x * x ) )\n";
@@ -763,6 +767,45 @@ static void test_profile_decides_inlining(void **state) {
     done_vm(vm, dir);
 }
 
+/* Recursion: a method appears max_recursion times in an inlining chain (twice: the root and
+ * one inlined level), a small one (<= small_recursive bytecode bytes) max_recursion_small
+ * times (three: 2 + 4 inlined activations, 8 calls left for nfib:). */
+static void test_recursive_inlining(void **state) {
+    (void)state;
+    char *dir;
+    SomVM *vm = test_vm(&dir);
+    SomMethod *nfib = method(vm, "JitT", "nfib:"), *walk = method(vm, "JitT", "walk:");
+    JitBuildOpts o;
+    jit_build_defaults(&o);
+    if (nfib->code_len > o.small_recursive ||
+        !(walk->code_len > o.small_recursive && walk->code_len <= o.max_inline_size))
+        fail_msg("nfib: %u bytes, walk: %u bytes", nfib->code_len, walk->code_len);
+    JitFunc *f;
+    char *ir = ir_of(vm, "JitT", "nfib:", &o, &f);
+    assert_int_equal(f->inlined, 6);
+    assert_int_equal(count(ir, " #nfib:"), 8);
+    jit_func_free(f);
+    free(ir);
+    ir = ir_of(vm, "JitT", "walk:", &o, &f);
+    assert_int_equal(f->inlined, 2);
+    assert_int_equal(count(ir, " #walk:"), 4);
+    jit_func_free(f);
+    free(ir);
+    o.small_recursive = 0; /* every method: two activations */
+    ir = ir_of(vm, "JitT", "nfib:", &o, &f);
+    assert_int_equal(f->inlined, 2);
+    assert_int_equal(count(ir, " #nfib:"), 4);
+    jit_func_free(f);
+    free(ir);
+    o.max_recursion = o.max_recursion_small = 1; /* never inlined into itself */
+    ir = ir_of(vm, "JitT", "nfib:", &o, &f);
+    assert_int_equal(f->inlined, 0);
+    assert_int_equal(count(ir, " #nfib:"), 2);
+    jit_func_free(f);
+    free(ir);
+    done_vm(vm, dir);
+}
+
 /* The IR computes what the interpreter computes (and deoptimizes where it cannot). */
 static void test_ir_evaluates(void **state) {
     (void)state;
@@ -934,6 +977,7 @@ int main(void) {
         cmocka_unit_test(test_every_method_builds),
         cmocka_unit_test(test_counted_loop_is_unboxed),
         cmocka_unit_test(test_monomorphic_inlined),
+        cmocka_unit_test(test_recursive_inlining),
         cmocka_unit_test(test_polymorphic_two_guards),
         cmocka_unit_test(test_do_block_inlined),
         cmocka_unit_test(test_nlr_to_root_is_return),
