@@ -409,10 +409,10 @@ void prof_trigger_after_sample(ProfThread *t) {
          * leaves each sample late by this handler's rest plus the next delivery, a lateness
          * that does not add up (each period is set from the schedule).  At least a quarter
          * of the interval, so a handler slower than the interval cannot make sampling a
-         * busy loop. */
+         * busy loop; the schedule itself is kept (a sample that then comes whole periods
+         * late stands for them). */
         uint64_t now = t->entry_ns, min = iv / 4 < 1000 ? 1000 : iv / 4;
-        if (t->due_ns < now + min) t->due_ns = now + min;
-        uint64_t left = t->due_ns - now;
+        uint64_t left = t->due_ns > now + min ? t->due_ns - now : min;
         ioctl(t->perf_fd, PERF_EVENT_IOC_PERIOD, &left);
     } else {
         trig_after_sample_period(t, c, iv, perf);
