@@ -774,6 +774,25 @@ static void spx_fold_calibration(SpcTree *t, double load) {
     free(kids);
 }
 
+/* The tree's times come from a wall clock with the descheduled stretches that the thread's
+ * CPU clock saw taken out (spx_desched); on a loaded machine stretches in intervals too short
+ * to be checked remain, and the total came out above the thread's CPU time (2% with two test
+ * suites running side by side, where the samples of the same run counted the CPU time).  As
+ * the state split is, the tree is then scaled down to the CPU time. */
+static void spx_fit_cpu(SpcTree *t, uint64_t cpu) {
+    double sum = 0;
+    for (uint32_t i = 0; i < t->len; i++)
+        sum += (double)t->n[i].self_ns;
+    if (!cpu || sum <= (double)cpu) return;
+    double k = (double)cpu / sum;
+    for (uint32_t i = 0; i < t->len; i++) {
+        SpcNode *x = &t->n[i];
+        x->self_ns = (uint64_t)((double)x->self_ns * k);
+        x->total_ns = (uint64_t)((double)x->total_ns * k);
+        x->child_ns = (uint64_t)((double)x->child_ns * k);
+    }
+}
+
 /* Closes activations still open at detach (error exit) and computes the state split. */
 static void spx_finish(VmProf *p) {
     while (p->sp)
@@ -786,7 +805,10 @@ static void spx_finish(VmProf *p) {
     uint64_t seen = run > p->desched_ns ? run - p->desched_ns : 0; /* not yet taken out */
     double load = cpu && seen > cpu ? (double)seen / (double)cpu : 1.0;
     if (load > 20) load = 20;
-    if (S.o.mode == SOMPROF_EXACT || S.o.exact_time) spx_fold_calibration(&p->tree, load);
+    if (S.o.mode == SOMPROF_EXACT || S.o.exact_time) {
+        spx_fold_calibration(&p->tree, load);
+        spx_fit_cpu(&p->tree, cpu);
+    }
     if (!S.o.exact_states && !(S.o.mode == SOMPROF_EXACT && !S.o.lean)) return;
     /* The state split is the one of this run, hooks included, as its samples see it: every
      * state's time is bounded by the state stores (spx_state_to), nothing is taken off.  The
