@@ -820,7 +820,7 @@ static uint32_t self_sites(const SomMethod *t) {
 }
 
 /* How many activations of t one inlining chain may hold.  A small method that calls itself
- * at two or more sites (tree recursion: fib, Towers) gets one more: its call costs as much
+ * at two or more sites (tree recursion, as nfib) gets one more: its call costs as much
  * as its body, and each extra level takes the calls left down by the branching factor (nfib:
  * 3 activations per call with two levels, 7 with three: 1.36x the calls per second).  Linear
  * recursion (List's length, isShorter:than:) gains less (2 -> 3 activations per call) and
