@@ -107,6 +107,7 @@ struct ProfThread {
     uint32_t jitter_n;
     uint64_t due_ns;   /* perf-sw: thread CPU time the current sample was due at (0: unset) */
     uint64_t entry_ns; /* perf-sw: thread CPU time at the current handler's entry */
+    uint32_t gen_seen; /* perf-sw: prof_g.retime_gen the schedule was made for */
     int in_pause;
     uint64_t rng;
     /* counters written by the handler */
@@ -173,8 +174,10 @@ typedef struct ProfEngine {
     uint32_t npool, batch_words, rec_max_words;
     _Atomic uint32_t mark; /* current visited mark for SampoVmFrame.flags (odd) */
     _Atomic int calibrating;
-    ProfBatch *spare;         /* manager-owned free list */
-    ProfThread *sampler_slot; /* producer slot of the sampler thread (synthesized samples) */
+    _Atomic uint32_t retime_gen; /* bumped when a period is set outside the handler (rate
+                                  * change, cost measurement): the perf-sw schedules restart */
+    ProfBatch *spare;            /* manager-owned free list */
+    ProfThread *sampler_slot;    /* producer slot of the sampler thread (synthesized samples) */
     /* data built by the manager (g.data) */
     ProfCCMap *cc;
     ProfCCMap *names; /* persistent VM method names (only names used) */

@@ -263,6 +263,7 @@ int prof_trigger_choose(ProfThread *t, char *why, size_t whylen) {
 
 void prof_trigger_retime_all(void) {
     uint64_t iv = atomic_load(&prof_g.interval_ns);
+    atomic_fetch_add(&prof_g.retime_gen, 1);
     struct itimerspec its = {{(time_t)(iv / 1000000000), (long)(iv % 1000000000)},
                              {(time_t)(iv / 1000000000), (long)(iv % 1000000000)}};
     pthread_mutex_lock(&prof_g.reg);
@@ -378,8 +379,12 @@ uint8_t prof_trigger_sample_weight(ProfThread *t, const siginfo_t *si) {
     if (!trig_scheduled(t)) return 1;
     uint64_t now = t->entry_ns = trig_cpu_ns(); /* one clock read per sample (~1 us here) */
     uint64_t iv = atomic_load_explicit(&prof_g.interval_ns, memory_order_relaxed);
-    if (t->phase || !t->due_ns || now < t->due_ns) { /* first sample, or a new period was set */
+    /* the first sample; or a period was set from outside (a rate change, the cost
+     * measurement's on and off phases): the schedule starts again here */
+    uint32_t gen = atomic_load_explicit(&prof_g.retime_gen, memory_order_relaxed);
+    if (t->phase || !t->due_ns || now < t->due_ns || gen != t->gen_seen) {
         t->due_ns = now;
+        t->gen_seen = gen;
         return 1;
     }
     uint64_t missed = (now - t->due_ns) / iv;
@@ -655,6 +660,7 @@ static void trig_cost_set(TrigCost *c, int on) {
     if (c->perf_fd >= 0) {
         uint64_t period = on ? COST_PERIOD_NS : 1000000000ull;
         atomic_store(&prof_g.interval_ns, period); /* what the handler's jitter re-arms to */
+        atomic_fetch_add(&prof_g.retime_gen, 1);
         ioctl(c->perf_fd, PERF_EVENT_IOC_PERIOD, &period);
     } else if (c->have_timer) {
         long ns = on ? (long)COST_PERIOD_NS : 0;

@@ -115,8 +115,8 @@ def test_no_recursion_folds_nothing():
     p = run([SOM, "--jit=off", "--prof=async", "--prof-hz", "2000", "--prof-out", out, path])
     assert p.returncode == 0, p.stderr
     rep = run([SAMPO, "report", out]).stdout
-    assert int(meta(rep, "samples")) > 0
-    assert meta(rep, "contexts_merged") == "0"
+    assert int(meta(rep, "samples") or 0) > 0, rep[:3000]
+    assert meta(rep, "contexts_merged") == "0", rep[:3000]
     # (contexts_folded may be > 0: native samples of the compiler's recursion at start-up)
     flat = [(d, n) for d, n in tree(rep) if n.startswith("Flat>>")]
     assert flat and flat[0][1].startswith("Flat>>run"), flat
