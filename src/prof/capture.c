@@ -262,6 +262,8 @@ void prof_handler(int sig, siginfo_t *si, void *uc) {
         !atomic_load_explicit(&prof_g.paused, memory_order_relaxed)) {
         capture_sample(t, uc, prof_trigger_sample_weight(t, si));
         prof_trigger_after_sample(t);
+    } else {
+        prof_trigger_keep_armed(t);
     }
     atomic_store_explicit(&t->in_handler, 0, memory_order_release);
 out:

@@ -426,6 +426,15 @@ void prof_trigger_after_sample(ProfThread *t) {
         ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
 }
 
+/* sampo_start arms the calling thread's trigger before it sets `enabled`; a first period
+ * drawn short (trig_phase: from 20 us) could end in between, and the handler, taking no
+ * sample, did not renew the one-shot event: the thread was never sampled again (a whole run
+ * with 0 samples, seen under load at 2 kHz).  Paused and stopped threads have no event. */
+void prof_trigger_keep_armed(ProfThread *t) {
+    if (t->perf_fd >= 0 && !t->has_timer && prof_trigger_perf_ok(t))
+        ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
+}
+
 /* Bursts: the period after this sample when a burst starts or ends (0: none). [signal-safe] */
 static uint64_t trig_burst_step(ProfThread *t, const SampoConfig *c, uint64_t iv, int *rearm) {
     if (!c->burst) return 0;

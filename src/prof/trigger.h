@@ -35,6 +35,9 @@ uint8_t prof_trigger_sample_weight(ProfThread *t, const siginfo_t *si);
 /* Handler hook, after the sample: the next period (perf-sw schedule, jitter, bursts).
  * [signal-safe] */
 void prof_trigger_after_sample(ProfThread *t);
+/* Handler hook when no sample is taken (the engine not enabled yet): a perf event armed for
+ * one overflow is armed for the next, or it would stay off for good. [signal-safe] */
+void prof_trigger_keep_armed(ProfThread *t);
 /* Fastest interval the trigger delivers (kernel tick for CPU timers). */
 uint64_t prof_trigger_floor_ns(SampoTrigger tr);
 /* 1 if t->perf_fd is still the engine's event (fstat + PERF_EVENT_IOC_ID). [signal-safe] */
