@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "ir.h"
+#include "jit.h"
 
 /* What the builder may ask of the profile (the CC-Map), through the controller; any
  * callback may be NULL (no profile: decide from the inline caches alone). */
@@ -77,6 +78,8 @@ typedef struct JitCodegenOpts {
     uint32_t stress_permille; /* failure probability per guard execution, default 20 */
     bool dump_llvm;           /* print the optimized LLVM IR on stderr */
     uint32_t version;         /* SomJitCode.version of the answer (0 = 1); added by g-llvm */
+    uint64_t *phase_ns;       /* NULL, or [JIT_PH_COUNT]: jit_codegen adds the CPU ns of its
+                               * phases (LOWER .. LINK) */
 } JitCodegenOpts;
 
 /* Lowers f to machine code.  Thread-safe (any thread; the engine serialises what must be).

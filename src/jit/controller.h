@@ -149,8 +149,9 @@ struct JitJob {
     JitCodegenOpts cg;
     bool dump;
     uint32_t root_bytes, total_bytes, inlined;
-    uint64_t build_ns;   /* on the VM thread */
-    uint64_t compile_ns; /* optimize + codegen, compiler thread's CPU time */
+    uint64_t build_ns;               /* on the VM thread */
+    uint64_t compile_ns;             /* optimize + codegen, compiler thread's CPU time */
+    uint64_t phase_ns[JIT_PH_COUNT]; /* build_ns and compile_ns by phase */
     uint64_t t_queued, t_done;
     double priority;       /* the queue serves the highest first (the rule's benefit per cost) */
     struct JitFbTable *fb; /* the new version's sampled-feedback table, or NULL */

@@ -109,6 +109,8 @@ void jitq_run(JitJob *j) {
     uint64_t c0 = jitq_thread_cpu_ns();
     char err[256] = "";
     b->optimize(j->f);
+    j->phase_ns[JIT_PH_OPTIMIZE] += jitq_thread_cpu_ns() - c0;
+    j->cg.phase_ns = j->phase_ns;
     if (j->dump) {
         pthread_mutex_lock(&dump_mu);
         fprintf(stderr, "=== jit: %s (version %u) ===\n", j->f->name, j->version);
@@ -118,6 +120,7 @@ void jitq_run(JitJob *j) {
     }
     JitEngine *e = jitq_engine(err, sizeof err);
     j->code = e ? b->codegen(e, j->f, &j->cg, err, sizeof err) : NULL;
+    j->cg.phase_ns = NULL;
     if (!j->code) snprintf(j->err, sizeof j->err, "%s", err[0] ? err : "code generation failed");
     /* the JitFunc does not carry the version: the controller stamps it if the backend did not */
     if (j->code && !j->code->version) j->code->version = j->version;

@@ -500,6 +500,8 @@ static void jv_job_done(JitJob *j) { /* compiler thread */
 static void jv_install_one(JitVm *jv, JitJob *j) {
     JitMInfo *x = jv_find(jv, j->method);
     uint64_t cnt = j->method->invocations + (x ? x->loop_iters : 0);
+    for (int ph = 0; ph < JIT_PH_COUNT; ph++)
+        jv->st.phase_ns[ph] += j->phase_ns[ph];
     if (j->code) jv_keep_code(j->code);
     if (!x || x->state != JMS_QUEUED || x->version != j->version) {
         free(j);
@@ -640,6 +642,7 @@ static void jv_compile(JitVm *jv, JitMInfo *x, bool sync, double priority, JitFb
     x->state = JMS_QUEUED;
     x->version = version;
     if (j->f) j->total_bytes = jv_compiled_bytes(j->f);
+    j->phase_ns[JIT_PH_BUILD] = j->build_ns;
     if (j->f && !sync) {
         vm->compile_ns += jitq_now_ns() - t0;
         som_set_state(vm, state);
@@ -1068,6 +1071,12 @@ void jit_print_stats(SomVM *vm, FILE *f) {
             (double)s.compile_ns_total / 1e6, (double)s.compile_ns_median / 1e6,
             (double)s.compile_ns_p95 / 1e6, (double)s.latency_ns_median / 1e6,
             (double)s.latency_ns_p95 / 1e6);
+    fprintf(f,
+            "jit: compile CPU by phase: build %.1f ms, optimize %.1f ms, lower %.1f ms, LLVM "
+            "passes %.1f ms, machine code %.1f ms, link %.1f ms\n",
+            s.phase_ns[JIT_PH_BUILD] / 1e6, s.phase_ns[JIT_PH_OPTIMIZE] / 1e6,
+            s.phase_ns[JIT_PH_LOWER] / 1e6, s.phase_ns[JIT_PH_PASSES] / 1e6,
+            s.phase_ns[JIT_PH_MACHINE] / 1e6, s.phase_ns[JIT_PH_LINK] / 1e6);
     fprintf(f,
             "jit: code bytes %llu, inlined activations %llu, evaluations %llu, compile cost "
             "%.2f ms + %.0f ns/byte\n",

@@ -45,10 +45,23 @@ int jit_attach(SomVM *vm, const JitOptions *o, char *err, size_t errlen);
 /* Stops compiling for vm (waits for its compilations), prints the statistics if asked. */
 void jit_detach(SomVM *vm);
 
+/* Where a compilation's CPU time goes (the CPU clock of the thread
+ * running each phase; JitStats.phase_ns). */
+typedef enum JitPhase {
+    JIT_PH_BUILD,    /* bytecode + feedback -> IR (jit_build, on the VM thread) */
+    JIT_PH_OPTIMIZE, /* our IR passes (jit_optimize) */
+    JIT_PH_LOWER,    /* IR -> LLVM IR, verified */
+    JIT_PH_PASSES,   /* LLVM's IR pipeline */
+    JIT_PH_MACHINE,  /* LLVM's code generation to an object file */
+    JIT_PH_LINK,     /* linking into the engine, symbol lookup */
+    JIT_PH_COUNT
+} JitPhase;
+
 typedef struct JitStats {
     uint64_t compiled, failed, invalidated, osr;
     uint64_t code_bytes;
     uint64_t compile_ns_total, compile_ns_median, compile_ns_p95;
+    uint64_t phase_ns[JIT_PH_COUNT]; /* CPU time per phase, all compilations (failed ones too) */
     uint64_t deopts[JDR_COUNT];
     /* added by the controller (c-control) */
     uint64_t inlined;           /* inlined activations in the installed code */

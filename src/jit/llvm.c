@@ -27,9 +27,13 @@
  * runtime's to root, and so are the raw values handed to jit_rt_deopt (on the C stack).
  *
  * Guards branch (weighted cold) to a deopt exit shared by the guards of one state and reason:
- * it stores the position, writes the raw values of the state into an alloca'd array and
- * returns jit_rt_deopt(vm, fp, descriptor, raw).  Descriptors are built per exit in memory
- * owned by the engine (as long lived as the code); so is the SomJitCode answered.
+ * it stores the position and returns deopt_va(vm, fp, descriptor, n, raw values...), which
+ * copies the n raw values of the state into an array on its own stack and calls
+ * jit_rt_deopt.  (The exits wrote the values into one alloca'd array before: a store and an
+ * address per value, thousands in a large method, on which InstCombine spent most of a
+ * compilation - HavlakLoopFinder>>findLoops: default<O2> 0.92 -> 0.39 s, machine code 67 ->
+ * 56 KiB.)  Descriptors are built per exit in memory owned by the engine (as long lived as
+ * the code); so is the SomJitCode answered.
  *
  * Metadata: !invariant.load only on memory that cannot change while the code holds the
  * object: fp->bp, object headers (class, kind), array/string lengths, nfields, boxed
@@ -65,6 +69,7 @@
 #include "feedback.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,8 +129,7 @@ typedef struct Lower {
     LLVMValueRef w_cold, w_hot; /* branch weights: (likely, unlikely) and reverse */
     LLVMValueRef empty_md;
 
-    LLVMValueRef vm, fp, bp, spill, out, raw;
-    uint32_t nraw_max;
+    LLVMValueRef vm, fp, bp, spill, out;
     LLVMValueRef *val;            /* per instruction */
     LLVMBasicBlockRef *bb, *bend; /* per IR block: first and last LLVM block */
     int32_t *slot;                /* spill slot per instruction, -1 = none */
@@ -422,6 +426,22 @@ static const JitDeopt *descriptor(Lower *L, int32_t s, uint32_t reason, JitRef *
 }
 
 /* Builds (at the end of the function) a cold block leaving through state s; answers it. */
+/* The most raw values one deopt exit hands over (a larger frame state fails the compilation). */
+#define JIT_DEOPT_MAX_RAW 512u
+
+/* What a deopt exit calls: the n raw values come as i64 arguments and go to jit_rt_deopt in an
+ * array on this frame's stack, sized as the compiled frame's own array was (n * 8 bytes). */
+static Value deopt_va(SomVM *vm, SomFrame *fp, const JitDeopt *d, uint32_t n, ...) {
+    if (n > JIT_DEOPT_MAX_RAW) n = JIT_DEOPT_MAX_RAW; /* never: the exit is not compiled */
+    uint64_t raw[n ? n : 1];
+    va_list ap;
+    va_start(ap, n);
+    for (uint32_t i = 0; i < n; i++)
+        raw[i] = va_arg(ap, uint64_t);
+    va_end(ap);
+    return jit_rt_deopt(vm, fp, d, raw);
+}
+
 static LLVMBasicBlockRef deopt_exit(Lower *L, int32_t s, uint32_t reason, uint32_t pos) {
     if (s < 0 || (uint32_t)s >= L->f->nstates) {
         char what[48];
@@ -445,16 +465,29 @@ static LLVMBasicBlockRef deopt_exit(Lower *L, int32_t s, uint32_t reason, uint32
     LLVMBasicBlockRef saved = LLVMGetInsertBlock(L->B);
     LLVMBasicBlockRef b = new_bb(L, "deopt");
     LLVMPositionBuilderAtEnd(L->B, b);
-    store_pos(L, pos);
-    for (uint32_t i = 0; i < nraw; i++) {
-        LLVMValueRef idx = ci64(L, i);
-        LLVMValueRef p = LLVMBuildInBoundsGEP2(L->B, L->i64, L->raw, &idx, 1, "");
-        store(L, geti(L, refs[i]), p);
+    if (nraw > JIT_DEOPT_MAX_RAW) {
+        free(refs);
+        char what[48];
+        snprintf(what, sizeof what, "%u values (at most %u)", nraw, JIT_DEOPT_MAX_RAW);
+        fail(L, "frame state of %s", what);
+        return NULL;
     }
-    if (nraw > L->nraw_max) L->nraw_max = nraw;
+    store_pos(L, pos);
+    LLVMValueRef *args = malloc((4 + (size_t)nraw) * sizeof *args);
+    if (!args) {
+        free(refs);
+        fail(L, "out of memory building a deopt exit%s", "");
+        return NULL;
+    }
+    args[0] = L->vm;
+    args[1] = L->fp;
+    args[2] = cptr(L, d);
+    args[3] = ci32(L, nraw);
+    for (uint32_t i = 0; i < nraw; i++)
+        args[4 + i] = geti(L, refs[i]);
     free(refs);
-    LLVMValueRef args[] = {L->vm, L->fp, cptr(L, d), L->raw};
-    LLVMValueRef r = call(L, L->t_deopt, (const void *)jit_rt_deopt, args, 4, true);
+    LLVMValueRef r = call(L, L->t_deopt, (const void *)deopt_va, args, 4 + nraw, true);
+    free(args);
     LLVMBuildRet(L->B, r);
     LLVMPositionBuilderAtEnd(L->B, saved);
     if (reason < JDR_COUNT && L->exits) {
@@ -1366,7 +1399,7 @@ static void init_types(Lower *L) {
     L->fnty = LLVMFunctionType(i, (LLVMTypeRef[]){p, p}, 2, 0);
     L->t_send = LLVMFunctionType(i, (LLVMTypeRef[]){p, p, p, p}, 4, 0);
     L->t_call_end = LLVMFunctionType(i, (LLVMTypeRef[]){p, p, i}, 3, 0);
-    L->t_deopt = LLVMFunctionType(i, (LLVMTypeRef[]){p, p, p, p}, 4, 0);
+    L->t_deopt = LLVMFunctionType(i, (LLVMTypeRef[]){p, p, p, L->i32}, 4, 1);
     L->t_safepoint =
         LLVMFunctionType(LLVMVoidTypeInContext(C), (LLVMTypeRef[]){p, p, L->i32}, 3, 0);
     L->t_box = LLVMFunctionType(i, (LLVMTypeRef[]){p, L->dbl}, 2, 0);
@@ -1508,10 +1541,6 @@ static void lower(Lower *L, const char *fname) {
     uint32_t nord = rpo(f, order);
     LLVMBasicBlockRef entry = new_bb(L, "entry");
     LLVMPositionBuilderAtEnd(L->B, entry);
-    /* raw values for deopt: a placeholder, replaced by an array as large as the largest state
-     * at the end */
-    LLVMValueRef raw_alloca = LLVMBuildAlloca(L->B, L->i64, "raw");
-    L->raw = raw_alloca;
     for (uint32_t k = 0; k < nord; k++) {
         char nm[24];
         snprintf(nm, sizeof nm, "b%d", order[k]);
@@ -1572,14 +1601,6 @@ static void lower(Lower *L, const char *fname) {
                 LLVMAddIncoming(L->val[r], &v, &pe, 1);
             }
         }
-    }
-    /* the raw array: as large as the largest deopt state */
-    if (!L->fail) {
-        LLVMPositionBuilderBefore(L->B, raw_alloca);
-        LLVMValueRef arr =
-            LLVMBuildAlloca(L->B, LLVMArrayType2(L->i64, L->nraw_max ? L->nraw_max : 1), "raw");
-        LLVMReplaceAllUsesWith(raw_alloca, arr);
-        LLVMInstructionEraseFromParent(raw_alloca);
     }
     free(order);
 }
@@ -1662,6 +1683,21 @@ static void symbol_name(JitEngine *e, const JitFunc *f, uint32_t version, char *
     snprintf(out, n, "som_%" PRIu64 "_%s_v%u", id, clean, version);
 }
 
+/* The calling thread's CPU time in ns (0 if unreadable). */
+static uint64_t cpu_now(void) {
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)) return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Adds the time since *t0 to phase ph of o->phase_ns (if asked) and restarts *t0. */
+static void phase_done(const JitCodegenOpts *o, JitPhase ph, uint64_t *t0) {
+    if (!o->phase_ns) return;
+    uint64_t t = cpu_now();
+    o->phase_ns[ph] += t - *t0;
+    *t0 = t;
+}
+
 SomJitCode *jit_codegen(JitEngine *e, const JitFunc *f, const JitCodegenOpts *o, char *err,
                         size_t errlen) {
     JitCodegenOpts defaults = {.opt_level = 2, .stress_permille = 20};
@@ -1670,6 +1706,7 @@ SomJitCode *jit_codegen(JitEngine *e, const JitFunc *f, const JitCodegenOpts *o,
         snprintf(err, errlen, "nothing to compile");
         return NULL;
     }
+    uint64_t t0 = o->phase_ns ? cpu_now() : 0;
     Lower L = {.f = f, .o = o, .e = e, .err = err, .errlen = errlen};
     L.data = own_alloc(e, sizeof *L.data, &L.fail);
     if (!L.data) {
@@ -1698,6 +1735,7 @@ SomJitCode *jit_codegen(JitEngine *e, const JitFunc *f, const JitCodegenOpts *o,
         }
         LLVMDisposeMessage(msg);
     }
+    phase_done(o, JIT_PH_LOWER, &t0);
     LLVMTargetMachineRef tm = L.fail ? NULL : target_machine(e, o->opt_level);
     if (!L.fail && !tm) {
         snprintf(err, errlen, "LLVM: no target machine for %s", e->triple);
@@ -1714,6 +1752,7 @@ SomJitCode *jit_codegen(JitEngine *e, const JitFunc *f, const JitCodegenOpts *o,
             L.fail = true;
         }
     }
+    phase_done(o, JIT_PH_PASSES, &t0);
     if (!L.fail && o->dump_llvm) {
         char *s = LLVMPrintModuleToString(L.M);
         fprintf(stderr, "; ---- %s (%s)\n%s", f->name, name, s);
@@ -1732,10 +1771,13 @@ SomJitCode *jit_codegen(JitEngine *e, const JitFunc *f, const JitCodegenOpts *o,
     if (tm) LLVMDisposeTargetMachine(tm);
     LLVMDisposeModule(L.M);
     LLVMContextDispose(L.C);
+    phase_done(o, JIT_PH_MACHINE, &t0);
     if (L.fail) return NULL;
     uintptr_t entry = 0;
     JitCodeRange range;
-    if (jit_engine_add(e, obj, name, &entry, &range, err, errlen)) return NULL;
+    int added = jit_engine_add(e, obj, name, &entry, &range, err, errlen);
+    phase_done(o, JIT_PH_LINK, &t0);
+    if (added) return NULL;
 
     SomJitCode *c = &L.data->code;
     JitPos *pos = own_alloc(e, (f->npos ? f->npos : 1) * sizeof *pos, &L.fail);

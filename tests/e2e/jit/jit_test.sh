@@ -89,7 +89,12 @@ stats)
     for line in "^jit: compile time total [0-9.]* ms, median [0-9.]* ms, p95 [0-9.]* ms" \
         "^jit: code bytes [1-9][0-9]*, inlined activations" "^jit: deopts [0-9]*"; do
         grep -q "$line" err || fail "no '$line' in: $(cat err)"
-    done ;;
+    done
+    # where the compile time went: LLVM's passes and machine code took some (ms, one decimal)
+    ph=$(sed -n 's/^jit: compile CPU by phase: build [0-9.]* ms, optimize [0-9.]* ms, lower [0-9.]* ms, LLVM passes \([0-9.]*\) ms, machine code \([0-9.]*\) ms, link [0-9.]* ms$/\1 \2/p' err)
+    [ -n "$ph" ] || fail "no phase line in: $(cat err)"
+    awk -v p="$ph" 'BEGIN { split(p, a, " "); exit !(a[1] > 0 && a[2] > 0) }' ||
+        fail "LLVM phases not timed: $ph" ;;
 stress)
     need_compiler
     run --jit=eager --jit-deopt-stress=3 --jit-stats "$prog"

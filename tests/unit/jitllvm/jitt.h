@@ -41,6 +41,8 @@ void t_objects_free(void);
 typedef struct RtDeopt {
     const JitDeopt *d;
     uint64_t raw[16];
+    uint32_t nraw;       /* the raw values the descriptor indexes */
+    uint64_t raw_digest; /* sum over all of them of (index + 1) * value */
     uint32_t fp_bci, fp_jit_pos;
 } RtDeopt;
 

@@ -54,6 +54,10 @@ Value jit_rt_deopt(SomVM *vm, SomFrame *fp, const JitDeopt *d, const uint64_t *r
                 nraw = (uint32_t)d->vals[i].raw + 1;
         for (uint32_t i = 0; i < nraw && i < 16; i++)
             r->raw[i] = raw[i];
+        r->nraw = nraw;
+        r->raw_digest = 0;
+        for (uint32_t i = 0; i < nraw; i++)
+            r->raw_digest += (i + 1) * raw[i];
         r->fp_bci = fp->bci;
         r->fp_jit_pos = fp->jit_pos;
     }

@@ -861,6 +861,73 @@ static void test_globals_strings_cfields(void **state) {
 }
 
 /* Bad IR is an error with a message, never a crash or wrong code. */
+/* m(a, b): n values a + 1 .. a + n (unboxed, each kept by the state), then a guard on b being
+ * an integer that deopts with all of them on the stack. */
+static JitFunc *many_values_func(uint32_t n) {
+    JitFunc *f = t_func(vm, t_method(2, 0));
+    int32_t b0 = t_block(f);
+    JitRef self = t_arg(f, b0, 0), a1 = t_arg(f, b0, 1), a2 = t_arg(f, b0, 2);
+    JitRef slots[] = {self, a1, a2};
+    t_state(f, 0, self, 3, slots, 0, NULL);
+    JitRef a = t_op1(f, b0, JI_UNBOX_INT, JT_INT, a1);
+    JitRef *vals = calloc(n, sizeof *vals);
+    assert_non_null(vals);
+    for (uint32_t k = 0; k < n; k++) {
+        vals[k] = t_op2(f, b0, JI_IADD, JT_INT, a, t_cint(f, b0, k + 1));
+        f->insts[vals[k]].deopt = -1; /* unchecked */
+    }
+    int32_t st = t_state(f, 3, self, 3, slots, n, vals);
+    free(vals);
+    JitRef g = t_op1(f, b0, JI_GUARD, JT_VOID, t_op1(f, b0, JI_IS_INT, JT_BOOL, a2));
+    f->insts[g].deopt = st;
+    f->insts[g].reason = JDR_TYPE;
+    t_ret(f, b0, a2);
+    return f;
+}
+
+/* A deopt exit hands every raw value of its state to the runtime, however many (they go as
+ * the arguments of one call), and a state beyond the limit fails the compilation. */
+static void test_deopt_many_values(void **state) {
+    (void)state;
+    const uint32_t n = 300;
+    JitFunc *f = many_values_func(n);
+    SomJitCode *c = compile(f, NULL);
+    rt_reset();
+    rt.deopt_answer = som_mkint(5);
+    SomFrame fr;
+    Value args[] = {vm->nil, som_mkint(1000), som_mkint(1)};
+    assert_int_equal(run(c, &fr, args, 3), som_mkint(1)); /* b an integer: no deopt */
+    assert_int_equal(rt.ndeopts, 0);
+    args[2] = vm->nil;
+    assert_int_equal(run(c, &fr, args, 3), som_mkint(5));
+    assert_int_equal(rt.ndeopts, 1);
+    const JitDeopt *d = rt.deopts[0].d;
+    assert_int_equal(d->scopes[0].nstack, n);
+    assert_int_equal(rt.deopts[0].nraw, n + 3); /* every value is raw here */
+    assert_int_equal(d->nvals, n + 3);
+    uint64_t want = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        const JitDeoptVal *v = &d->vals[d->scopes[0].stack[k]];
+        assert_int_equal(v->kind, JVK_INT);
+        if (v->raw < 16) assert_int_equal((int64_t)rt.deopts[0].raw[v->raw], 1000 + k + 1);
+        want += (uint64_t)(v->raw + 1) * (uint64_t)(1000 + k + 1);
+    }
+    for (uint32_t i = 0; i < 3; i++) { /* the slots: receiver and arguments as Values */
+        const JitDeoptVal *v = &d->vals[d->scopes[0].slots[i]];
+        assert_int_equal(v->kind, JVK_VALUE);
+        want += (uint64_t)(v->raw + 1) * args[i];
+    }
+    assert_int_equal(rt.deopts[0].raw_digest, want);
+    t_free(f);
+    /* 513 values and the three slots: more than one exit may hand over */
+    f = many_values_func(513);
+    char err[256] = "";
+    JitCodegenOpts o = {.opt_level = 0};
+    assert_null(jit_codegen(engine, f, &o, err, sizeof err));
+    assert_string_equal(err, "frame state of 516 values (at most 512)");
+    t_free(f);
+}
+
 static void test_bad_ir(void **state) {
     (void)state;
     char err[256] = "";
@@ -1137,6 +1204,7 @@ int main(void) {
         cmocka_unit_test(test_closures),
         cmocka_unit_test(test_spill_slot_reuse),
         cmocka_unit_test(test_globals_strings_cfields),
+        cmocka_unit_test(test_deopt_many_values),
         cmocka_unit_test(test_bad_ir),
         cmocka_unit_test(test_dump),
         cmocka_unit_test(test_spill_survives_gc),
