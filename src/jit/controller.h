@@ -56,6 +56,10 @@ typedef struct JitRuleParams {
     double small_recursive;  /* SOM_JIT_SMALL_RECURSIVE: the builder's size bound of a small
                               * tree-recursive method, inlined a level deeper (-1: the
                               * builder's default, JitBuildOpts; 0: none) */
+    double quick_recompile;  /* SOM_JIT_QUICK_RECOMPILE: a version recompiled from sampled
+                              * feedback is compiled quickly first (no LLVM passes, fast
+                              * instruction selection: a few ms), then at the full level as
+                              * soon as the quick one is installed (1; 0: full level only) */
 } JitRuleParams;
 
 void jit_rule_defaults(JitRuleParams *p);
@@ -140,6 +144,13 @@ typedef void (*JitJobDone)(JitJob *j); /* on the compiler thread, after the stag
 
 /* One compilation handed to the compiler thread.  `f` is built; the thread runs optimize and
  * codegen, sets code (or err), the times, and calls done(j), which passes it back to its VM. */
+/* A sampled recompilation in two steps (JitRuleParams.quick_recompile). */
+typedef enum JitFbStage {
+    JFS_NONE,  /* not a sampled recompilation, or one in a single step */
+    JFS_QUICK, /* the quick first version (fb_from set) */
+    JFS_FULL   /* the full-level version that follows it */
+} JitFbStage;
+
 struct JitJob {
     JitJob *next;
     void *owner; /* the VM's controller state (queue cancellation matches on it) */
@@ -156,6 +167,7 @@ struct JitJob {
     double priority;       /* the queue serves the highest first (the rule's benefit per cost) */
     struct JitFbTable *fb; /* the new version's sampled-feedback table, or NULL */
     struct JitFbTable *fb_from; /* built from this table's sampled feedback, or NULL */
+    uint8_t fb_stage;           /* JitFbStage */
     SomJitCode *code;
     char err[256];
     JitJobDone done;

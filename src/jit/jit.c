@@ -71,6 +71,8 @@ typedef struct JitMInfo {
     uint32_t eval_serial;      /* the refresh that last looked at it */
     JitFbMethod fbm;           /* sampled feedback: the deopt-loop state */
     JitFbTable *fbt;           /* the installed version's sampled feedback, or NULL */
+    uint64_t fb_phase_ns;      /* a quick sampled version is installed and its full-level
+                                * successor queued: when the phase that caused it began */
     struct JitFbOverride *ovr; /* kinds the sampled versions compile sites for (until a
                                 * deopt loop throws them away) */
     uint32_t novr;
@@ -128,6 +130,8 @@ typedef struct JitVm {
     bool fb_due;
     uint64_t *fblat, *fbdet; /* per sampled recompilation: phase -> installed, -> ready */
     size_t nfbl, capfbl;
+    uint64_t *fbfull, *fbfull_cpu; /* per quick one: phase -> full level installed, its CPU */
+    size_t nfbf, capfbf;
 } JitVm;
 
 static const char *const jdr_names[JDR_COUNT] = {
@@ -438,7 +442,8 @@ static JitFbTable *jv_fb_table(JitVm *jv, JitMInfo *x, JitFunc *f, uint32_t vers
     return t;
 }
 
-static void jv_compile(JitVm *jv, JitMInfo *x, bool sync, double priority, JitFbTable *from);
+static void jv_compile(JitVm *jv, JitMInfo *x, bool sync, double priority, JitFbTable *from,
+                       uint8_t stage);
 
 /* Recompiles the methods whose tables became ready (VM thread, at a hook). */
 static void jv_fb_recompile(JitVm *jv) {
@@ -454,6 +459,9 @@ static void jv_fb_recompile(JitVm *jv) {
             t->done = true;
             continue;
         }
+        /* quick first: on the compiler thread, and with a version left for the full one */
+        bool quick = jv->p.quick_recompile > 0 && !jv->o.sync &&
+                     jit_rule_version_ok(&jv->p, x->version + 3, NULL);
         /* one version is kept for the generic code a deopt loop falls back to */
         bool versions_left = jit_rule_version_ok(&jv->p, x->version + 2, NULL);
         if (!versions_left || !jit_fb_may_recompile(&jv->fb, &x->fbm, now)) {
@@ -474,7 +482,7 @@ static void jv_fb_recompile(JitVm *jv) {
                     " observations, T1 %u): recompile\n",
                     name, t->version, t->nslots, t->observations, t->t1);
         }
-        jv_compile(jv, x, jv->o.sync, 1e9, t);
+        jv_compile(jv, x, jv->o.sync, quick ? 2e9 : 1e9, t, quick ? JFS_QUICK : JFS_NONE);
     }
 }
 
@@ -508,6 +516,7 @@ static void jv_install_one(JitVm *jv, JitJob *j) {
         return;
     }
     if (!j->code) {
+        x->fb_phase_ns = 0;
         jv_fail(jv, j->err);
         x->version--;
         x->failures++;
@@ -540,6 +549,13 @@ static void jv_install_one(JitVm *jv, JitJob *j) {
         jv->st.fb_recompiled++;
         jv_push2(&jv->fblat, &jv->fbdet, &jv->nfbl, &jv->capfbl, now - j->fb_from->phase_ns,
                  j->fb_from->ready_ns - j->fb_from->phase_ns);
+        if (j->fb_stage == JFS_QUICK) x->fb_phase_ns = j->fb_from->phase_ns;
+    } else if (j->fb_stage == JFS_FULL) {    /* the full-level successor of a quick version */
+        x->fbm.sampled_version = j->version; /* deopts after it count as after a recompile */
+        if (x->fb_phase_ns)
+            jv_push2(&jv->fbfull, &jv->fbfull_cpu, &jv->nfbf, &jv->capfbf,
+                     jitq_now_ns() - x->fb_phase_ns, j->compile_ns);
+        x->fb_phase_ns = 0;
     }
     x->code = j->code;
     x->deopts = 0;
@@ -551,7 +567,11 @@ static void jv_install_one(JitVm *jv, JitJob *j) {
     jv->st.inlined += j->inlined;
     if (j->version > jv->st.versions_max) jv->st.versions_max = j->version;
     somprof_jit_register(jv->vm, j->code);
+    bool full_next = j->fb_stage == JFS_QUICK;
     free(j);
+    /* the quick version runs; the full-level one is built from the same feedback (merged
+     * into x's overrides) and replaces it when done */
+    if (full_next) jv_compile(jv, x, false, 2e9, NULL, JFS_FULL);
 }
 
 /* Installs what the compiler thread finished (VM thread). */
@@ -578,7 +598,8 @@ static void jv_install(JitVm *jv) {
 #define JIT_GIANT_INSTS 16000u
 
 /* Builds version x->version + 1 of x->m and compiles it, in the background or (sync) now. */
-static void jv_compile(JitVm *jv, JitMInfo *x, bool sync, double priority, JitFbTable *from) {
+static void jv_compile(JitVm *jv, JitMInfo *x, bool sync, double priority, JitFbTable *from,
+                       uint8_t stage) {
     SomVM *vm = jv->vm;
     const JitBackend *b = jit_backend();
     uint32_t version = x->version + 1;
@@ -619,6 +640,7 @@ static void jv_compile(JitVm *jv, JitMInfo *x, bool sync, double priority, JitFb
     } else if (f && f->ninsts > JIT_LARGE_INSTS) {
         opt_level = 1;
     }
+    if (stage == JFS_QUICK) opt_level = 0;
     *j = (JitJob){.owner = jv,
                   .method = x->m,
                   .version = version,
@@ -633,6 +655,7 @@ static void jv_compile(JitVm *jv, JitMInfo *x, bool sync, double priority, JitFb
                   .build_ns = jitq_thread_cpu_ns() - c0,
                   .t_queued = t0,
                   .priority = priority,
+                  .fb_stage = stage,
                   .done = jv_job_done};
     snprintf(j->err, sizeof j->err, "%s", err);
     if (!j->f && !j->err[0]) snprintf(j->err, sizeof j->err, "build failed");
@@ -687,7 +710,9 @@ static void jv_evaluate(JitVm *jv, JitMInfo *x) {
                 e.from_samples ? "samples" : "counters", e.benefit_ns / 1e6, e.cost_ns / 1e6);
     }
     /* the queue serves the best benefit per unit of compile time first */
-    if (go) jv_compile(jv, x, jv->o.sync, e.cost_ns > 0 ? e.benefit_ns / e.cost_ns : 1e9, NULL);
+    if (go)
+        jv_compile(jv, x, jv->o.sync, e.cost_ns > 0 ? e.benefit_ns / e.cost_ns : 1e9, NULL,
+                   JFS_NONE);
 }
 
 /* A refresh reads the whole CC-Map (a snapshot in async mode, the VM's tree in coop mode):
@@ -798,7 +823,7 @@ static void jv_hook(SomVM *vm, SomMethod *m, int why) {
     if (!x) return;
     if (why == SOM_JIT_EAGER) {
         if (x->state == JMS_NONE && jit_rule_version_ok(&jv->p, x->version + 1, NULL))
-            jv_compile(jv, x, true, 0, NULL);
+            jv_compile(jv, x, true, 0, NULL, JFS_NONE);
         return;
     }
     if (why == SOM_JIT_LOOP) x->loop_iters += vm->jit_loop_threshold;
@@ -997,6 +1022,8 @@ void jit_detach(SomVM *vm) {
         free(jv->tab[i].ovr);
     free(jv->fblat);
     free(jv->fbdet);
+    free(jv->fbfull);
+    free(jv->fbfull_cpu);
     free(jv->tab);
     free(jv->ctimes);
     free(jv->lat);
@@ -1031,6 +1058,12 @@ void jit_stats(SomVM *vm, JitStats *out) {
         out->fb_detect_ns_median = jv_quantile(v, jv->nfbl, 0.5);
         free(v);
     }
+    if (jv->nfbf && (v = malloc(jv->nfbf * sizeof *v))) {
+        memcpy(v, jv->fbfull, jv->nfbf * sizeof *v);
+        out->fb_full_latency_ns_median = jv_quantile(v, jv->nfbf, 0.5);
+        free(v);
+    }
+    out->fb_full = jv->nfbf;
     out->calib_ns_per_byte = jv->calib.ns_per_byte;
     out->calib_fixed_ns = jv->calib.fixed_ns;
     for (uint32_t i = 0; i <= jv->mask && jv->tab; i++)
@@ -1089,13 +1122,16 @@ void jit_print_stats(SomVM *vm, FILE *f) {
         fprintf(f,
                 "jit: sampled feedback: %llu versions with %llu slots, %llu observations, %llu "
                 "slots cleared; recompiled %llu (latency median %.2f ms, max %.2f ms; detection "
-                "median %.2f ms), deopts after them %llu, loops %llu (%s, T1 %u, burst %u)\n",
+                "median %.2f ms), deopts after them %llu, loops %llu (%s, T1 %u, burst %u); "
+                "quick first: %llu replaced at full level (median %.2f ms after the phase "
+                "change)\n",
                 (unsigned long long)s.fb_tables, (unsigned long long)s.fb_slots,
                 (unsigned long long)s.fb_observations, (unsigned long long)s.fb_clears,
                 (unsigned long long)s.fb_recompiled, s.fb_latency_ns_median / 1e6,
                 s.fb_latency_ns_max / 1e6, s.fb_detect_ns_median / 1e6,
                 (unsigned long long)s.fb_deopts_after, (unsigned long long)s.fb_loops,
-                jit_fb_loop_name(jv->fb.loop), jv->fb.t1, jv->fb.burst);
+                jit_fb_loop_name(jv->fb.loop), jv->fb.t1, jv->fb.burst,
+                (unsigned long long)s.fb_full, s.fb_full_latency_ns_median / 1e6);
     else
         fprintf(f, "jit: sampled feedback: off\n");
     fprintf(f, "jit: deopts %llu", (unsigned long long)total);

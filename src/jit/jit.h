@@ -83,6 +83,8 @@ typedef struct JitStats {
     uint64_t fb_latency_ns_median; /* phase change (first narrower observation) -> installed */
     uint64_t fb_latency_ns_max;
     uint64_t fb_detect_ns_median; /* phase change -> ready (the samples' part) */
+    uint64_t fb_full;             /* quick sampled versions replaced by their full-level one */
+    uint64_t fb_full_latency_ns_median; /* phase change -> the full-level one installed */
 } JitStats;
 void jit_stats(SomVM *vm, JitStats *out);
 void jit_print_stats(SomVM *vm, FILE *f);

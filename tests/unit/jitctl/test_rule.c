@@ -213,6 +213,17 @@ static void env_parsing(void **state) {
     assert_int_equal(jit_rule_from_env(&P, err, sizeof err), -1);
     unsetenv("SOM_JIT_SPEEDUP");
     unsetenv("SOM_JIT_DEOPT_LIMIT");
+    /* quick first for sampled recompilations: on by default, 0 or 1 */
+    JitRuleParams q;
+    jit_rule_defaults(&q);
+    assert_true(q.quick_recompile == 1);
+    setenv("SOM_JIT_QUICK_RECOMPILE", "2", 1);
+    assert_int_equal(jit_rule_from_env(&q, err, sizeof err), -1);
+    assert_string_equal(err, "SOM_JIT_QUICK_RECOMPILE: expected a number between 0 and 1, got '2'");
+    setenv("SOM_JIT_QUICK_RECOMPILE", "0", 1);
+    assert_int_equal(jit_rule_from_env(&q, err, sizeof err), 0);
+    assert_true(q.quick_recompile == 0);
+    unsetenv("SOM_JIT_QUICK_RECOMPILE");
 }
 
 /* Refreshes of the samples stay under 1% of the time they stand for (tick 50 ms). */
