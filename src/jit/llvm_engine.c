@@ -166,8 +166,18 @@ static void llvm_init(void) {
      * in a large method) all end alike, and merging their tails cost HavlakLoopFinder's
      * methods 15% more code generation time (llc 2.33 -> 2.71 s over the benchmark's 26
      * compiled methods) for code that only runs when a guard fails. */
-    const char *argv[] = {"som-jit", "-enable-tail-merge=false"};
-    LLVMParseCommandLineOptions(2, argv, NULL);
+    const char *argv[2 + 16] = {"som-jit", "-enable-tail-merge=false"};
+    int argc = 2;
+    /* for tuning: SOM_JIT_LLVM_ARGS, up to 16 space-separated LLVM options (-fast-isel...) */
+    static char extra[512];
+    const char *env = getenv("SOM_JIT_LLVM_ARGS");
+    if (env && strlen(env) < sizeof extra) {
+        strcpy(extra, env);
+        for (char *save = NULL, *t = strtok_r(extra, " ", &save); t && argc < 18;
+             t = strtok_r(NULL, " ", &save))
+            argv[argc++] = t;
+    }
+    LLVMParseCommandLineOptions(argc, argv, NULL);
 }
 
 static void set_error(char *err, size_t errlen, const char *what, LLVMErrorRef e) {
