@@ -11,6 +11,9 @@ setting's figure is the median over the rounds.
   run.py --som SOM study --param t1 --values 5,10,20,50,100 [--runs 20]
         outliers (runs > 10% slower than the median run) and latency per parameter value
   run.py --som SOM awfy --awfy-dir DIR [--runs 5]           AWFY steady state, on vs off
+  run.py --som SOM quick [--runs 5]      the polluted programs, sampled recompilation in two
+        steps (SOM_JIT_QUICK_RECOMPILE=1, the default) vs one: latency, when the full-level
+        version arrives, steady state
 
 Every run also passes --jit-stats; the latency columns come from its "sampled feedback" line
 (phase = first observation of the narrower kinds -> recompiled code installed).
@@ -28,11 +31,12 @@ SIZE = 0  # --size: the programs' size argument (0: their default)
 ITER = re.compile(r"^\S+: iteration (\d+) (\d+)us$", re.M)
 HARNESS = re.compile(r"^\w+: iterations=1 runtime: (\d+)\s*us\s*$", re.M)
 FBSLOTS = re.compile(r"sampled feedback: (\d+) versions with (\d+) slots")
+FBFULL = re.compile(r"quick first: (\d+) replaced at full level \(median ([\d.]+) ms")
 FBLINE = re.compile(r"recompiled (\d+) \(latency median ([\d.]+) ms, max ([\d.]+) ms; "
                     r"detection median ([\d.]+) ms\), deopts after them (\d+), loops (\d+)")
 
 
-def run(som, prog, iters, polluted, flags, cp=HERE, args=None, timeout=600):
+def run(som, prog, iters, polluted, flags, cp=HERE, args=None, timeout=600, env=None):
     cmd = [som, "--jit-stats"] + flags + ["-cp", cp]
     if args is None:
         cmd += [os.path.join(HERE, prog + ".som"), str(iters), str(polluted)]
@@ -40,7 +44,8 @@ def run(som, prog, iters, polluted, flags, cp=HERE, args=None, timeout=600):
             cmd.append(str(SIZE))
     else:
         cmd += args
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                       env=dict(os.environ, **env) if env else None)
     if p.returncode != 0:
         sys.exit("failed: %s\n%s" % (" ".join(cmd), p.stderr[-2000:]))
     times = [int(us) for _, us in ITER.findall(p.stdout)]
@@ -54,6 +59,8 @@ def run(som, prog, iters, polluted, flags, cp=HERE, args=None, timeout=600):
                   deopts=int(m.group(5)), loops=int(m.group(6)))
         ms = FBSLOTS.search(p.stderr)
         fb["slots"] = int(ms.group(2)) if ms else 0
+        mf = FBFULL.search(p.stderr)
+        fb["full"], fb["full_latency"] = (int(mf.group(1)), float(mf.group(2))) if mf else (0, 0)
     return times, fb
 
 
@@ -98,6 +105,33 @@ def cmd_steady(a, extra):
                 "/".join(str(r) for r in recs),
                 "%.1f" % statistics.median(lats) if lats else "-"))
             sys.stdout.flush()
+
+
+def cmd_quick(a, extra):
+    """Latency per run = the median over its sampled recompilations; a row gives the median
+    over the runs (and the largest run median)."""
+    print("| Program | two steps: latency median (max) ms | full level after (ms) | "
+          "one step: latency median (max) ms | steady two / one (ms) |")
+    print("|---|---|---|---|---|")
+    for prog in PROGRAMS:
+        lat = {"1": [], "0": []}
+        full, st = [], {"1": [], "0": []}
+        for order in abba(a.runs):
+            for q in ("1", "0") if order[0] == "on" else ("0", "1"):
+                t, fb = run(a.som, prog, a.iterations, 1, flags_for("on", extra),
+                            env={"SOM_JIT_QUICK_RECOMPILE": q})
+                st[q].append(steady(t))
+                if fb and fb["recompiled"]:
+                    lat[q].append(fb["latency"])
+                    if q == "1" and fb["full"]:
+                        full.append(fb["full_latency"])
+
+        def cell(v):
+            return "%.1f (%.1f)" % (statistics.median(v), max(v)) if v else "-"
+        print("| %s | %s | %s | %s | %.3f / %.3f |" % (
+            prog, cell(lat["1"]), "%.1f" % statistics.median(full) if full else "-",
+            cell(lat["0"]), statistics.median(st["1"]) / 1000, statistics.median(st["0"]) / 1000))
+        sys.stdout.flush()
 
 
 def cmd_alternate(a, extra):
@@ -212,7 +246,7 @@ def main():
     ap.add_argument("--flags", default="", help="more som flags for every run")
     ap.add_argument("--programs", help="study: programs, comma-separated (default the three)")
     ap.add_argument("--size", type=int, default=0, help="the programs' size (default theirs)")
-    ap.add_argument("what", choices=["steady", "alternate", "study", "awfy"])
+    ap.add_argument("what", choices=["steady", "alternate", "study", "awfy", "quick"])
     a = ap.parse_args()
     global SIZE
     SIZE = a.size
@@ -220,7 +254,7 @@ def main():
     if a.what == "awfy" and not a.awfy_dir:
         sys.exit("awfy needs --awfy-dir")
     {"steady": cmd_steady, "alternate": cmd_alternate, "study": cmd_study,
-     "awfy": cmd_awfy}[a.what](a, extra)
+     "awfy": cmd_awfy, "quick": cmd_quick}[a.what](a, extra)
 
 
 if __name__ == "__main__":
