@@ -1296,8 +1296,10 @@ static LLVMValueRef emit(Lower *L, JitRef r) {
         return call(L, L->t_newctx, (const void *)jit_rt_new_context, args, 4, false);
     }
     case JI_SAFEPOINT: {
-        LLVMValueRef poll = LLVMBuildLoad2(B, L->i32, addr(L, L->vm, offsetof(SomVM, poll)), "");
-        LLVMSetVolatile(poll, 1);
+        /* a safepoint request, or the controller's (code to install, a sampled version to
+         * rebuild: a loop that runs long in compiled code must not hold them back) */
+        LLVMValueRef poll = LLVMBuildOr(B, vm_field(L, L->i32, offsetof(SomVM, poll)),
+                                        vm_field(L, L->i32, offsetof(SomVM, jit_tick)), "");
         LLVMBasicBlockRef slow = new_bb(L, "safepoint");
         LLVMBasicBlockRef cont = new_bb(L, "polled");
         cond_br(L, LLVMBuildICmp(B, LLVMIntNE, poll, ci32(L, 0), ""), slow, cont, -1);

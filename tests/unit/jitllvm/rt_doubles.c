@@ -80,6 +80,7 @@ void jit_rt_safepoint(SomVM *vm, SomFrame *fp, int where) {
     (void)where;
     rt.safepoints++;
     vm->poll = 0;
+    vm->jit_tick = 0; /* as the runtime's: the controller's hook ran */
 }
 
 Value jit_rt_box_double(SomVM *vm, double d) {

@@ -134,6 +134,11 @@ static void test_int_loop(void **state) {
     args[2] = som_mkint(0);
     assert_int_equal(run(c, &fr, args, 3), som_mkint(55));
     assert_int_equal(rt.safepoints, 1);
+    /* so is the controller's request (code to install) */
+    vm->jit_tick = 1;
+    assert_int_equal(run(c, &fr, args, 3), som_mkint(55));
+    assert_int_equal(rt.safepoints, 2);
+    assert_int_equal(vm->jit_tick, 0);
     /* not an integer: the entry guard deopts with state 0 */
     rt.deopt_answer = som_mkint(4242);
     args[1] = vm->nil;
