@@ -845,7 +845,7 @@ static void jv_deopt(SomVM *vm, const SomJitCode *code, uint32_t reason) {
     if (!inval) return;
     if (x->fbt) x->fbt->done = true;
     x->fbt = NULL;
-    x->novr = 0; /* the next version starts from the interpreter's feedback again */
+    x->novr = 0;        /* the next version starts from the interpreter's feedback again */
     x->fb_phase_ns = 0; /* a full-level successor still queued is dropped at its install */
     ((SomJitCode *)code)->invalid = 1; /* the backend's allocation: const only in the hook */
     if (code->method->jit == code) code->method->jit = NULL;
