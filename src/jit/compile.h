@@ -88,4 +88,7 @@ typedef struct JitCodegenOpts {
 SomJitCode *jit_codegen(JitEngine *e, const JitFunc *f, const JitCodegenOpts *o, char *err,
                         size_t errlen);
 
+/* The calling thread's CPU time in ns (0 if unreadable). */
+uint64_t jit_thread_cpu_ns(void);
+
 #endif

@@ -191,6 +191,5 @@ void jitq_run(JitJob *j);
  * controller's clock); one per owner, removed by jitq_cancel. */
 void jitq_set_clock(void *owner, uint32_t ms, void (*fn)(void *arg), void *arg);
 uint64_t jitq_now_ns(void);
-uint64_t jitq_thread_cpu_ns(void);
 
 #endif

@@ -65,12 +65,6 @@ uint64_t jitq_now_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t jitq_thread_cpu_ns(void) {
-    struct timespec ts;
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)) return 0;
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* ---- the backend ------------------------------------------------------------------------ */
 
 void jit_set_backend(const JitBackend *b) {
@@ -106,10 +100,10 @@ static pthread_mutex_t dump_mu = PTHREAD_MUTEX_INITIALIZER;
 
 void jitq_run(JitJob *j) {
     const JitBackend *b = jit_backend();
-    uint64_t c0 = jitq_thread_cpu_ns();
+    uint64_t c0 = jit_thread_cpu_ns();
     char err[256] = "";
     b->optimize(j->f);
-    j->phase_ns[JIT_PH_OPTIMIZE] += jitq_thread_cpu_ns() - c0;
+    j->phase_ns[JIT_PH_OPTIMIZE] += jit_thread_cpu_ns() - c0;
     j->cg.phase_ns = j->phase_ns;
     if (j->dump) {
         pthread_mutex_lock(&dump_mu);
@@ -128,7 +122,7 @@ void jitq_run(JitJob *j) {
     j->inlined = j->f->inlined;
     b->free_func(j->f);
     j->f = NULL;
-    j->compile_ns = jitq_thread_cpu_ns() - c0;
+    j->compile_ns = jit_thread_cpu_ns() - c0;
     j->t_done = jitq_now_ns();
 }
 

@@ -130,7 +130,7 @@ typedef struct JitVm {
     bool fb_due;
     uint64_t *fblat, *fbdet; /* per sampled recompilation: phase -> installed, -> ready */
     size_t nfbl, capfbl;
-    uint64_t *fbfull, *fbfull_cpu; /* per quick one: phase -> full level installed, its CPU */
+    uint64_t *fbfull; /* per quick one: phase -> full level installed */
     size_t nfbf, capfbf;
 } JitVm;
 
@@ -238,20 +238,21 @@ static void jv_fail(JitVm *jv, const char *reason) {
     jv->fails[i].n++;
 }
 
-/* Appends (x, y) to the two parallel arrays *a and *b of *n entries (room for *cap); false
- * when out of memory (nothing appended). */
+/* Appends (x, y) to the two parallel arrays *a and *b (b may be NULL: x alone) of *n entries
+ * (room for *cap); false when out of memory (nothing appended). */
 static bool jv_push2(uint64_t **a, uint64_t **b, size_t *n, size_t *cap, uint64_t x, uint64_t y) {
     if (*n == *cap) {
         size_t c = *cap ? *cap * 2 : 64;
         uint64_t *na = realloc(*a, c * sizeof *na);
         if (na) *a = na;
-        uint64_t *nb = realloc(*b, c * sizeof *nb);
+        uint64_t *nb = b ? realloc(*b, c * sizeof *nb) : NULL;
         if (nb) *b = nb;
-        if (!na || !nb) return false;
+        if (!na || (b && !nb)) return false;
         *cap = c;
     }
     (*a)[*n] = x;
-    (*b)[(*n)++] = y;
+    if (b) (*b)[*n] = y;
+    (*n)++;
     return true;
 }
 
@@ -553,8 +554,7 @@ static void jv_install_one(JitVm *jv, JitJob *j) {
     } else if (j->fb_stage == JFS_FULL) {    /* the full-level successor of a quick version */
         x->fbm.sampled_version = j->version; /* deopts after it count as after a recompile */
         if (x->fb_phase_ns)
-            jv_push2(&jv->fbfull, &jv->fbfull_cpu, &jv->nfbf, &jv->capfbf,
-                     jitq_now_ns() - x->fb_phase_ns, j->compile_ns);
+            jv_push2(&jv->fbfull, NULL, &jv->nfbf, &jv->capfbf, jitq_now_ns() - x->fb_phase_ns, 0);
         x->fb_phase_ns = 0;
     }
     x->code = j->code;
@@ -612,7 +612,7 @@ static void jv_compile(JitVm *jv, JitMInfo *x, bool sync, double priority, JitFb
     if (!j) return;
     uint8_t state = vm->state;
     som_set_state(vm, VMS_COMPILE);
-    uint64_t t0 = jitq_now_ns(), c0 = jitq_thread_cpu_ns();
+    uint64_t t0 = jitq_now_ns(), c0 = jit_thread_cpu_ns();
     bo.profile = jv_profile(jv, x);
     bo.fb_slots = jv->fb.on;
     if (from) {
@@ -652,7 +652,7 @@ static void jv_compile(JitVm *jv, JitMInfo *x, bool sync, double priority, JitFb
                          .dump_llvm = getenv("SOM_JIT_DUMP_LLVM") != NULL}, /* for tuning */
                   .dump = jv->o.dump,
                   .root_bytes = x->m->code_len,
-                  .build_ns = jitq_thread_cpu_ns() - c0,
+                  .build_ns = jit_thread_cpu_ns() - c0,
                   .t_queued = t0,
                   .priority = priority,
                   .fb_stage = stage,
@@ -732,10 +732,10 @@ static void jv_refresh(JitVm *jv) {
         jv->skip_left--;
         return;
     }
-    uint64_t c0 = jitq_thread_cpu_ns();
+    uint64_t c0 = jit_thread_cpu_ns();
     uint64_t compile0 = jv->vm->compile_ns;
     jv_refresh_now(jv, c0);
-    uint64_t c1 = jitq_thread_cpu_ns(), compiled = jv->vm->compile_ns - compile0;
+    uint64_t c1 = jit_thread_cpu_ns(), compiled = jv->vm->compile_ns - compile0;
     jv_pace(jv, c1 - c0 > compiled ? c1 - c0 - compiled : 0);
     if (jv->trace)
         fprintf(stderr, "jit-trace: refresh %u: %.3f ms (compiling %.3f ms), skip %u\n", jv->serial,
@@ -937,7 +937,7 @@ int jit_attach(SomVM *vm, const JitOptions *o, char *err, size_t errlen) {
     jv->o.sync = o->sync || o->mode == JIT_EAGER;
     jv->p = p;
     jit_calib_init(&jv->calib, &p);
-    jv->cpu0 = jitq_thread_cpu_ns();
+    jv->cpu0 = jit_thread_cpu_ns();
     jv->trace = getenv("SOM_JIT_TRACE") != NULL;
     JitBuildOpts bo;
     jit_backend()->build_defaults(&bo);
@@ -1024,7 +1024,6 @@ void jit_detach(SomVM *vm) {
     free(jv->fblat);
     free(jv->fbdet);
     free(jv->fbfull);
-    free(jv->fbfull_cpu);
     free(jv->tab);
     free(jv->ctimes);
     free(jv->lat);

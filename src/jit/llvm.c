@@ -1685,17 +1685,16 @@ static void symbol_name(JitEngine *e, const JitFunc *f, uint32_t version, char *
     snprintf(out, n, "som_%" PRIu64 "_%s_v%u", id, clean, version);
 }
 
-/* The calling thread's CPU time in ns (0 if unreadable). */
-static uint64_t cpu_now(void) {
+uint64_t jit_thread_cpu_ns(void) {
     struct timespec ts;
     if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)) return 0;
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* Adds the time since *t0 to phase ph of o->phase_ns (if asked) and restarts *t0. */
 static void phase_done(const JitCodegenOpts *o, JitPhase ph, uint64_t *t0) {
     if (!o->phase_ns) return;
-    uint64_t t = cpu_now();
+    uint64_t t = jit_thread_cpu_ns();
     o->phase_ns[ph] += t - *t0;
     *t0 = t;
 }
@@ -1708,7 +1707,7 @@ SomJitCode *jit_codegen(JitEngine *e, const JitFunc *f, const JitCodegenOpts *o,
         snprintf(err, errlen, "nothing to compile");
         return NULL;
     }
-    uint64_t t0 = o->phase_ns ? cpu_now() : 0;
+    uint64_t t0 = o->phase_ns ? jit_thread_cpu_ns() : 0;
     Lower L = {.f = f, .o = o, .e = e, .err = err, .errlen = errlen};
     L.data = own_alloc(e, sizeof *L.data, &L.fail);
     if (!L.data) {
