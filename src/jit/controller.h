@@ -60,6 +60,9 @@ typedef struct JitRuleParams {
                               * feedback is compiled quickly first (no LLVM passes, fast
                               * instruction selection: a few ms), then at the full level as
                               * soon as the quick one is installed (1; 0: full level only) */
+    double quick_first;      /* SOM_JIT_QUICK_FIRST: a method's first version is compiled the
+                              * same way: quickly, then at the full level once the quick one
+                              * runs (1; 0: the first version at the full level at once) */
 } JitRuleParams;
 
 void jit_rule_defaults(JitRuleParams *p);
@@ -144,10 +147,11 @@ typedef void (*JitJobDone)(JitJob *j); /* on the compiler thread, after the stag
 
 /* One compilation handed to the compiler thread.  `f` is built; the thread runs optimize and
  * codegen, sets code (or err), the times, and calls done(j), which passes it back to its VM. */
-/* A sampled recompilation in two steps (JitRuleParams.quick_recompile). */
+/* A compilation in two steps: a sampled recompilation (JitRuleParams.quick_recompile) or a
+ * method's first version (quick_first). */
 typedef enum JitFbStage {
-    JFS_NONE,  /* not a sampled recompilation, or one in a single step */
-    JFS_QUICK, /* the quick first version (fb_from set) */
+    JFS_NONE,  /* in a single step */
+    JFS_QUICK, /* the quick version (fb_from set if a sampled recompilation) */
     JFS_FULL   /* the full-level version that follows it */
 } JitFbStage;
 
@@ -165,6 +169,7 @@ struct JitJob {
     uint64_t phase_ns[JIT_PH_COUNT]; /* build_ns and compile_ns by phase */
     uint64_t t_queued, t_done;
     double priority;       /* the queue serves the highest first (the rule's benefit per cost) */
+    double full_priority;  /* a quick version's: the priority of the full-level one after it */
     struct JitFbTable *fb; /* the new version's sampled-feedback table, or NULL */
     struct JitFbTable *fb_from; /* built from this table's sampled feedback, or NULL */
     uint8_t fb_stage;           /* JitFbStage */

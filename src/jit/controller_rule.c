@@ -32,6 +32,7 @@ void jit_rule_defaults(JitRuleParams *p) {
         .bg_share = 1.0,
         .small_recursive = -1,
         .quick_recompile = 1,
+        .quick_first = 1,
     };
 }
 
@@ -73,7 +74,8 @@ int jit_rule_from_env(JitRuleParams *p, char *err, size_t errlen) {
         rule_env("SOM_JIT_EDGE_SHARE", 0, 1, &q.edge_share, err, errlen) ||
         rule_env("SOM_JIT_BACKGROUND_SHARE", 0, 1, &q.bg_share, err, errlen) ||
         rule_env("SOM_JIT_SMALL_RECURSIVE", 0, 100000, &q.small_recursive, err, errlen) ||
-        rule_env("SOM_JIT_QUICK_RECOMPILE", 0, 1, &q.quick_recompile, err, errlen))
+        rule_env("SOM_JIT_QUICK_RECOMPILE", 0, 1, &q.quick_recompile, err, errlen) ||
+        rule_env("SOM_JIT_QUICK_FIRST", 0, 1, &q.quick_first, err, errlen))
         return -1;
     q.min_samples = (uint32_t)ms, q.threshold = (uint32_t)th, q.loop_threshold = (uint32_t)lt;
     q.deopt_limit = (uint32_t)dl, q.traps_off = (uint32_t)to, q.max_versions = (uint32_t)mv;

@@ -76,6 +76,10 @@ typedef struct JitMInfo {
     struct JitFbOverride *ovr; /* kinds the sampled versions compile sites for (until a
                                 * deopt loop throws them away) */
     uint32_t novr;
+    uint32_t vshift;   /* versions spent on a quick first version: the rule's version limits
+                        * (traps, most versions, back-off) count the versions after it */
+    uint64_t quick_ns; /* a quick first version is installed and its full-level successor
+                        * queued: when the quick one was installed */
 } JitMInfo;
 
 typedef struct JitFbOverride {
@@ -132,6 +136,8 @@ typedef struct JitVm {
     size_t nfbl, capfbl;
     uint64_t *fbfull; /* per quick one: phase -> full level installed */
     size_t nfbf, capfbf;
+    uint64_t *qgap; /* per quick first version: installed -> its full-level one installed */
+    size_t nqg, capqg;
 } JitVm;
 
 static const char *const jdr_names[JDR_COUNT] = {
@@ -462,9 +468,9 @@ static void jv_fb_recompile(JitVm *jv) {
         }
         /* quick first: on the compiler thread, and with a version left for the full one */
         bool quick = jv->p.quick_recompile > 0 && !jv->o.sync &&
-                     jit_rule_version_ok(&jv->p, x->version + 3, NULL);
+                     jit_rule_version_ok(&jv->p, x->version - x->vshift + 3, NULL);
         /* one version is kept for the generic code a deopt loop falls back to */
-        bool versions_left = jit_rule_version_ok(&jv->p, x->version + 2, NULL);
+        bool versions_left = jit_rule_version_ok(&jv->p, x->version - x->vshift + 2, NULL);
         if (!versions_left || !jit_fb_may_recompile(&jv->fb, &x->fbm, now)) {
             if (!versions_left) {
                 t->done = true;
@@ -517,7 +523,7 @@ static void jv_install_one(JitVm *jv, JitJob *j) {
         return;
     }
     if (!j->code) {
-        x->fb_phase_ns = 0;
+        x->fb_phase_ns = x->quick_ns = 0;
         jv_fail(jv, j->err);
         x->version--;
         x->failures++;
@@ -530,7 +536,8 @@ static void jv_install_one(JitVm *jv, JitJob *j) {
     /* the program's cost of the compilation: its build on the VM thread, and a share of
      * the compiler thread's time (JitRuleParams.bg_share) */
     uint64_t ns = j->build_ns + (uint64_t)((double)j->compile_ns * jv->p.bg_share);
-    jit_calib_update(&jv->calib, &jv->p, ns, j->root_bytes, j->total_bytes);
+    if (j->fb_stage != JFS_QUICK) /* the model is the full level's */
+        jit_calib_update(&jv->calib, &jv->p, ns, j->root_bytes, j->total_bytes);
     jv_time(jv, ns, j->t_done - j->t_queued);
     if (jv->trace) {
         char name[160];
@@ -551,6 +558,13 @@ static void jv_install_one(JitVm *jv, JitJob *j) {
         jv_push2(&jv->fblat, &jv->fbdet, &jv->nfbl, &jv->capfbl, now - j->fb_from->phase_ns,
                  j->fb_from->ready_ns - j->fb_from->phase_ns);
         if (j->fb_stage == JFS_QUICK) x->fb_phase_ns = j->fb_from->phase_ns;
+    } else if (j->fb_stage == JFS_QUICK) { /* a quick first version */
+        x->quick_ns = jitq_now_ns();
+        x->vshift++;
+        jv->st.quick_first++;
+    } else if (j->fb_stage == JFS_FULL && x->quick_ns) { /* its full-level successor */
+        jv_push2(&jv->qgap, NULL, &jv->nqg, &jv->capqg, jitq_now_ns() - x->quick_ns, 0);
+        x->quick_ns = 0;
     } else if (j->fb_stage == JFS_FULL) {    /* the full-level successor of a quick version */
         x->fbm.sampled_version = j->version; /* deopts after it count as after a recompile */
         if (x->fb_phase_ns)
@@ -568,10 +582,11 @@ static void jv_install_one(JitVm *jv, JitJob *j) {
     if (j->version > jv->st.versions_max) jv->st.versions_max = j->version;
     somprof_jit_register(jv->vm, j->code);
     bool full_next = j->fb_stage == JFS_QUICK;
+    double full_priority = j->full_priority;
     free(j);
     /* the quick version runs; the full-level one is built from the same feedback (merged
      * into x's overrides) and replaces it when done */
-    if (full_next) jv_compile(jv, x, false, 2e9, NULL, JFS_FULL);
+    if (full_next) jv_compile(jv, x, false, full_priority, NULL, JFS_FULL);
 }
 
 /* Installs what the compiler thread finished (VM thread). */
@@ -607,7 +622,7 @@ static void jv_compile(JitVm *jv, JitMInfo *x, bool sync, double priority, JitFb
     b->build_defaults(&bo);
     bo.version = version;
     if (jv->p.small_recursive >= 0) bo.small_recursive = (uint32_t)jv->p.small_recursive;
-    jit_rule_version_ok(&jv->p, version, &bo.unreached_traps);
+    jit_rule_version_ok(&jv->p, version - x->vshift, &bo.unreached_traps);
     JitJob *j = calloc(1, sizeof *j);
     if (!j) return;
     uint8_t state = vm->state;
@@ -640,6 +655,13 @@ static void jv_compile(JitVm *jv, JitMInfo *x, bool sync, double priority, JitFb
     } else if (f && f->ninsts > JIT_LARGE_INSTS) {
         opt_level = 1;
     }
+    double full_priority = priority;
+    if (stage == JFS_QUICK && !from) {
+        if (opt_level == 0)
+            stage = JFS_NONE; /* a big function: the full level is the quick one */
+        else
+            priority = 1e9; /* quick first versions go ahead of every full-level one */
+    }
     if (stage == JFS_QUICK) opt_level = 0;
     *j = (JitJob){.owner = jv,
                   .method = x->m,
@@ -655,6 +677,7 @@ static void jv_compile(JitVm *jv, JitMInfo *x, bool sync, double priority, JitFb
                   .build_ns = jit_thread_cpu_ns() - c0,
                   .t_queued = t0,
                   .priority = priority,
+                  .full_priority = full_priority,
                   .fb_stage = stage,
                   .done = jv_job_done};
     snprintf(j->err, sizeof j->err, "%s", err);
@@ -685,7 +708,7 @@ static void jv_evaluate(JitVm *jv, JitMInfo *x) {
     if (x->state != JMS_NONE || m->jit) return;
     uint64_t cnt = m->invocations + x->loop_iters;
     if (cnt < x->eligible_at) return;
-    if (!jit_rule_version_ok(&jv->p, x->version + 1, NULL)) {
+    if (!jit_rule_version_ok(&jv->p, x->version - x->vshift + 1, NULL)) {
         x->state = JMS_NEVER;
         return;
     }
@@ -709,10 +732,13 @@ static void jv_evaluate(JitVm *jv, JitMInfo *x) {
                 c.invocations, c.loop_iters, e.past_ns / 1e6,
                 e.from_samples ? "samples" : "counters", e.benefit_ns / 1e6, e.cost_ns / 1e6);
     }
-    /* the queue serves the best benefit per unit of compile time first */
+    /* the queue serves the best benefit per unit of compile time first; a first version is
+     * compiled quickly first if asked (JitRuleParams.quick_first) */
+    bool quick = jv->p.quick_first > 0 && !jv->o.sync && x->version == 0 &&
+                 jit_rule_version_ok(&jv->p, 2, NULL);
     if (go)
         jv_compile(jv, x, jv->o.sync, e.cost_ns > 0 ? e.benefit_ns / e.cost_ns : 1e9, NULL,
-                   JFS_NONE);
+                   quick ? JFS_QUICK : JFS_NONE);
 }
 
 /* A refresh reads the whole CC-Map (a snapshot in async mode, the VM's tree in coop mode):
@@ -845,14 +871,15 @@ static void jv_deopt(SomVM *vm, const SomJitCode *code, uint32_t reason) {
     if (!inval) return;
     if (x->fbt) x->fbt->done = true;
     x->fbt = NULL;
-    x->novr = 0;        /* the next version starts from the interpreter's feedback again */
-    x->fb_phase_ns = 0; /* a full-level successor still queued is dropped at its install */
+    x->novr = 0; /* the next version starts from the interpreter's feedback again */
+    x->fb_phase_ns = x->quick_ns = 0;  /* a full-level successor still queued is dropped at its
+                                        * install */
     ((SomJitCode *)code)->invalid = 1; /* the backend's allocation: const only in the hook */
     if (code->method->jit == code) code->method->jit = NULL;
     x->code = NULL;
     x->state = JMS_NONE;
-    x->eligible_at =
-        code->method->invocations + x->loop_iters + jit_rule_backoff(&jv->p, x->version);
+    x->eligible_at = code->method->invocations + x->loop_iters +
+                     jit_rule_backoff(&jv->p, x->version - x->vshift);
     jv->st.invalidated++;
 }
 
@@ -1024,6 +1051,7 @@ void jit_detach(SomVM *vm) {
     free(jv->fblat);
     free(jv->fbdet);
     free(jv->fbfull);
+    free(jv->qgap);
     free(jv->tab);
     free(jv->ctimes);
     free(jv->lat);
@@ -1064,6 +1092,12 @@ void jit_stats(SomVM *vm, JitStats *out) {
         free(v);
     }
     out->fb_full = jv->nfbf;
+    out->quick_first_full = jv->nqg;
+    if (jv->nqg && (v = malloc(jv->nqg * sizeof *v))) {
+        memcpy(v, jv->qgap, jv->nqg * sizeof *v);
+        out->quick_first_gap_ns_median = jv_quantile(v, jv->nqg, 0.5);
+        free(v);
+    }
     out->calib_ns_per_byte = jv->calib.ns_per_byte;
     out->calib_fixed_ns = jv->calib.fixed_ns;
     for (uint32_t i = 0; i <= jv->mask && jv->tab; i++)
@@ -1134,6 +1168,12 @@ void jit_print_stats(SomVM *vm, FILE *f) {
                 (unsigned long long)s.fb_full, s.fb_full_latency_ns_median / 1e6);
     else
         fprintf(f, "jit: sampled feedback: off\n");
+    if (jv->p.quick_first > 0)
+        fprintf(f,
+                "jit: quick first versions %llu, replaced at full level %llu (median %.2f ms "
+                "after the quick one)\n",
+                (unsigned long long)s.quick_first, (unsigned long long)s.quick_first_full,
+                s.quick_first_gap_ns_median / 1e6);
     fprintf(f, "jit: deopts %llu", (unsigned long long)total);
     for (int r = 0, first = 1; r < JDR_COUNT; r++) {
         if (!s.deopts[r]) continue;

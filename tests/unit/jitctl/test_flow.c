@@ -27,11 +27,13 @@ static struct {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     bool gate_closed; /* codegen waits while set */
+    bool gate_full;   /* codegen above level 0 waits while set */
     int builds, codegens, frees, in_codegen;
     bool fail_build;
     JitBuildOpts last;
     pthread_t codegen_thread;
     SomMethod *order[8]; /* the methods in the order codegen saw them */
+    int levels[8];       /* and the optimization levels asked for */
 } F = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
 static int fake_engine;
@@ -73,15 +75,15 @@ static void fb_optimize(JitFunc *f) {
 
 static SomJitCode *fb_codegen(JitEngine *e, const JitFunc *f, const JitCodegenOpts *o, char *err,
                               size_t errlen) {
-    (void)o, (void)err, (void)errlen;
+    (void)err, (void)errlen;
     assert_ptr_equal(e, &fake_engine);
     pthread_mutex_lock(&F.mu);
-    if (F.codegens < 8) F.order[F.codegens] = f->method;
+    if (F.codegens < 8) F.order[F.codegens] = f->method, F.levels[F.codegens] = o->opt_level;
     F.codegens++;
     F.in_codegen++;
     F.codegen_thread = pthread_self();
     pthread_cond_broadcast(&F.cv);
-    while (F.gate_closed)
+    while (F.gate_closed || (F.gate_full && o->opt_level > 0))
         pthread_cond_wait(&F.cv, &F.mu);
     F.in_codegen--;
     pthread_mutex_unlock(&F.mu);
@@ -154,11 +156,12 @@ static int setup(void **state) {
     vm.state = VMS_INTERP;
     F.builds = F.codegens = F.frees = 0;
     F.fail_build = false;
-    F.gate_closed = false;
+    F.gate_closed = F.gate_full = false;
     /* a cheap compiler: a method run 1000 times is worth compiling */
     setenv("SOM_JIT_COMPILE_NS_PER_BYTE", "10", 1);
     setenv("SOM_JIT_COMPILE_FIXED_NS", "0", 1); /* the fake backend's compiles take ~0 */
     unsetenv("SOM_JIT_TICK_MS");
+    setenv("SOM_JIT_QUICK_FIRST", "0", 1); /* one version per compilation (but in quick_first) */
     return 0;
 }
 
@@ -330,6 +333,78 @@ static void queue_by_priority(void **state) {
     jit_detach(&vm);
 }
 
+/* Ticks the controller's clock until m runs code of version v (at most 1000 ticks). */
+static SomJitCode *tick_until(SomMethod *m, uint32_t v) {
+    for (int i = 0; i < 1000 && !(m->jit && ((SomJitCode *)m->jit)->version == v); i++) {
+        wait_tick(&vm);
+        vm.jit_hook(&vm, &m3, SOM_JIT_TICK);
+    }
+    return m->jit;
+}
+
+/* SOM_JIT_QUICK_FIRST=1: a method's first version is compiled at level 0, runs, and is replaced
+ * by the full-level version built right after it, which gets the uncommon traps and the limits
+ * of a first version; a quick version invalidated meanwhile takes its queued successor along. */
+static void quick_first_then_full(void **state) {
+    (void)state;
+    setenv("SOM_JIT_QUICK_FIRST", "1", 1);
+    setenv("SOM_JIT_TRAPS_OFF_VERSION", "2", 1); /* traps in version 1 only */
+    attach(opts(JIT_ON));
+    m1.invocations = 1000;
+    vm.jit_hook(&vm, &m1, SOM_JIT_COUNT);
+    SomJitCode *q = tick_until(&m1, 1);
+    assert_non_null(q);
+    assert_int_equal(F.levels[0], 0);
+    SomJitCode *full = tick_until(&m1, 2);
+    assert_non_null(full);
+    assert_int_equal(F.codegens, 2);
+    assert_int_equal(F.levels[1], 2);
+    assert_int_equal(F.last.version, 2);
+    assert_true(F.last.unreached_traps); /* counted as a first version */
+    JitStats s;
+    jit_stats(&vm, &s);
+    assert_int_equal(s.compiled, 2);
+    assert_int_equal(s.quick_first, 1);
+    assert_int_equal(s.quick_first_full, 1);
+    /* m2's quick version is invalidated while its full-level successor is being compiled */
+    pthread_mutex_lock(&F.mu);
+    F.gate_full = true;
+    pthread_mutex_unlock(&F.mu);
+    m2.invocations = 1000;
+    vm.jit_hook(&vm, &m2, SOM_JIT_COUNT);
+    q = tick_until(&m2, 1);
+    assert_non_null(q);
+    wait_codegens(4);                     /* the full one waits in codegen */
+    vm.jit_hook(&vm, &m2, SOM_JIT_COUNT); /* nothing to do: queued */
+    assert_ptr_equal(m2.jit, q);
+    for (int i = 0; i < 9; i++)
+        vm.jit_deopt_hook(&vm, q, JDR_CLASS);
+    assert_int_equal(q->invalid, 1);
+    assert_null(m2.jit);
+    pthread_mutex_lock(&F.mu);
+    F.gate_full = false;
+    pthread_cond_broadcast(&F.cv);
+    pthread_mutex_unlock(&F.mu);
+    for (int i = 0; i < 20; i++) { /* the full one finishes and is thrown away */
+        wait_tick(&vm);
+        vm.jit_hook(&vm, &m3, SOM_JIT_TICK);
+    }
+    assert_null(m2.jit);
+    jit_stats(&vm, &s);
+    assert_int_equal(s.quick_first, 2);
+    assert_int_equal(s.quick_first_full, 1);
+    assert_int_equal(s.invalidated, 1);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    jit_print_stats(&vm, f);
+    fclose(f);
+    assert_non_null(strstr(buf, "jit: quick first versions 2, replaced at full level 1 (median "));
+    free(buf);
+    jit_detach(&vm);
+    unsetenv("SOM_JIT_TRAPS_OFF_VERSION");
+}
+
 static void *open_later(void *arg) {
     (void)arg;
     struct timespec ms = {0, 50000000};
@@ -441,6 +516,7 @@ int main(void) {
         cmocka_unit_test_setup(deopts_invalidate_and_recompile, setup),
         cmocka_unit_test_setup(detach_cancels_queued, setup),
         cmocka_unit_test_setup(queue_by_priority, setup),
+        cmocka_unit_test_setup(quick_first_then_full, setup),
         cmocka_unit_test_setup(clock_ticks, setup),
         cmocka_unit_test_setup(off_attaches_nothing, setup),
         cmocka_unit_test_setup(bad_environment, setup),
