@@ -333,6 +333,17 @@ static void queue_by_priority(void **state) {
     jit_detach(&vm);
 }
 
+/* jit_print_stats of the VM as a string (the caller frees it). */
+static char *stats_string(void) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    jit_print_stats(&vm, f);
+    fclose(f);
+    return buf;
+}
+
 /* Ticks the controller's clock until m runs code of version v (at most 1000 ticks). */
 static SomJitCode *tick_until(SomMethod *m, uint32_t v) {
     for (int i = 0; i < 1000 && !(m->jit && ((SomJitCode *)m->jit)->version == v); i++) {
@@ -394,11 +405,7 @@ static void quick_first_then_full(void **state) {
     assert_int_equal(s.quick_first, 2);
     assert_int_equal(s.quick_first_full, 1);
     assert_int_equal(s.invalidated, 1);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    jit_print_stats(&vm, f);
-    fclose(f);
+    char *buf = stats_string();
     assert_non_null(strstr(buf, "jit: quick first versions 2, replaced at full level 1 (median "));
     free(buf);
     jit_detach(&vm);
@@ -477,11 +484,7 @@ static void stats_text(void **state) {
     F.fail_build = true;
     m2.invocations = 1000;
     vm.jit_hook(&vm, &m2, SOM_JIT_COUNT);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    jit_print_stats(&vm, f);
-    fclose(f);
+    char *buf = stats_string();
     assert_non_null(strstr(buf, "jit: methods compiled 1, failed 1, invalidated 0"));
     assert_non_null(strstr(buf, "jit: failed by reason: unsupported=1\n"));
     assert_non_null(strstr(buf, "jit: compile time total "));
