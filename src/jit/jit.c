@@ -544,8 +544,11 @@ static void jv_install_one(JitVm *jv, JitJob *j) {
         class_method_name(j->method, name, sizeof name);
         fprintf(stderr,
                 "jit-trace: installed %s v%u: %u bytes compiled, build %.2f ms, compile %.2f "
-                "ms, latency %.2f ms\n",
+                "ms (lower %.2f, passes %.2f, machine code %.2f, link %.2f; level %d), latency "
+                "%.2f ms\n",
                 name, j->version, j->total_bytes, j->build_ns / 1e6, j->compile_ns / 1e6,
+                j->phase_ns[JIT_PH_LOWER] / 1e6, j->phase_ns[JIT_PH_PASSES] / 1e6,
+                j->phase_ns[JIT_PH_MACHINE] / 1e6, j->phase_ns[JIT_PH_LINK] / 1e6, j->cg.opt_level,
                 (j->t_done - j->t_queued) / 1e6);
     }
     if (x->fbt) x->fbt->done = true;
