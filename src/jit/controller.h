@@ -62,7 +62,8 @@ typedef struct JitRuleParams {
                               * soon as the quick one is installed (1; 0: full level only) */
     double quick_first;      /* SOM_JIT_QUICK_FIRST: a method's first version is compiled the
                               * same way: quickly, then at the full level once the quick one
-                              * runs (1; 0: the first version at the full level at once) */
+                              * runs (1; 0: the first version at the full level at once; 2:
+                              * the versions after an invalidation as well) */
 } JitRuleParams;
 
 void jit_rule_defaults(JitRuleParams *p);

@@ -75,7 +75,7 @@ int jit_rule_from_env(JitRuleParams *p, char *err, size_t errlen) {
         rule_env("SOM_JIT_BACKGROUND_SHARE", 0, 1, &q.bg_share, err, errlen) ||
         rule_env("SOM_JIT_SMALL_RECURSIVE", 0, 100000, &q.small_recursive, err, errlen) ||
         rule_env("SOM_JIT_QUICK_RECOMPILE", 0, 1, &q.quick_recompile, err, errlen) ||
-        rule_env("SOM_JIT_QUICK_FIRST", 0, 1, &q.quick_first, err, errlen))
+        rule_env("SOM_JIT_QUICK_FIRST", 0, 2, &q.quick_first, err, errlen))
         return -1;
     q.min_samples = (uint32_t)ms, q.threshold = (uint32_t)th, q.loop_threshold = (uint32_t)lt;
     q.deopt_limit = (uint32_t)dl, q.traps_off = (uint32_t)to, q.max_versions = (uint32_t)mv;

@@ -19,7 +19,7 @@ void jit_fb_defaults(JitFbParams *p) {
                        .t1 = 20,
                        .t2_factor = 10,
                        .ready_share = 0.5,
-                       .burst = 128,
+                       .burst = 512,
                        .loop = JFB_LOOP_THRESHOLD,
                        .cooldown_ns = 100000000ull};
 }

@@ -49,7 +49,7 @@ typedef struct JitFbParams {
     uint32_t t2_factor;   /* --jit-t2-factor: T2 = t2_factor * T1 (10) */
     double ready_share;   /* --jit-ready-share: share of ready slots a version needs (0.5) */
     uint32_t burst;       /* --jit-fb-burst: slot executions observed per sample, at most
-                           * T1 of them at one slot (128; 1 = evenly spaced, one per sample) */
+                           * T1 of them at one slot (512; 1 = evenly spaced, one per sample) */
     uint32_t loop;        /* --jit-deopt-loop: JitFbLoop (threshold) */
     uint64_t cooldown_ns; /* first cool-down after a deopt loop (100 ms; doubles) */
 } JitFbParams;

@@ -737,8 +737,8 @@ static void jv_evaluate(JitVm *jv, JitMInfo *x) {
     }
     /* the queue serves the best benefit per unit of compile time first; a first version is
      * compiled quickly first if asked (JitRuleParams.quick_first) */
-    bool quick = jv->p.quick_first > 0 && !jv->o.sync && x->version == 0 &&
-                 jit_rule_version_ok(&jv->p, 2, NULL);
+    bool quick = jv->p.quick_first > 0 && !jv->o.sync &&
+                 (x->version == 0 || jv->p.quick_first > 1) && jit_rule_version_ok(&jv->p, 2, NULL);
     if (go)
         jv_compile(jv, x, jv->o.sync, e.cost_ns > 0 ? e.benefit_ns / e.cost_ns : 1e9, NULL,
                    quick ? JFS_QUICK : JFS_NONE);

@@ -69,7 +69,7 @@ static void usage(FILE *f) {
                "                 not ready starts over (10)\n"
                "  --jit-ready-share P  share of ready slots a version needs (0.5)\n"
                "  --jit-fb-burst N  slot executions observed per profiler sample, at most T1\n"
-               "                 at one slot (128; 1: one observation per sample)\n"
+               "                 at one slot (512; 1: one observation per sample)\n"
                "  --jit-deopt-loop=cooldown|threshold|none  how a recompiled version that keeps\n"
                "                 deoptimizing is kept from looping (threshold)\n"
                "  -h, --help     show this help\n"

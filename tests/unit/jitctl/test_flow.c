@@ -412,6 +412,39 @@ static void quick_first_then_full(void **state) {
     unsetenv("SOM_JIT_TRAPS_OFF_VERSION");
 }
 
+/* After an invalidation the next version takes one step at SOM_JIT_QUICK_FIRST=1 and two at
+ * =2; the back-off counts the versions after the quick ones. */
+static void quick_first_after_invalidation(void **state) {
+    (void)state;
+    for (int mode = 1; mode <= 2; mode++) {
+        setup(NULL);
+        setenv("SOM_JIT_QUICK_FIRST", mode == 1 ? "1" : "2", 1);
+        attach(opts(JIT_ON));
+        m1.invocations = 1000;
+        vm.jit_hook(&vm, &m1, SOM_JIT_COUNT);
+        SomJitCode *c = tick_until(&m1, 2);
+        assert_non_null(c);
+        for (int i = 0; i < 9; i++)
+            vm.jit_deopt_hook(&vm, c, JDR_CLASS);
+        assert_null(m1.jit);
+        m1.invocations += 999; /* back-off of an effective version 1: 1000 more */
+        vm.jit_hook(&vm, &m1, SOM_JIT_COUNT);
+        assert_int_equal(F.builds, 2);
+        m1.invocations += 1;
+        vm.jit_hook(&vm, &m1, SOM_JIT_COUNT);
+        assert_int_equal(F.builds, 3);
+        c = tick_until(&m1, mode == 1 ? 3 : 4);
+        assert_non_null(c);
+        assert_int_equal(F.codegens, mode == 1 ? 3 : 4);
+        assert_int_equal(F.levels[2], mode == 1 ? 2 : 0);
+        if (mode == 2) assert_int_equal(F.levels[3], 2);
+        JitStats s;
+        jit_stats(&vm, &s);
+        assert_int_equal(s.quick_first, mode);
+        jit_detach(&vm);
+    }
+}
+
 static void *open_later(void *arg) {
     (void)arg;
     struct timespec ms = {0, 50000000};
@@ -520,6 +553,7 @@ int main(void) {
         cmocka_unit_test_setup(detach_cancels_queued, setup),
         cmocka_unit_test_setup(queue_by_priority, setup),
         cmocka_unit_test_setup(quick_first_then_full, setup),
+        cmocka_unit_test_setup(quick_first_after_invalidation, setup),
         cmocka_unit_test_setup(clock_ticks, setup),
         cmocka_unit_test_setup(off_attaches_nothing, setup),
         cmocka_unit_test_setup(bad_environment, setup),

@@ -224,6 +224,15 @@ static void env_parsing(void **state) {
     assert_int_equal(jit_rule_from_env(&q, err, sizeof err), 0);
     assert_true(q.quick_recompile == 0);
     unsetenv("SOM_JIT_QUICK_RECOMPILE");
+    /* quick first versions: on by default, 0, 1 or 2 */
+    assert_true(q.quick_first == 1);
+    setenv("SOM_JIT_QUICK_FIRST", "3", 1);
+    assert_int_equal(jit_rule_from_env(&q, err, sizeof err), -1);
+    assert_string_equal(err, "SOM_JIT_QUICK_FIRST: expected a number between 0 and 2, got '3'");
+    setenv("SOM_JIT_QUICK_FIRST", "2", 1);
+    assert_int_equal(jit_rule_from_env(&q, err, sizeof err), 0);
+    assert_true(q.quick_first == 2);
+    unsetenv("SOM_JIT_QUICK_FIRST");
 }
 
 /* Refreshes of the samples stay under 1% of the time they stand for (tick 50 ms). */
