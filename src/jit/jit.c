@@ -76,9 +76,10 @@ typedef struct JitMInfo {
     struct JitFbOverride *ovr; /* kinds the sampled versions compile sites for (until a
                                 * deopt loop throws them away) */
     uint32_t novr;
-    uint32_t vshift;   /* versions spent on a quick first version: the rule's version limits
-                        * (traps, most versions, back-off) count the versions after it */
-    uint64_t quick_ns; /* a quick first version is installed and its full-level successor
+    uint32_t vshift;   /* versions spent on quick versions (JitRuleParams.quick_first): the
+                        * rule's version limits (traps, most versions, back-off) count the
+                        * other versions only */
+    uint64_t quick_ns; /* such a quick version is installed and its full-level successor
                         * queued: when the quick one was installed */
 } JitMInfo;
 
@@ -561,7 +562,7 @@ static void jv_install_one(JitVm *jv, JitJob *j) {
         jv_push2(&jv->fblat, &jv->fbdet, &jv->nfbl, &jv->capfbl, now - j->fb_from->phase_ns,
                  j->fb_from->ready_ns - j->fb_from->phase_ns);
         if (j->fb_stage == JFS_QUICK) x->fb_phase_ns = j->fb_from->phase_ns;
-    } else if (j->fb_stage == JFS_QUICK) { /* a quick first version */
+    } else if (j->fb_stage == JFS_QUICK) { /* a quick version (quick_first) */
         x->quick_ns = jitq_now_ns();
         x->vshift++;
         jv->st.quick_first++;
@@ -735,8 +736,8 @@ static void jv_evaluate(JitVm *jv, JitMInfo *x) {
                 c.invocations, c.loop_iters, e.past_ns / 1e6,
                 e.from_samples ? "samples" : "counters", e.benefit_ns / 1e6, e.cost_ns / 1e6);
     }
-    /* the queue serves the best benefit per unit of compile time first; a first version is
-     * compiled quickly first if asked (JitRuleParams.quick_first) */
+    /* the queue serves the best benefit per unit of compile time first; a first version (at
+     * quick_first 2, any version) is compiled quickly first (JitRuleParams.quick_first) */
     bool quick = jv->p.quick_first > 0 && !jv->o.sync &&
                  (x->version == 0 || jv->p.quick_first > 1) && jit_rule_version_ok(&jv->p, 2, NULL);
     if (go)

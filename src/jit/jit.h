@@ -85,7 +85,7 @@ typedef struct JitStats {
     uint64_t fb_detect_ns_median; /* phase change -> ready (the samples' part) */
     uint64_t fb_full;             /* quick sampled versions replaced by their full-level one */
     uint64_t fb_full_latency_ns_median; /* phase change -> the full-level one installed */
-    uint64_t quick_first;      /* first versions compiled quickly (JitRuleParams.quick_first) */
+    uint64_t quick_first;      /* versions compiled quickly first (JitRuleParams.quick_first) */
     uint64_t quick_first_full; /* of them, replaced by their full-level version */
     uint64_t quick_first_gap_ns_median; /* quick one installed -> the full-level one installed */
 } JitStats;
