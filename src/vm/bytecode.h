@@ -87,6 +87,11 @@
     X(PUSH_LOCAL2_SUB, PUSH_LOCAL)   /* PUSH_LOCAL a; PUSH_LOCAL b; SUB k */                       \
     X(PUSH_LOCAL2_MUL, PUSH_LOCAL)   /* PUSH_LOCAL a; PUSH_LOCAL b; MUL k */                       \
     X(PUSH_LOCAL_SEND, PUSH_LOCAL)   /* PUSH_LOCAL a; SEND k */                                    \
+    X(PUSH_LOCAL_SEND0, PUSH_LOCAL)  /* PUSH_LOCAL a; SEND k (a unary send: a is the receiver) */  \
+    X(PUSH_LOCAL_SEND1, PUSH_LOCAL)  /* PUSH_LOCAL a; SEND k (one argument) */                     \
+    X(SEND0, SEND)                   /* SEND k of a site without arguments */                      \
+    X(SEND1, SEND)                   /* SEND k of a site with one argument */                      \
+    X(SEND2, SEND)                   /* SEND k of a site with two arguments */                     \
     X(PUSH_LOCAL_ADDI, PUSH_LOCAL)   /* PUSH_LOCAL a; PUSH_INT c; ADD k */                         \
     X(PUSH_LOCAL_SUBI, PUSH_LOCAL)   /* PUSH_LOCAL a; PUSH_INT c; SUB k */                         \
     X(PUSH_LOCAL_ADD, PUSH_LOCAL)    /* PUSH_LOCAL a; ADD k */                                     \
@@ -102,7 +107,13 @@
     X(GT_JF, GT)                     /* GT k; JUMP_IF_FALSE w s */                                 \
     X(LE_JF, LE)                     /* LE k; JUMP_IF_FALSE w s */                                 \
     X(GE_JF, GE)                     /* GE k; JUMP_IF_FALSE w s */                                 \
-    X(EQ_JF, EQ)                     /* EQ k; JUMP_IF_FALSE w s */
+    X(EQ_JF, EQ)                     /* EQ k; JUMP_IF_FALSE w s */                                 \
+    X(LT_JJF, LT)    /* LT k; JUMP w to a JUMP_IF_FALSE (`a and: [b < c]` as a condition) */       \
+    X(GT_JJF, GT)    /* GT k; JUMP w to a JUMP_IF_FALSE */                                         \
+    X(LE_JJF, LE)    /* LE k; JUMP w to a JUMP_IF_FALSE */                                         \
+    X(GE_JJF, GE)    /* GE k; JUMP w to a JUMP_IF_FALSE */                                         \
+    X(EQ_JJF, EQ)    /* EQ k; JUMP w to a JUMP_IF_FALSE */                                         \
+    X(PUSH_LOCAL_INT, PUSH_LOCAL) /* PUSH_LOCAL a; PUSH_INT c */
 
 enum {
 #define SOM_BC_ENUM(name, ops) BC_##name,

@@ -193,6 +193,17 @@ SomBlock *interp_new_block(SomVM *vm, SomMethod *bm, SomContext *ctx, Value self
     return new_block(vm, bm, ctx, self);
 }
 
+/* A 16-bit operand (little-endian in the code): one load where the host allows it. */
+static inline __attribute__((always_inline)) unsigned u16_at(const uint8_t *p) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint16_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+#else
+    return (unsigned)p[0] | ((unsigned)p[1] << 8);
+#endif
+}
+
 static inline SomContext *ctx_at(SomContext *c, unsigned depth) {
     while (depth--)
         c = c->outer;
@@ -233,9 +244,11 @@ enum { AR_ADD, AR_SUB, AR_MUL };
 /* The fast paths of ADD, SUB and MUL: small integers without overflow, and a
  * double receiver with a double or small-integer argument. Answers false when
  * the real send must run. vm->sp must cover a and b (boxing a double may
- * collect). */
-static inline __attribute__((always_inline)) bool arith_fast(SomVM *vm, int op, Value a, Value b,
-                                                             uint32_t *fb, Value *out) {
+ * collect). With dout, two immediate doubles leave their result unencoded in
+ * *dout and answer 2 (the loop's double chain takes it from there). */
+static inline __attribute__((always_inline)) int arith_fast_d(SomVM *vm, int op, Value a, Value b,
+                                                              uint32_t *fb, Value *out,
+                                                              double *dout) {
     if (LIKELY(a & b & 1)) {
         feedback(fb, TF_BIT(TF_INT, TF_INT));
         /* on the tagged words (2x+1, 2y+1): 64-bit overflow is 63-bit overflow */
@@ -251,24 +264,34 @@ static inline __attribute__((always_inline)) bool arith_fast(SomVM *vm, int op, 
         }
         if (UNLIKELY(ovf)) {
             *fb |= TF_OVERFLOWED; /* the compiler stops speculating on small integers here */
-            return false;
+            return 0;
         }
         *out = (Value)r;
-        return true;
+        return 1;
     }
     if (LIKELY((((a ^ 2) | (b ^ 2)) & 3) == 0)) { /* two immediate doubles */
         feedback(fb, TF_BIT(TF_DOUBLE, TF_DOUBLE));
         double x = som_imm_double(a), y = som_imm_double(b);
-        *out = fast_new_double(vm, op == AR_ADD ? x + y : op == AR_SUB ? x - y : x * y);
-        return true;
+        double d = op == AR_ADD ? x + y : op == AR_SUB ? x - y : x * y;
+        if (dout) {
+            *dout = d;
+            return 2;
+        }
+        *out = fast_new_double(vm, d);
+        return 1;
     }
     if (num_is_double(a) && (num_is_double(b) || som_is_int(b))) {
         feedback(fb, TF_BIT(TF_DOUBLE, som_is_int(b) ? TF_INT : TF_DOUBLE));
         double x = fast_double(a), y = fast_double(b);
         *out = fast_new_double(vm, op == AR_ADD ? x + y : op == AR_SUB ? x - y : x * y);
-        return true;
+        return 1;
     }
-    return false;
+    return 0;
+}
+
+static inline __attribute__((always_inline)) bool arith_fast(SomVM *vm, int op, Value a, Value b,
+                                                             uint32_t *fb, Value *out) {
+    return arith_fast_d(vm, op, a, b, fb, out, NULL) != 0;
 }
 
 enum { CMP_LT, CMP_GT, CMP_LE, CMP_GE, CMP_EQ };
@@ -307,6 +330,12 @@ static inline __attribute__((always_inline)) int compare_fast(int op, Value a, V
     return -1;
 }
 
+/* The number of arguments of the SEND at s (its call site's); 255 when unknown. */
+static unsigned send_nargs(const SomMethod *m, const uint8_t *s) {
+    unsigned k = u16_at(s + 1);
+    return m->sites && k < m->nsites ? m->sites[k].nargs : 255;
+}
+
 /* Makes m's quickened copy of its code (bytecode.h: only the first opcode of
  * a fused sequence changes). Answers it. */
 static const uint8_t *quicken(SomMethod *m) {
@@ -326,6 +355,8 @@ static const uint8_t *quicken(SomMethod *m) {
                 q[pc] = BC_PUSH_LOCAL_ADDI;
             else if (b == BC_PUSH_INT && d == BC_SUB)
                 q[pc] = BC_PUSH_LOCAL_SUBI;
+            else if (b == BC_PUSH_INT)
+                q[pc] = BC_PUSH_LOCAL_INT;
             else if (b == BC_PUSH_LOCAL && (d == BC_ADD || d == BC_SUB || d == BC_MUL))
                 q[pc] = d == BC_ADD   ? BC_PUSH_LOCAL2_ADD
                         : d == BC_SUB ? BC_PUSH_LOCAL2_SUB
@@ -334,7 +365,9 @@ static const uint8_t *quicken(SomMethod *m) {
                                              (c[p2 + 2] == BC_ADD || c[p2 + 2] == BC_SUB)))
                 q[pc] = BC_PUSH_LOCAL2; /* unless the next one starts PUSH_LOCAL_ADDI/SUBI */
             else if (b == BC_SEND)
-                q[pc] = BC_PUSH_LOCAL_SEND;
+                q[pc] = send_nargs(m, c + p1) == 0   ? BC_PUSH_LOCAL_SEND0
+                        : send_nargs(m, c + p1) == 1 ? BC_PUSH_LOCAL_SEND1
+                                                     : BC_PUSH_LOCAL_SEND;
             else if (b == BC_ADD)
                 q[pc] = BC_PUSH_LOCAL_ADD;
             else if (b == BC_SUB)
@@ -346,6 +379,9 @@ static const uint8_t *quicken(SomMethod *m) {
             break;
         case BC_PUSH_NIL:
             if (b == BC_STORE_LOCAL) q[pc] = BC_PUSH_NIL_STORE;
+            break;
+        case BC_SEND:
+            if (send_nargs(m, c + pc) <= 2) q[pc] = (uint8_t)(BC_SEND0 + send_nargs(m, c + pc));
             break;
         case BC_STORE_LOCAL:
             if (b == BC_PUSH_LOCAL) q[pc] = BC_STORE_PUSH_LOCAL;
@@ -363,7 +399,12 @@ static const uint8_t *quicken(SomMethod *m) {
         case BC_LE:
         case BC_GE:
         case BC_EQ:
-            if (b == BC_JUMP_IF_FALSE) q[pc] = (uint8_t)(BC_LT_JF + (c[pc] - BC_LT));
+            if (b == BC_JUMP_IF_FALSE) {
+                q[pc] = (uint8_t)(BC_LT_JF + (c[pc] - BC_LT));
+            } else if (b == BC_JUMP && p1 + 2 < len) {
+                uint32_t t = p1 + 3 + u16_at(c + p1 + 1); /* the jump's target */
+                if (t < len && c[t] == BC_JUMP_IF_FALSE) q[pc] = (uint8_t)(BC_LT_JJF + (c[pc] - BC_LT));
+            }
             break;
         default:
             break;

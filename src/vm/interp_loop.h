@@ -77,6 +77,7 @@ static int INTERP_FN(SomVM *vm, InterpEntry *e) {
     int n = nargs;
     unsigned k = 0;
     int32_t hi;
+    double dacc; /* dchain's accumulator */
     SomFrame scratch; /* IM_SEND: fp while the send is dispatched (see L__ENTER_SEND) */
 
 #ifdef SOM_BC_STATS /* development aid: dynamic opcode pair counts, printed at exit */
@@ -99,7 +100,7 @@ static int INTERP_FN(SomVM *vm, InterpEntry *e) {
 #else
 #define DISPATCH() goto *labels[*ip++]
 #endif
-#define W() (ip += 2, (unsigned)ip[-2] | ((unsigned)ip[-1] << 8))
+#define W() (ip += 2, u16_at(ip - 2))
 #define SAVE() (vm->sp = sp)
 #define LOAD_FRAME()                                                                               \
     do {                                                                                           \
@@ -417,9 +418,11 @@ send_sel: /* sel, n, lookup_cls; receiver and arguments on the stack */
     if (callee) goto invoke;
     goto dnu;
 
-send_site : /* k: call site of a SEND (or of an arithmetic op's slow path) */ {
+send_site: /* k: call site of a SEND (or of an arithmetic op's slow path) */
+    n = sites[k].nargs;
+send_site_n : /* k, and n = its number of arguments (known to SEND0 ..: the receiver's load
+               * does not wait for the site's) */ {
     CallSite *cs = &sites[k];
-    n = cs->nargs;
     recv = sp[-n - 1];
     cls = som_class_of(vm, recv);
     fp->bci = cs->bci;
@@ -544,6 +547,18 @@ L_POP:
 L_SEND:
     k = W();
     goto send_site;
+L_SEND0:
+    k = W();
+    n = 0;
+    goto send_site_n;
+L_SEND1:
+    k = W();
+    n = 1;
+    goto send_site_n;
+L_SEND2:
+    k = W();
+    n = 2;
+    goto send_site_n;
 L_SUPER_SEND:
     k = W();
     fp->bci = sites[k].bci;
@@ -720,7 +735,7 @@ L_JUMP_IF_FALSE:
 L_JUMP_IF_TRUE:
     COND_JUMP(trueV, falseV);
 not_boolean : /* an inlined conditional saw a non-boolean: send its message for real */ {
-    CallSite *cs = &sites[ip[-2] | (ip[-1] << 8)];
+    CallSite *cs = &sites[u16_at(ip - 2)];
     sp++; /* the receiver is back on the stack */
     for (int i = 0; i < cs->nargs; i++)
         *sp++ = nil;
@@ -780,15 +795,30 @@ jit_backedge:
         ARITH(op, (bp[ip[1]] = *--sp, ip += 2));                                                   \
     } while (0)
 
+/* ADD/SUB/MUL k with the operands on the stack; two immediate doubles go on in dchain */
+#define ARITH_CHAIN(op)                                                                            \
+    do {                                                                                           \
+        k = W();                                                                                   \
+        Value a = sp[-2], b = sp[-1], r;                                                           \
+        SAVE();                                                                                    \
+        int r_ = arith_fast_d(vm, op, a, b, &sites[k].argkinds, &r, &dacc);                        \
+        if (LIKELY(r_ == 1)) {                                                                     \
+            sp[-2] = r;                                                                            \
+            sp--;                                                                                  \
+            DISPATCH();                                                                            \
+        }                                                                                          \
+        if (r_ == 2) {                                                                             \
+            sp -= 2;                                                                               \
+            goto dchain;                                                                           \
+        }                                                                                          \
+        ARITH_SLOW(a, b);                                                                          \
+    } while (0)
 L_ADD:
-    k = W();
-    ARITH(AR_ADD, (void)0);
+    ARITH_CHAIN(AR_ADD);
 L_SUB:
-    k = W();
-    ARITH(AR_SUB, (void)0);
+    ARITH_CHAIN(AR_SUB);
 L_MUL:
-    k = W();
-    ARITH(AR_MUL, (void)0);
+    ARITH_CHAIN(AR_MUL);
 L_ADD_STORE:
     ARITH_STORE(AR_ADD);
 L_SUB_STORE:
@@ -816,9 +846,26 @@ L_MUL_STORE:
         int c_ = compare_fast(op, a, b, &sites[k].argkinds);                                       \
         if (LIKELY(c_ >= 0)) {                                                                     \
             sp -= 2;                                                                               \
-            unsigned w_ = (unsigned)ip[1] | ((unsigned)ip[2] << 8);                                \
+            unsigned w_ = u16_at(ip + 1);                                                          \
             ip += 5;                                                                               \
             if (!c_) ip += w_;                                                                     \
+            DISPATCH();                                                                            \
+        }                                                                                          \
+        ARITH_SLOW(a, b);                                                                          \
+    } while (0)
+
+/* op k; JUMP w to a JUMP_IF_FALSE: the jump's target tests the comparison's result (a
+ * condition `x and: [a < b]`); the fast path goes where that test would */
+#define COMPARE_JJF(op)                                                                            \
+    do {                                                                                           \
+        k = W();                                                                                   \
+        Value a = sp[-2], b = sp[-1];                                                              \
+        int c_ = compare_fast(op, a, b, &sites[k].argkinds);                                       \
+        if (LIKELY(c_ >= 0)) {                                                                     \
+            sp -= 2;                                                                               \
+            const uint8_t *t_ = ip + 3 + u16_at(ip + 1);                                           \
+            ip = t_ + 5;                                                                           \
+            if (!c_) ip += u16_at(t_ + 1);                                                         \
             DISPATCH();                                                                            \
         }                                                                                          \
         ARITH_SLOW(a, b);                                                                          \
@@ -844,11 +891,27 @@ L_GE_JF:
     COMPARE_JF(CMP_GE);
 L_EQ_JF:
     COMPARE_JF(CMP_EQ);
+L_LT_JJF:
+    COMPARE_JJF(CMP_LT);
+L_GT_JJF:
+    COMPARE_JJF(CMP_GT);
+L_LE_JJF:
+    COMPARE_JJF(CMP_LE);
+L_GE_JJF:
+    COMPARE_JJF(CMP_GE);
+L_EQ_JJF:
+    COMPARE_JJF(CMP_EQ);
 
     /* ---- other superinstructions (bytecode.h) ------------------------- */
 L_PUSH_LOCAL2:
     sp[0] = bp[ip[0]];
     sp[1] = bp[ip[2]];
+    sp += 2;
+    ip += 3;
+    DISPATCH();
+L_PUSH_LOCAL_INT:
+    sp[0] = bp[ip[0]];
+    sp[1] = som_mkint((int8_t)ip[2]);
     sp += 2;
     ip += 3;
     DISPATCH();
@@ -860,8 +923,20 @@ L_STORE_PUSH_LOCAL:
 L_PUSH_LOCAL_SEND:
     *sp++ = bp[ip[0]];
     ip += 4;
-    k = (unsigned)ip[-2] | ((unsigned)ip[-1] << 8);
+    k = u16_at(ip - 2);
     goto send_site;
+L_PUSH_LOCAL_SEND0:
+    *sp++ = bp[ip[0]];
+    ip += 4;
+    k = u16_at(ip - 2);
+    n = 0;
+    goto send_site_n;
+L_PUSH_LOCAL_SEND1:
+    *sp++ = bp[ip[0]];
+    ip += 4;
+    k = u16_at(ip - 2);
+    n = 1;
+    goto send_site_n;
 /* PUSH_LOCAL a; PUSH_INT c; ADD/SUB k: small integers here, anything else
  * runs the ADD/SUB instruction itself */
 #define LOCAL_IMM(op)                                                                              \
@@ -871,7 +946,7 @@ L_PUSH_LOCAL_SEND:
         if (LIKELY(som_is_int(a))) {                                                               \
             int64_t r = op == AR_ADD ? som_int(a) + y : som_int(a) - y;                            \
             if (LIKELY(som_fits_smallint(r))) {                                                    \
-                k = (unsigned)ip[4] | ((unsigned)ip[5] << 8);                                      \
+                k = u16_at(ip + 4);                                                                \
                 FEEDBACK(TF_BIT(TF_INT, TF_INT));                                                  \
                 *sp++ = som_mkint(r);                                                              \
                 ip += 6;                                                                           \
@@ -889,14 +964,20 @@ L_PUSH_LOCAL_SEND:
 #define LOCAL_ARITH(op)                                                                            \
     do {                                                                                           \
         Value a = sp[-1], b = bp[ip[0]], r;                                                        \
-        k = (unsigned)ip[2] | ((unsigned)ip[3] << 8);                                              \
+        k = u16_at(ip + 2);                                                                        \
         *sp++ = b;                                                                                 \
         SAVE();                                                                                    \
-        if (LIKELY(arith_fast(vm, op, a, b, &sites[k].argkinds, &r))) {                            \
+        int r_ = arith_fast_d(vm, op, a, b, &sites[k].argkinds, &r, &dacc);                        \
+        if (LIKELY(r_ == 1)) {                                                                     \
             sp[-2] = r;                                                                            \
             sp--;                                                                                  \
             ip += 4;                                                                               \
             DISPATCH();                                                                            \
+        }                                                                                          \
+        if (r_ == 2) {                                                                             \
+            sp -= 2;                                                                               \
+            ip += 4;                                                                               \
+            goto dchain;                                                                           \
         }                                                                                          \
         ip += 1;                                                                                   \
         DISPATCH();                                                                                \
@@ -906,16 +987,22 @@ L_PUSH_LOCAL_SEND:
 #define LOCAL2_ARITH(op)                                                                           \
     do {                                                                                           \
         Value a = bp[ip[0]], b = bp[ip[2]], r;                                                     \
-        k = (unsigned)ip[4] | ((unsigned)ip[5] << 8);                                              \
+        k = u16_at(ip + 4);                                                                        \
         sp[0] = a;                                                                                 \
         sp[1] = b;                                                                                 \
         sp += 2;                                                                                   \
         SAVE();                                                                                    \
-        if (LIKELY(arith_fast(vm, op, a, b, &sites[k].argkinds, &r))) {                            \
+        int r_ = arith_fast_d(vm, op, a, b, &sites[k].argkinds, &r, &dacc);                        \
+        if (LIKELY(r_ == 1)) {                                                                     \
             sp[-2] = r;                                                                            \
             sp--;                                                                                  \
             ip += 6;                                                                               \
             DISPATCH();                                                                            \
+        }                                                                                          \
+        if (r_ == 2) {                                                                             \
+            sp -= 2;                                                                               \
+            ip += 6;                                                                               \
+            goto dchain;                                                                           \
         }                                                                                          \
         ip += 3;                                                                                   \
         DISPATCH();                                                                                \
@@ -935,7 +1022,7 @@ L_PUSH_LOCAL_MUL:
 L_PUSH_LOCAL_JF : { /* a non-boolean is left to the JUMP_IF_FALSE instruction */
     Value v = bp[ip[0]];
     if (v == falseV) {
-        ip += 6 + ((unsigned)ip[2] | ((unsigned)ip[3] << 8));
+        ip += 6 + u16_at(ip + 2);
         DISPATCH();
     }
     if (LIKELY(v == trueV)) {
@@ -954,6 +1041,71 @@ L_PUSH_LOCAL_ADDI:
     LOCAL_IMM(AR_ADD);
 L_PUSH_LOCAL_SUBI:
     LOCAL_IMM(AR_SUB);
+
+/* An ADD/SUB/MUL of two immediate doubles left its result in dacc, unencoded and not pushed;
+ * ip is at the next instruction.  While the next instructions go on computing with it -
+ * `PUSH_LOCAL a; ADD/SUB/MUL k` of an immediate double, STORE_LOCAL (+ PUSH_LOCAL), or
+ * `PUSH_CONST k; LT..EQ_JF` of an immediate double constant - they run here, on the double in
+ * a register, without the encoding, the stack slot, the decoding and the dispatch between
+ * them.  Each records the feedback its own instruction would.  Anything else: the result is
+ * pushed (boxed if it must be) and that instruction runs as usual. */
+dchain:
+    for (;;) {
+        unsigned op_ = ip[0];
+        if (op_ == BC_PUSH_LOCAL_ADD || op_ == BC_PUSH_LOCAL_SUB || op_ == BC_PUSH_LOCAL_MUL) {
+            Value b = bp[ip[1]];
+            if (!som_is_imm_double(b)) break;
+            k = u16_at(ip + 3);
+            FEEDBACK(TF_BIT(TF_DOUBLE, TF_DOUBLE));
+            double y = som_imm_double(b);
+            dacc = op_ == BC_PUSH_LOCAL_ADD   ? dacc + y
+                   : op_ == BC_PUSH_LOCAL_SUB ? dacc - y
+                                              : dacc * y;
+            ip += 5;
+            continue;
+        }
+        if (op_ == BC_STORE_LOCAL || op_ == BC_STORE_PUSH_LOCAL) {
+            Value v;
+            if (!som_try_imm_double(dacc, &v)) break; /* boxed by the push below */
+            bp[ip[1]] = v;
+            if (op_ == BC_STORE_LOCAL) {
+                ip += 2;
+                DISPATCH();
+            }
+            v = bp[ip[3]];
+            ip += 4;
+            unsigned next = ip[0];
+            if (som_is_imm_double(v) && (next == BC_PUSH_LOCAL_ADD || next == BC_PUSH_LOCAL_SUB ||
+                                         next == BC_PUSH_LOCAL_MUL)) {
+                dacc = som_imm_double(v);
+                continue;
+            }
+            *sp++ = v;
+            DISPATCH();
+        }
+        if (op_ == BC_PUSH_CONST && ip[3] >= BC_LT_JF && ip[3] <= BC_EQ_JF) {
+            Value c = lits[u16_at(ip + 1)];
+            if (!som_is_imm_double(c)) break;
+            unsigned cmp = ip[3];
+            k = u16_at(ip + 4);
+            FEEDBACK(TF_BIT(TF_DOUBLE, TF_DOUBLE));
+            double y = som_imm_double(c);
+            bool t = cmp == BC_LT_JF   ? dacc < y
+                     : cmp == BC_GT_JF ? dacc > y
+                     : cmp == BC_LE_JF ? dacc <= y
+                     : cmp == BC_GE_JF ? dacc >= y
+                                       : dacc == y;
+            unsigned w = u16_at(ip + 7);
+            ip += 11;
+            if (!t) ip += w;
+            DISPATCH();
+        }
+        break;
+    }
+    SAVE(); /* boxing may collect: the stack ends below the result */
+    ret = fast_new_double(vm, dacc);
+    *sp++ = ret;
+    DISPATCH();
 
 L_NE : {
     k = W();
@@ -1027,7 +1179,7 @@ L_INC_LOCAL_JLE : {
             DISPATCH();
         }
         /* overflow: the tail's ADD sets TF_OVERFLOWED too; say it here for the site anyway */
-        sites[ip[5] | (ip[6] << 8)].argkinds |= TF_OVERFLOWED;
+        sites[u16_at(ip + 5)].argkinds |= TF_OVERFLOWED;
     }
     DISPATCH(); /* generic tail */
 }
