@@ -108,11 +108,11 @@
     X(LE_JF, LE)                     /* LE k; JUMP_IF_FALSE w s */                                 \
     X(GE_JF, GE)                     /* GE k; JUMP_IF_FALSE w s */                                 \
     X(EQ_JF, EQ)                     /* EQ k; JUMP_IF_FALSE w s */                                 \
-    X(LT_JJF, LT)    /* LT k; JUMP w to a JUMP_IF_FALSE (`a and: [b < c]` as a condition) */       \
-    X(GT_JJF, GT)    /* GT k; JUMP w to a JUMP_IF_FALSE */                                         \
-    X(LE_JJF, LE)    /* LE k; JUMP w to a JUMP_IF_FALSE */                                         \
-    X(GE_JJF, GE)    /* GE k; JUMP w to a JUMP_IF_FALSE */                                         \
-    X(EQ_JJF, EQ)    /* EQ k; JUMP w to a JUMP_IF_FALSE */                                         \
+    X(LT_JJF, LT) /* LT k; JUMP w to a JUMP_IF_FALSE (`a and: [b < c]` as a condition) */          \
+    X(GT_JJF, GT) /* GT k; JUMP w to a JUMP_IF_FALSE */                                            \
+    X(LE_JJF, LE) /* LE k; JUMP w to a JUMP_IF_FALSE */                                            \
+    X(GE_JJF, GE) /* GE k; JUMP w to a JUMP_IF_FALSE */                                            \
+    X(EQ_JJF, EQ) /* EQ k; JUMP w to a JUMP_IF_FALSE */                                            \
     X(PUSH_LOCAL_INT, PUSH_LOCAL) /* PUSH_LOCAL a; PUSH_INT c */
 
 enum {

@@ -246,9 +246,8 @@ enum { AR_ADD, AR_SUB, AR_MUL };
  * the real send must run. vm->sp must cover a and b (boxing a double may
  * collect). With dout, two immediate doubles leave their result unencoded in
  * *dout and answer 2 (the loop's double chain takes it from there). */
-static inline __attribute__((always_inline)) int arith_fast_d(SomVM *vm, int op, Value a, Value b,
-                                                              uint32_t *fb, Value *out,
-                                                              double *dout) {
+static inline __attribute__((always_inline)) int
+arith_fast_d(SomVM *vm, int op, Value a, Value b, uint32_t *fb, Value *out, double *dout) {
     if (LIKELY(a & b & 1)) {
         feedback(fb, TF_BIT(TF_INT, TF_INT));
         /* on the tagged words (2x+1, 2y+1): 64-bit overflow is 63-bit overflow */
@@ -292,6 +291,36 @@ static inline __attribute__((always_inline)) int arith_fast_d(SomVM *vm, int op,
 static inline __attribute__((always_inline)) bool arith_fast(SomVM *vm, int op, Value a, Value b,
                                                              uint32_t *fb, Value *out) {
     return arith_fast_d(vm, op, a, b, fb, out, NULL) != 0;
+}
+
+/* The instructions the loop's double chain (dchain in interp_loop.h) continues with, and the
+ * arithmetic of each: one table load instead of a row of compares per step. */
+enum { DK_NONE, DK_STACK, DK_LOCAL2 };
+static const uint8_t dchain_kind[256] = {
+    [BC_ADD] = DK_STACK,
+    [BC_SUB] = DK_STACK,
+    [BC_MUL] = DK_STACK,
+    [BC_ADD_STORE] = DK_STACK,
+    [BC_SUB_STORE] = DK_STACK,
+    [BC_MUL_STORE] = DK_STACK,
+    [BC_PUSH_LOCAL2_ADD] = DK_LOCAL2,
+    [BC_PUSH_LOCAL2_SUB] = DK_LOCAL2,
+    [BC_PUSH_LOCAL2_MUL] = DK_LOCAL2,
+};
+_Static_assert(BC_PUSH_LOCAL_SUB == BC_PUSH_LOCAL_ADD + 1 &&
+                   BC_PUSH_LOCAL_MUL == BC_PUSH_LOCAL_ADD + 2,
+               "dchain tests PUSH_LOCAL_ADD/SUB/MUL as a range");
+static const uint8_t dchain_arith[256] = {
+    [BC_SUB] = AR_SUB,
+    [BC_MUL] = AR_MUL,
+    [BC_SUB_STORE] = AR_SUB,
+    [BC_MUL_STORE] = AR_MUL,
+    [BC_PUSH_LOCAL2_SUB] = AR_SUB,
+    [BC_PUSH_LOCAL2_MUL] = AR_MUL, /* the others: AR_ADD (0) */
+};
+static inline __attribute__((always_inline)) double dchain_op(unsigned op, double x, double y) {
+    unsigned a = dchain_arith[op];
+    return a == AR_ADD ? x + y : a == AR_SUB ? x - y : x * y;
 }
 
 enum { CMP_LT, CMP_GT, CMP_LE, CMP_GE, CMP_EQ };
@@ -403,7 +432,8 @@ static const uint8_t *quicken(SomMethod *m) {
                 q[pc] = (uint8_t)(BC_LT_JF + (c[pc] - BC_LT));
             } else if (b == BC_JUMP && p1 + 2 < len) {
                 uint32_t t = p1 + 3 + u16_at(c + p1 + 1); /* the jump's target */
-                if (t < len && c[t] == BC_JUMP_IF_FALSE) q[pc] = (uint8_t)(BC_LT_JJF + (c[pc] - BC_LT));
+                if (t < len && c[t] == BC_JUMP_IF_FALSE)
+                    q[pc] = (uint8_t)(BC_LT_JJF + (c[pc] - BC_LT));
             }
             break;
         default:

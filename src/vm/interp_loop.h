@@ -77,7 +77,7 @@ static int INTERP_FN(SomVM *vm, InterpEntry *e) {
     int n = nargs;
     unsigned k = 0;
     int32_t hi;
-    double dacc; /* dchain's accumulator */
+    double dacc;      /* dchain's accumulator */
     SomFrame scratch; /* IM_SEND: fp while the send is dispatched (see L__ENTER_SEND) */
 
 #ifdef SOM_BC_STATS /* development aid: dynamic opcode pair counts, printed at exit */
@@ -421,7 +421,8 @@ send_sel: /* sel, n, lookup_cls; receiver and arguments on the stack */
 send_site: /* k: call site of a SEND (or of an arithmetic op's slow path) */
     n = sites[k].nargs;
 send_site_n : /* k, and n = its number of arguments (known to SEND0 ..: the receiver's load
-               * does not wait for the site's) */ {
+               * does not wait for the site's) */
+{
     CallSite *cs = &sites[k];
     recv = sp[-n - 1];
     cls = som_class_of(vm, recv);
@@ -1044,15 +1045,17 @@ L_PUSH_LOCAL_SUBI:
 
 /* An ADD/SUB/MUL of two immediate doubles left its result in dacc, unencoded and not pushed;
  * ip is at the next instruction.  While the next instructions go on computing with it -
- * `PUSH_LOCAL a; ADD/SUB/MUL k` of an immediate double, STORE_LOCAL (+ PUSH_LOCAL), or
+ * `PUSH_LOCAL a; ADD/SUB/MUL k` of an immediate double, ADD/SUB/MUL with an immediate double
+ * receiver on the stack, `PUSH_LOCAL a; PUSH_LOCAL b; op k` of two immediate doubles followed
+ * by the ADD/SUB/MUL that combines it with the result, STORE_LOCAL (+ PUSH_LOCAL), or
  * `PUSH_CONST k; LT..EQ_JF` of an immediate double constant - they run here, on the double in
  * a register, without the encoding, the stack slot, the decoding and the dispatch between
  * them.  Each records the feedback its own instruction would.  Anything else: the result is
  * pushed (boxed if it must be) and that instruction runs as usual. */
 dchain:
     for (;;) {
-        unsigned op_ = ip[0];
-        if (op_ == BC_PUSH_LOCAL_ADD || op_ == BC_PUSH_LOCAL_SUB || op_ == BC_PUSH_LOCAL_MUL) {
+        unsigned op_ = ip[0]; /* the common steps first, by opcode; the others by table */
+        if (op_ - BC_PUSH_LOCAL_ADD < 3u) { /* PUSH_LOCAL_ADD, _SUB, _MUL */
             Value b = bp[ip[1]];
             if (!som_is_imm_double(b)) break;
             k = u16_at(ip + 3);
@@ -1075,8 +1078,7 @@ dchain:
             v = bp[ip[3]];
             ip += 4;
             unsigned next = ip[0];
-            if (som_is_imm_double(v) && (next == BC_PUSH_LOCAL_ADD || next == BC_PUSH_LOCAL_SUB ||
-                                         next == BC_PUSH_LOCAL_MUL)) {
+            if (som_is_imm_double(v) && next - BC_PUSH_LOCAL_ADD < 3u) {
                 dacc = som_imm_double(v);
                 continue;
             }
@@ -1099,6 +1101,31 @@ dchain:
             ip += 11;
             if (!t) ip += w;
             DISPATCH();
+        }
+        unsigned kind_ = dchain_kind[op_];
+        if (kind_ == DK_STACK) { /* the receiver on the stack */
+            Value a = sp[-1];
+            if (!som_is_imm_double(a)) break;
+            k = u16_at(ip + 1);
+            FEEDBACK(TF_BIT(TF_DOUBLE, TF_DOUBLE));
+            double x = som_imm_double(a);
+            dacc = dchain_op(op_, x, dacc);
+            sp--;
+            ip += 3; /* a fused STORE_LOCAL is the next instruction */
+            continue;
+        }
+        if (kind_ == DK_LOCAL2 && dchain_kind[ip[7]] == DK_STACK) {
+            /* `acc + (a * b)`: a second operation on two locals, then the one combining them */
+            Value a = bp[ip[1]], b = bp[ip[3]];
+            if (!som_is_imm_double(a) || !som_is_imm_double(b)) break;
+            k = u16_at(ip + 5);
+            FEEDBACK(TF_BIT(TF_DOUBLE, TF_DOUBLE));
+            double y = dchain_op(op_, som_imm_double(a), som_imm_double(b));
+            k = u16_at(ip + 8);
+            FEEDBACK(TF_BIT(TF_DOUBLE, TF_DOUBLE));
+            dacc = dchain_op(ip[7], dacc, y);
+            ip += 10;
+            continue;
         }
         break;
     }
