@@ -943,43 +943,44 @@ L_PUSH_LOCAL_SEND1:
 #define LOCAL_IMM(op)                                                                              \
     do {                                                                                           \
         Value a = bp[ip[0]];                                                                       \
-        int64_t y = (int8_t)ip[2];                                                                 \
-        if (LIKELY(som_is_int(a))) {                                                               \
-            int64_t r = op == AR_ADD ? som_int(a) + y : som_int(a) - y;                            \
-            if (LIKELY(som_fits_smallint(r))) {                                                    \
-                k = u16_at(ip + 4);                                                                \
-                FEEDBACK(TF_BIT(TF_INT, TF_INT));                                                  \
-                *sp++ = som_mkint(r);                                                              \
-                ip += 6;                                                                           \
-                DISPATCH();                                                                        \
-            }                                                                                      \
+        int64_t y2 = 2 * (int64_t)(int8_t)ip[2], r;                                                \
+        /* on the tagged word (2x+1 +/- 2y): 64-bit overflow is 63-bit overflow */                 \
+        if (LIKELY(som_is_int(a)) &&                                                               \
+            LIKELY(!(op == AR_ADD ? __builtin_add_overflow((int64_t)a, y2, &r)                     \
+                                  : __builtin_sub_overflow((int64_t)a, y2, &r)))) {                \
+            k = u16_at(ip + 4);                                                                    \
+            FEEDBACK(TF_BIT(TF_INT, TF_INT));                                                      \
+            *sp++ = (Value)r;                                                                      \
+            ip += 6;                                                                               \
+            DISPATCH();                                                                            \
         }                                                                                          \
         sp[0] = a;                                                                                 \
-        sp[1] = som_mkint(y);                                                                      \
+        sp[1] = som_mkint(y2 / 2);                                                                 \
         sp += 2;                                                                                   \
         ip += 3;                                                                                   \
         DISPATCH();                                                                                \
     } while (0)
 /* PUSH_LOCAL a; ADD/SUB/MUL k: the argument comes from the local; the slow
- * path pushes it and runs the ADD/SUB/MUL instruction itself */
+ * path pushes it and runs the ADD/SUB/MUL instruction itself.  (The fast
+ * paths need no stack slot for the operands: a boxed result's allocation
+ * happens after both were read.) */
 #define LOCAL_ARITH(op)                                                                            \
     do {                                                                                           \
         Value a = sp[-1], b = bp[ip[0]], r;                                                        \
         k = u16_at(ip + 2);                                                                        \
-        *sp++ = b;                                                                                 \
         SAVE();                                                                                    \
         int r_ = arith_fast_d(vm, op, a, b, &sites[k].argkinds, &r, &dacc);                        \
         if (LIKELY(r_ == 1)) {                                                                     \
-            sp[-2] = r;                                                                            \
-            sp--;                                                                                  \
+            sp[-1] = r;                                                                            \
             ip += 4;                                                                               \
             DISPATCH();                                                                            \
         }                                                                                          \
         if (r_ == 2) {                                                                             \
-            sp -= 2;                                                                               \
+            sp--;                                                                                  \
             ip += 4;                                                                               \
             goto dchain;                                                                           \
         }                                                                                          \
+        *sp++ = b;                                                                                 \
         ip += 1;                                                                                   \
         DISPATCH();                                                                                \
     } while (0)
@@ -989,22 +990,20 @@ L_PUSH_LOCAL_SEND1:
     do {                                                                                           \
         Value a = bp[ip[0]], b = bp[ip[2]], r;                                                     \
         k = u16_at(ip + 4);                                                                        \
-        sp[0] = a;                                                                                 \
-        sp[1] = b;                                                                                 \
-        sp += 2;                                                                                   \
         SAVE();                                                                                    \
         int r_ = arith_fast_d(vm, op, a, b, &sites[k].argkinds, &r, &dacc);                        \
         if (LIKELY(r_ == 1)) {                                                                     \
-            sp[-2] = r;                                                                            \
-            sp--;                                                                                  \
+            *sp++ = r;                                                                             \
             ip += 6;                                                                               \
             DISPATCH();                                                                            \
         }                                                                                          \
         if (r_ == 2) {                                                                             \
-            sp -= 2;                                                                               \
             ip += 6;                                                                               \
             goto dchain;                                                                           \
         }                                                                                          \
+        sp[0] = a;                                                                                 \
+        sp[1] = b;                                                                                 \
+        sp += 2;                                                                                   \
         ip += 3;                                                                                   \
         DISPATCH();                                                                                \
     } while (0)
