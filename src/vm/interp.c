@@ -390,6 +390,9 @@ static const uint8_t *quicken(SomMethod *m) {
                 q[pc] = d == BC_ADD   ? BC_PUSH_LOCAL2_ADD
                         : d == BC_SUB ? BC_PUSH_LOCAL2_SUB
                                       : BC_PUSH_LOCAL2_MUL;
+            else if (b == BC_PUSH_LOCAL && d >= BC_LT && d <= BC_EQ && p2 + 3 < len &&
+                     c[p2 + 3] == BC_JUMP_IF_FALSE)
+                q[pc] = BC_PUSH_LOCAL2_CJF;
             else if (b == BC_PUSH_LOCAL && !(d == BC_PUSH_INT && p2 + 2 < len &&
                                              (c[p2 + 2] == BC_ADD || c[p2 + 2] == BC_SUB)))
                 q[pc] = BC_PUSH_LOCAL2; /* unless the next one starts PUSH_LOCAL_ADDI/SUBI */

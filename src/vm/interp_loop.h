@@ -910,6 +910,29 @@ L_PUSH_LOCAL2:
     sp += 2;
     ip += 3;
     DISPATCH();
+L_PUSH_LOCAL2_CJF : { /* two small integers compared and branched on here; else both pushed */
+    Value a = bp[ip[0]], b = bp[ip[2]];
+    if (LIKELY(a & b & 1)) {
+        unsigned cmp = som_bc_base[ip[3]]; /* LT..EQ, or their _JF forms */
+        k = u16_at(ip + 4);
+        FEEDBACK(TF_BIT(TF_INT, TF_INT));
+        int64_t x = (int64_t)a, y = (int64_t)b; /* tagging keeps the order */
+        bool t = cmp == BC_LT   ? x < y
+                 : cmp == BC_GT ? x > y
+                 : cmp == BC_LE ? x <= y
+                 : cmp == BC_GE ? x >= y
+                                : x == y;
+        unsigned w = u16_at(ip + 7);
+        ip += 11;
+        if (!t) ip += w;
+        DISPATCH();
+    }
+    sp[0] = a;
+    sp[1] = b;
+    sp += 2;
+    ip += 3;
+    DISPATCH();
+}
 L_PUSH_LOCAL_INT:
     sp[0] = bp[ip[0]];
     sp[1] = som_mkint((int8_t)ip[2]);
