@@ -113,7 +113,7 @@
     X(LE_JJF, LE) /* LE k; JUMP w to a JUMP_IF_FALSE */                                            \
     X(GE_JJF, GE) /* GE k; JUMP w to a JUMP_IF_FALSE */                                            \
     X(EQ_JJF, EQ) /* EQ k; JUMP w to a JUMP_IF_FALSE */                                            \
-    X(PUSH_LOCAL_INT, PUSH_LOCAL) /* PUSH_LOCAL a; PUSH_INT c */                                   \
+    X(PUSH_LOCAL_INT, PUSH_LOCAL)  /* PUSH_LOCAL a; PUSH_INT c */                                  \
     X(PUSH_LOCAL2_CJF, PUSH_LOCAL) /* PUSH_LOCAL a; PUSH_LOCAL b; LT..EQ k; JUMP_IF_FALSE w s */
 
 enum {

@@ -839,38 +839,27 @@ L_MUL_STORE:
         }                                                                                          \
         ARITH_SLOW(a, b);                                                                          \
     } while (0)
-/* op k; JUMP_IF_FALSE w s: the slow path leaves the jump to run after the send */
-#define COMPARE_JF(op)                                                                             \
+/* op k, then the JUMP_IF_FALSE w s at jf: the fast path goes where the jump would; the slow
+ * path leaves the instructions after op to run after the send */
+#define COMPARE_JF_AT(op, jf)                                                                      \
     do {                                                                                           \
         k = W();                                                                                   \
         Value a = sp[-2], b = sp[-1];                                                              \
         int c_ = compare_fast(op, a, b, &sites[k].argkinds);                                       \
         if (LIKELY(c_ >= 0)) {                                                                     \
             sp -= 2;                                                                               \
-            unsigned w_ = u16_at(ip + 1);                                                          \
-            ip += 5;                                                                               \
-            if (!c_) ip += w_;                                                                     \
+            const uint8_t *jf_ = (jf);                                                             \
+            ip = jf_ + 5;                                                                          \
+            if (!c_) ip += u16_at(jf_ + 1);                                                        \
             DISPATCH();                                                                            \
         }                                                                                          \
         ARITH_SLOW(a, b);                                                                          \
     } while (0)
-
+/* op k; JUMP_IF_FALSE w s */
+#define COMPARE_JF(op) COMPARE_JF_AT(op, ip)
 /* op k; JUMP w to a JUMP_IF_FALSE: the jump's target tests the comparison's result (a
- * condition `x and: [a < b]`); the fast path goes where that test would */
-#define COMPARE_JJF(op)                                                                            \
-    do {                                                                                           \
-        k = W();                                                                                   \
-        Value a = sp[-2], b = sp[-1];                                                              \
-        int c_ = compare_fast(op, a, b, &sites[k].argkinds);                                       \
-        if (LIKELY(c_ >= 0)) {                                                                     \
-            sp -= 2;                                                                               \
-            const uint8_t *t_ = ip + 3 + u16_at(ip + 1);                                           \
-            ip = t_ + 5;                                                                           \
-            if (!c_) ip += u16_at(t_ + 1);                                                         \
-            DISPATCH();                                                                            \
-        }                                                                                          \
-        ARITH_SLOW(a, b);                                                                          \
-    } while (0)
+ * condition `x and: [a < b]`) */
+#define COMPARE_JJF(op) COMPARE_JF_AT(op, ip + 3 + u16_at(ip + 1))
 
 L_LT:
     COMPARE(CMP_LT);
@@ -910,22 +899,28 @@ L_PUSH_LOCAL2:
     sp += 2;
     ip += 3;
     DISPATCH();
+/* ip[3] is an LT..EQ (or its _JF form) of x and y followed by JUMP_IF_FALSE: branch as it
+ * would, past the 11 bytes of PUSH_x a; PUSH_x b; op k; JUMP_IF_FALSE w s */
+#define CMP_JF_AT3(x, y)                                                                           \
+    do {                                                                                           \
+        unsigned c_ = som_bc_base[ip[3]];                                                          \
+        bool t_ = c_ == BC_LT   ? (x) < (y)                                                        \
+                  : c_ == BC_GT ? (x) > (y)                                                        \
+                  : c_ == BC_LE ? (x) <= (y)                                                       \
+                  : c_ == BC_GE ? (x) >= (y)                                                       \
+                                : (x) == (y);                                                      \
+        unsigned w_ = u16_at(ip + 7);                                                              \
+        ip += 11;                                                                                  \
+        if (!t_) ip += w_;                                                                         \
+        DISPATCH();                                                                                \
+    } while (0)
 L_PUSH_LOCAL2_CJF : { /* two small integers compared and branched on here; else both pushed */
     Value a = bp[ip[0]], b = bp[ip[2]];
     if (LIKELY(a & b & 1)) {
-        unsigned cmp = som_bc_base[ip[3]]; /* LT..EQ, or their _JF forms */
         k = u16_at(ip + 4);
         FEEDBACK(TF_BIT(TF_INT, TF_INT));
-        int64_t x = (int64_t)a, y = (int64_t)b; /* tagging keeps the order */
-        bool t = cmp == BC_LT   ? x < y
-                 : cmp == BC_GT ? x > y
-                 : cmp == BC_LE ? x <= y
-                 : cmp == BC_GE ? x >= y
-                                : x == y;
-        unsigned w = u16_at(ip + 7);
-        ip += 11;
-        if (!t) ip += w;
-        DISPATCH();
+        /* tagging keeps the order */
+        CMP_JF_AT3((int64_t)a, (int64_t)b);
     }
     sp[0] = a;
     sp[1] = b;
@@ -1110,19 +1105,9 @@ dchain:
         if (op_ == BC_PUSH_CONST && ip[3] >= BC_LT_JF && ip[3] <= BC_EQ_JF) {
             Value c = lits[u16_at(ip + 1)];
             if (!som_is_imm_double(c)) break;
-            unsigned cmp = ip[3];
             k = u16_at(ip + 4);
             FEEDBACK(TF_BIT(TF_DOUBLE, TF_DOUBLE));
-            double y = som_imm_double(c);
-            bool t = cmp == BC_LT_JF   ? dacc < y
-                     : cmp == BC_GT_JF ? dacc > y
-                     : cmp == BC_LE_JF ? dacc <= y
-                     : cmp == BC_GE_JF ? dacc >= y
-                                       : dacc == y;
-            unsigned w = u16_at(ip + 7);
-            ip += 11;
-            if (!t) ip += w;
-            DISPATCH();
+            CMP_JF_AT3(dacc, som_imm_double(c));
         }
         unsigned kind_ = dchain_kind[op_];
         if (kind_ == DK_STACK) { /* the receiver on the stack */
