@@ -307,6 +307,9 @@ static const uint8_t dchain_kind[256] = {
     [BC_PUSH_LOCAL2_SUB] = DK_LOCAL2,
     [BC_PUSH_LOCAL2_MUL] = DK_LOCAL2,
 };
+_Static_assert(BC_PUSH_LOCAL_SEND1 == BC_PUSH_LOCAL_SEND0 + 1 && BC_SEND1 == BC_SEND0 + 1 &&
+                   BC_SEND2 == BC_SEND0 + 2,
+               "quicken picks the send forms by argument count");
 _Static_assert(BC_PUSH_LOCAL_SUB == BC_PUSH_LOCAL_ADD + 1 &&
                    BC_PUSH_LOCAL_MUL == BC_PUSH_LOCAL_ADD + 2,
                "dchain tests PUSH_LOCAL_ADD/SUB/MUL as a range");
@@ -397,9 +400,9 @@ static const uint8_t *quicken(SomMethod *m) {
                                              (c[p2 + 2] == BC_ADD || c[p2 + 2] == BC_SUB)))
                 q[pc] = BC_PUSH_LOCAL2; /* unless the next one starts PUSH_LOCAL_ADDI/SUBI */
             else if (b == BC_SEND)
-                q[pc] = send_nargs(m, c + p1) == 0   ? BC_PUSH_LOCAL_SEND0
-                        : send_nargs(m, c + p1) == 1 ? BC_PUSH_LOCAL_SEND1
-                                                     : BC_PUSH_LOCAL_SEND;
+                q[pc] = send_nargs(m, c + p1) < 2
+                            ? (uint8_t)(BC_PUSH_LOCAL_SEND0 + send_nargs(m, c + p1))
+                            : BC_PUSH_LOCAL_SEND;
             else if (b == BC_ADD)
                 q[pc] = BC_PUSH_LOCAL_ADD;
             else if (b == BC_SUB)

@@ -776,16 +776,22 @@ jit_backedge:
         FEEDBACK(TF_BIT(tf_kind(a), tf_kind(b)));                                                  \
         goto send_site;                                                                            \
     } while (0)
-/* ADD/SUB/MUL k with the operands on the stack; `then` runs after the fast path. */
+/* ADD/SUB/MUL k with the operands on the stack; `then` runs after the fast path; two
+ * immediate doubles go on in dchain (which takes a following STORE_LOCAL too) */
 #define ARITH(op, then)                                                                            \
     do {                                                                                           \
         Value a = sp[-2], b = sp[-1], r;                                                           \
         SAVE();                                                                                    \
-        if (LIKELY(arith_fast(vm, op, a, b, &sites[k].argkinds, &r))) {                            \
+        int r_ = arith_fast_d(vm, op, a, b, &sites[k].argkinds, &r, &dacc);                        \
+        if (LIKELY(r_ == 1)) {                                                                     \
             sp[-2] = r;                                                                            \
             sp--;                                                                                  \
             then;                                                                                  \
             DISPATCH();                                                                            \
+        }                                                                                          \
+        if (r_ == 2) {                                                                             \
+            sp -= 2;                                                                               \
+            goto dchain;                                                                           \
         }                                                                                          \
         ARITH_SLOW(a, b);                                                                          \
     } while (0)
@@ -796,30 +802,15 @@ jit_backedge:
         ARITH(op, (bp[ip[1]] = *--sp, ip += 2));                                                   \
     } while (0)
 
-/* ADD/SUB/MUL k with the operands on the stack; two immediate doubles go on in dchain */
-#define ARITH_CHAIN(op)                                                                            \
-    do {                                                                                           \
-        k = W();                                                                                   \
-        Value a = sp[-2], b = sp[-1], r;                                                           \
-        SAVE();                                                                                    \
-        int r_ = arith_fast_d(vm, op, a, b, &sites[k].argkinds, &r, &dacc);                        \
-        if (LIKELY(r_ == 1)) {                                                                     \
-            sp[-2] = r;                                                                            \
-            sp--;                                                                                  \
-            DISPATCH();                                                                            \
-        }                                                                                          \
-        if (r_ == 2) {                                                                             \
-            sp -= 2;                                                                               \
-            goto dchain;                                                                           \
-        }                                                                                          \
-        ARITH_SLOW(a, b);                                                                          \
-    } while (0)
 L_ADD:
-    ARITH_CHAIN(AR_ADD);
+    k = W();
+    ARITH(AR_ADD, (void)0);
 L_SUB:
-    ARITH_CHAIN(AR_SUB);
+    k = W();
+    ARITH(AR_SUB, (void)0);
 L_MUL:
-    ARITH_CHAIN(AR_MUL);
+    k = W();
+    ARITH(AR_MUL, (void)0);
 L_ADD_STORE:
     ARITH_STORE(AR_ADD);
 L_SUB_STORE:
@@ -961,11 +952,11 @@ L_PUSH_LOCAL_SEND1:
 #define LOCAL_IMM(op)                                                                              \
     do {                                                                                           \
         Value a = bp[ip[0]];                                                                       \
-        int64_t y2 = 2 * (int64_t)(int8_t)ip[2], r;                                                \
+        int64_t y = (int8_t)ip[2], r;                                                              \
         /* on the tagged word (2x+1 +/- 2y): 64-bit overflow is 63-bit overflow */                 \
         if (LIKELY(som_is_int(a)) &&                                                               \
-            LIKELY(!(op == AR_ADD ? __builtin_add_overflow((int64_t)a, y2, &r)                     \
-                                  : __builtin_sub_overflow((int64_t)a, y2, &r)))) {                \
+            LIKELY(!(op == AR_ADD ? __builtin_add_overflow((int64_t)a, 2 * y, &r)                  \
+                                  : __builtin_sub_overflow((int64_t)a, 2 * y, &r)))) {             \
             k = u16_at(ip + 4);                                                                    \
             FEEDBACK(TF_BIT(TF_INT, TF_INT));                                                      \
             *sp++ = (Value)r;                                                                      \
@@ -973,7 +964,7 @@ L_PUSH_LOCAL_SEND1:
             DISPATCH();                                                                            \
         }                                                                                          \
         sp[0] = a;                                                                                 \
-        sp[1] = som_mkint(y2 / 2);                                                                 \
+        sp[1] = som_mkint(y);                                                                      \
         sp += 2;                                                                                   \
         ip += 3;                                                                                   \
         DISPATCH();                                                                                \
