@@ -288,10 +288,6 @@ arith_fast_d(SomVM *vm, int op, Value a, Value b, uint32_t *fb, Value *out, doub
     return 0;
 }
 
-static inline __attribute__((always_inline)) bool arith_fast(SomVM *vm, int op, Value a, Value b,
-                                                             uint32_t *fb, Value *out) {
-    return arith_fast_d(vm, op, a, b, fb, out, NULL) != 0;
-}
 
 /* The instructions the loop's double chain (dchain in interp_loop.h) continues with, and the
  * arithmetic of each: one table load instead of a row of compares per step. */
