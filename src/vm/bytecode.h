@@ -114,7 +114,17 @@
     X(GE_JJF, GE) /* GE k; JUMP w to a JUMP_IF_FALSE */                                            \
     X(EQ_JJF, EQ) /* EQ k; JUMP w to a JUMP_IF_FALSE */                                            \
     X(PUSH_LOCAL_INT, PUSH_LOCAL)  /* PUSH_LOCAL a; PUSH_INT c */                                  \
-    X(PUSH_LOCAL2_CJF, PUSH_LOCAL) /* PUSH_LOCAL a; PUSH_LOCAL b; LT..EQ k; JUMP_IF_FALSE w s */
+    X(PUSH_LOCAL2_CJF, PUSH_LOCAL) /* PUSH_LOCAL a; PUSH_LOCAL b; LT..EQ k; JUMP_IF_FALSE w s */   \
+    /* Sends rewritten once their site's first inline-cache entry is a trivial method */           \
+    X(SEND0_GET, SEND)                  /* SEND0 k: the entry's getter runs here */                \
+    X(SEND0_LIT, SEND)                  /* SEND0 k: the entry's constant answer */                 \
+    X(SEND1_SET, SEND)                  /* SEND1 k: the entry's setter runs here */                \
+    X(PUSH_LOCAL_SEND0_GET, PUSH_LOCAL) /* PUSH_LOCAL_SEND0 a k to a getter */                     \
+    X(PUSH_LOCAL_SEND0_LIT, PUSH_LOCAL) /* PUSH_LOCAL_SEND0 a k to a constant answer */            \
+    /* ... or Array>>at: / at:put: */                                                              \
+    X(SEND1_AT, SEND)                  /* SEND1 k: array at: */                                    \
+    X(PUSH_LOCAL_SEND1_AT, PUSH_LOCAL) /* PUSH_LOCAL_SEND1 a k: array at: a */                     \
+    X(SEND2_ATPUT, SEND)               /* SEND2 k: array at:put: */
 
 enum {
 #define SOM_BC_ENUM(name, ops) BC_##name,

@@ -91,6 +91,43 @@ static SomMethod *ic_miss(SomVM *vm, CallSite *cs, SomClass *cls, SomClass *look
     return m;
 }
 
+/* After a miss filled the first entry of site cs (of method m, whose quickened code runs):
+ * a send to a trivial method or to Array>>at: / at:put: becomes the form that runs it in
+ * place for that entry's class (interp_loop.h; the form falls back to the plain send for
+ * any other receiver, so the rewrite is never undone).  Only the quickened copy changes. */
+static void quicken_send(SomMethod *m, CallSite *cs) {
+    if (cs < m->sites || cs >= m->sites + m->nsites || !m->qcode || cs->bci >= m->code_len)
+        return; /* a site of another method (a compiled frame's send) */
+    SomMethod *t = cs->ic[0].method;
+    uint8_t *q = m->qcode;
+    uint32_t bci = cs->bci;
+    if (!t || !cs->ic[0].cls) return;
+    bool at = t->prim_kind == PK_ARRAY_AT, atput = t->prim_kind == PK_ARRAY_AT_PUT;
+    if (!t->trivial && !at && !atput) return;
+    /* the send may also run as the second half of a PUSH_LOCAL_SEND0/1 a k two bytes earlier
+     * (when that PUSH_LOCAL is not itself the second half of another superinstruction):
+     * both forms are rewritten, each still means what it meant */
+    uint32_t pc = 0;
+    while (pc + 2 < bci)
+        pc += 1 + som_bc_len[m->code[pc]];
+    if (pc + 2 == bci && q[pc] == BC_PUSH_LOCAL_SEND0) {
+        if (t->trivial == TRIV_GETTER) q[pc] = BC_PUSH_LOCAL_SEND0_GET;
+        if (t->trivial == TRIV_LITERAL) q[pc] = BC_PUSH_LOCAL_SEND0_LIT;
+    } else if (pc + 2 == bci && q[pc] == BC_PUSH_LOCAL_SEND1 && at) {
+        q[pc] = BC_PUSH_LOCAL_SEND1_AT;
+    }
+    if (q[bci] == BC_SEND0 && t->trivial == TRIV_GETTER)
+        q[bci] = BC_SEND0_GET;
+    else if (q[bci] == BC_SEND0 && t->trivial == TRIV_LITERAL)
+        q[bci] = BC_SEND0_LIT;
+    else if (q[bci] == BC_SEND1 && t->trivial == TRIV_SETTER)
+        q[bci] = BC_SEND1_SET;
+    else if (q[bci] == BC_SEND1 && at)
+        q[bci] = BC_SEND1_AT;
+    else if (q[bci] == BC_SEND2 && atput)
+        q[bci] = BC_SEND2_ATPUT;
+}
+
 int interp_labels(InterpLabel *out, int max) {
     InterpEntry e = {.mode = IM_CALL, .method = (SomMethod *)(void *)out, .nargs = max};
     return interp_run(NULL, &e);
@@ -287,7 +324,6 @@ arith_fast_d(SomVM *vm, int op, Value a, Value b, uint32_t *fb, Value *out, doub
     }
     return 0;
 }
-
 
 /* The instructions the loop's double chain (dchain in interp_loop.h) continues with, and the
  * arithmetic of each: one table load instead of a row of compares per step. */

@@ -194,31 +194,51 @@ invoke: /* callee, n; receiver and arguments at sp[-n-1 .. -1] */
     }
     if (callee->kind == MK_PRIMITIVE) goto primitive;
 activate : {
-    if (UNLIKELY(top + 1 >= (int32_t)vm->max_frames ||
-                 sp + callee->nlocals + callee->maxstack + 8 > vm->stack_end)) {
+    /* the callee's locals and operands fit: SOM_STACK_SLACK slots are mapped past stack_end */
+    if (UNLIKELY(top + 1 >= (int32_t)vm->max_frames || sp >= vm->stack_end)) {
         SAVE();
         som_prim_error(vm, "Stack overflow: recursion deeper than the VM's stack (%d activations)",
                        top + 1);
         goto error;
     }
-    if (fp) fp->ip = ip;
-    SomFrame *nf = &vm->frames[top + 1];
+    SomFrame *nf;
+#if INTERP_JIT_ENTRIES
+    if (fp) fp->ip = ip; /* (fp may be the scratch record of an IM_SEND level) */
+    nf = &vm->frames[top + 1];
+#else
+    if (LIKELY(fp)) {           /* in this copy fp is always &vm->frames[top] */
+        fp->ip = ip;
+        nf = fp + 1;
+    } else {
+        nf = vm->frames;
+    }
+#endif
+    /* the callee's registers are set here, not reloaded from the record after the hooks */
+    bp = sp - n - 1;
+    meth = callee;
     nf->method = callee;
     nf->bci = 0;
     nf->visited = 0;
     nf->jit = NULL;
     nf->jit_pos = JIT_POS_NONE; /* (backedges: set by jit_activation, read only with a JIT) */
-    nf->bp = sp - n - 1;
+    nf->bp = bp;
     if (callee->kind == MK_BLOCK) {
-        SomBlock *b = (SomBlock *)nf->bp[0];
-        nf->self = b->self;
+        SomBlock *b = (SomBlock *)bp[0];
+        self = b->self;
         nf->ctx = b->ctx;
     } else {
-        nf->self = nf->bp[0];
+        self = bp[0];
         nf->ctx = NULL;
     }
-    for (unsigned i = callee->nlocals; i > 0; i--)
-        *sp++ = nil;
+    nf->self = self;
+    { /* the locals start nil: four stores without a loop cover most methods (slots above sp
+       * are free, and SOM_STACK_SLACK keeps them mapped) */
+        unsigned nl = callee->nlocals;
+        sp[0] = sp[1] = sp[2] = sp[3] = nil;
+        for (unsigned i = 4; UNLIKELY(i < nl); i++)
+            sp[i] = nil;
+        sp += nl;
+    }
     PUBLISH(top + 1);
     /* where a sampler starts seeing the callee: what follows (the context, a GC in it) is
      * the callee's, as for a signal-driven sample */
@@ -231,7 +251,8 @@ activate : {
         vm->on_enter(vm, callee, false);
     }
     fp = nf;
-    LOAD_FRAME();
+    lits = meth->literals;
+    sites = meth->sites;
     ip = meth->qcode;
     if (UNLIKELY(!ip)) ip = quicken(meth);
     meth->invocations++;
@@ -434,7 +455,13 @@ send_site_n : /* k, and n = its number of arguments (known to SEND0 ..: the rece
     }
     SAVE();
     callee = ic_miss(vm, cs, cls, cls);
-    if (callee) goto invoke;
+    if (callee) {
+        if ((callee->trivial || callee->prim_kind == PK_ARRAY_AT ||
+             callee->prim_kind == PK_ARRAY_AT_PUT) &&
+            cs->ic[0].method == callee && cs->ic[0].hits == 1)
+            quicken_send(meth, cs); /* the miss that filled the first entry */
+        goto invoke;
+    }
     sel = cs->selector;
     goto dnu;
 }
@@ -560,6 +587,131 @@ L_SEND2:
     k = W();
     n = 2;
     goto send_site_n;
+/* Sends whose site's first entry is a trivial method (quicken_send): for a receiver of that
+ * entry's class it runs here, without the send's generic path (no frame is made either way:
+ * `invoke` runs trivial methods in place too); anything else takes the plain send. */
+#define TRIVIAL_ENTRY(cs, c, tk)                                                                   \
+    (LIKELY((c) == (cs)->ic[0].cls && (cs)->ic[0].method->trivial == (tk) && !vm->no_trivial))
+L_SEND0_GET : {
+    k = W();
+    CallSite *cs = &sites[k];
+    Value r = sp[-1];
+    if (LIKELY(som_is_obj(r)) && TRIVIAL_ENTRY(cs, som_hdr(r)->cls, TRIV_GETTER) &&
+        LIKELY(som_hdr(r)->kind == OBJ_INSTANCE &&
+               cs->ic[0].method->trivial_arg < ((SomInstance *)r)->nfields)) {
+        cs->ic[0].hits++;
+        sp[-1] = ((SomInstance *)r)->fields[cs->ic[0].method->trivial_arg];
+        DISPATCH();
+    }
+    n = 0;
+    goto send_site_n;
+}
+L_PUSH_LOCAL_SEND0_GET : {
+    Value r = bp[ip[0]];
+    *sp++ = r;
+    ip += 4;
+    k = u16_at(ip - 2);
+    CallSite *cs = &sites[k];
+    if (LIKELY(som_is_obj(r)) && TRIVIAL_ENTRY(cs, som_hdr(r)->cls, TRIV_GETTER) &&
+        LIKELY(som_hdr(r)->kind == OBJ_INSTANCE &&
+               cs->ic[0].method->trivial_arg < ((SomInstance *)r)->nfields)) {
+        cs->ic[0].hits++;
+        sp[-1] = ((SomInstance *)r)->fields[cs->ic[0].method->trivial_arg];
+        DISPATCH();
+    }
+    n = 0;
+    goto send_site_n;
+}
+L_SEND0_LIT : {
+    k = W();
+    CallSite *cs = &sites[k];
+    Value r = sp[-1];
+    if (TRIVIAL_ENTRY(cs, som_class_of(vm, r), TRIV_LITERAL)) {
+        cs->ic[0].hits++;
+        sp[-1] = cs->ic[0].method->literals[cs->ic[0].method->trivial_arg];
+        DISPATCH();
+    }
+    n = 0;
+    goto send_site_n;
+}
+L_PUSH_LOCAL_SEND0_LIT : {
+    Value r = bp[ip[0]];
+    *sp++ = r;
+    ip += 4;
+    k = u16_at(ip - 2);
+    CallSite *cs = &sites[k];
+    if (TRIVIAL_ENTRY(cs, som_class_of(vm, r), TRIV_LITERAL)) {
+        cs->ic[0].hits++;
+        sp[-1] = cs->ic[0].method->literals[cs->ic[0].method->trivial_arg];
+        DISPATCH();
+    }
+    n = 0;
+    goto send_site_n;
+}
+L_SEND1_SET : {
+    k = W();
+    CallSite *cs = &sites[k];
+    Value r = sp[-2];
+    if (LIKELY(som_is_obj(r)) && TRIVIAL_ENTRY(cs, som_hdr(r)->cls, TRIV_SETTER) &&
+        LIKELY(som_hdr(r)->kind == OBJ_INSTANCE &&
+               cs->ic[0].method->trivial_arg < ((SomInstance *)r)->nfields)) {
+        cs->ic[0].hits++;
+        ((SomInstance *)r)->fields[cs->ic[0].method->trivial_arg] = sp[-1];
+        sp--;
+        DISPATCH();
+    }
+    n = 1;
+    goto send_site_n;
+}
+#define ARRAY_ENTRY(cs, a, pk)                                                                     \
+    (LIKELY(som_is_obj(a)) &&                                                                      \
+     LIKELY(som_hdr(a)->cls == (cs)->ic[0].cls && (cs)->ic[0].method->prim_kind == (pk) &&         \
+            !vm->prim_hooks && som_hdr(a)->kind == OBJ_ARRAY))
+#define IN_BOUNDS(a, i) (som_is_int(i) && (uint64_t)(som_int(i) - 1) < ((SomArray *)(a))->len)
+L_SEND1_AT : {
+    k = W();
+    CallSite *cs = &sites[k];
+    Value a = sp[-2], i = sp[-1];
+    if (ARRAY_ENTRY(cs, a, PK_ARRAY_AT) && LIKELY(IN_BOUNDS(a, i))) {
+        cs->ic[0].hits++;
+        sp[-2] = ((SomArray *)a)->items[som_int(i) - 1];
+        sp--;
+        DISPATCH();
+    }
+    n = 1;
+    goto send_site_n;
+}
+L_PUSH_LOCAL_SEND1_AT : {
+    Value a = sp[-1], i = bp[ip[0]];
+    *sp++ = i;
+    ip += 4;
+    k = u16_at(ip - 2);
+    CallSite *cs = &sites[k];
+    if (ARRAY_ENTRY(cs, a, PK_ARRAY_AT) && LIKELY(IN_BOUNDS(a, i))) {
+        cs->ic[0].hits++;
+        sp[-2] = ((SomArray *)a)->items[som_int(i) - 1];
+        sp--;
+        DISPATCH();
+    }
+    n = 1;
+    goto send_site_n;
+}
+L_SEND2_ATPUT : {
+    k = W();
+    CallSite *cs = &sites[k];
+    Value a = sp[-3], i = sp[-2];
+    if (ARRAY_ENTRY(cs, a, PK_ARRAY_AT_PUT) && LIKELY(IN_BOUNDS(a, i))) {
+        cs->ic[0].hits++;
+        ((SomArray *)a)->items[som_int(i) - 1] = sp[-1];
+        sp -= 2; /* answers the array */
+        DISPATCH();
+    }
+    n = 2;
+    goto send_site_n;
+}
+#undef IN_BOUNDS
+#undef ARRAY_ENTRY
+#undef TRIVIAL_ENTRY
 L_SUPER_SEND:
     k = W();
     fp->bci = sites[k].bci;
@@ -591,14 +743,14 @@ do_return : {
         vm->safepoint_hook(vm, SOM_SP_RETURN);
     }
     if (meth->kind == MK_METHOD && meth->nctx) fp->ctx->frame = NULL;
-    sp = fp->bp;
+    sp = bp;
     *sp++ = ret;
     PUBLISH(top - 1);
     if (UNLIKELY(vm->exact_hooks)) { /* where a sampler stops seeing the callee */
         SAVE();
         vm->on_exit(vm, meth, false);
     }
-    fp = &vm->frames[top];
+    fp--; /* &vm->frames[top]: fp is a frame of the array here (never the scratch record) */
     LOAD_FRAME();
     ip = fp->ip;
     DISPATCH();

@@ -133,7 +133,9 @@ typedef struct CallSite {
         struct SomMethod *method;
         uint64_t hits;
     } ic[SOM_IC_SIZE];
+    uint64_t reserved; /* to 128 bytes: &sites[k] is a shift, not a multiply */
 } CallSite;
+_Static_assert(SOM_IC_SIZE != 4 || sizeof(CallSite) == 128, "CallSite is 128 bytes");
 
 /* ---- methods ------------------------------------------------------------- */
 

@@ -97,14 +97,14 @@ SomVM *som_vm_new(const SomOptions *opts, const char *classpath, char *errbuf, s
     if (opts) vm->opts = *opts;
     size_t nvals = vm->opts.stack_values ? vm->opts.stack_values : DEFAULT_STACK_VALUES;
     vm->max_frames = vm->opts.max_frames ? vm->opts.max_frames : DEFAULT_MAX_FRAMES;
-    vm->stack = map_lazily(nvals * sizeof(Value));
+    vm->stack = map_lazily((nvals + SOM_STACK_SLACK) * sizeof(Value));
+    if (vm->stack) vm->stack_end = vm->stack + nvals; /* (som_vm_free unmaps by it) */
     vm->frames = map_lazily(vm->max_frames * sizeof(SomFrame));
     if (!vm->stack || !vm->frames || !set_classpath(vm, classpath)) {
         snprintf(errbuf, errlen, "cannot reserve the VM stacks");
         som_vm_free(vm);
         return NULL;
     }
-    vm->stack_end = vm->stack + nvals;
     vm->sp = vm->stack;
     vm->top = -1;
     vm->nlr_target = -1;
@@ -123,8 +123,8 @@ SomVM *som_vm_new(const SomOptions *opts, const char *classpath, char *errbuf, s
 void som_vm_free(SomVM *vm) {
     if (!vm) return;
     gc_fini(vm);
-    size_t nvals = (size_t)(vm->stack_end - vm->stack);
-    if (vm->stack) munmap(vm->stack, nvals ? nvals * sizeof(Value) : 1);
+    if (vm->stack)
+        munmap(vm->stack, ((size_t)(vm->stack_end - vm->stack) + SOM_STACK_SLACK) * sizeof(Value));
     if (vm->frames) munmap(vm->frames, vm->max_frames * sizeof(SomFrame));
     for (int i = 0; i < vm->nclasspath; i++)
         free(vm->classpath[i]);

@@ -69,13 +69,19 @@ typedef enum SomSafepoint {
                        * stretch ran in frames[top] in the current state */
 } SomSafepoint;
 
+/* Slots mapped past vm->stack_end: the most one activation uses (locals and operand stack are
+ * 16-bit counts, plus margin), so the interpreter checks only sp < stack_end when it
+ * activates a method. */
+#define SOM_STACK_SLACK ((size_t)2 * UINT16_MAX + 16)
+
 struct SomVM {
     /* --- execution state (see frame.h for the sampler-visible rules) --- */
     SomFrame *frames;       /* frame array, frames[0..top] live */
     volatile int32_t top;   /* index of the running frame; -1 when idle */
     volatile uint8_t state; /* VmState */
     Value *stack;           /* value stack base */
-    Value *stack_end;       /* one past the last usable slot */
+    Value *stack_end;       /* one past the last slot an activation may start below (another
+                             * SOM_STACK_SLACK slots are mapped after it) */
     Value *sp;              /* value stack top while not in the interpreter loop */
     size_t max_frames;
 
