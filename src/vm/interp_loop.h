@@ -587,16 +587,16 @@ L_SEND2:
     k = W();
     n = 2;
     goto send_site_n;
-/* Sends whose site's first entry is a trivial method (quicken_send): for a receiver of that
- * entry's class it runs here, without the send's generic path (no frame is made either way:
- * `invoke` runs trivial methods in place too); anything else takes the plain send. */
-#define TRIVIAL_ENTRY(cs, c, tk)                                                                   \
-    (LIKELY((c) == (cs)->ic[0].cls && (cs)->ic[0].method->trivial == (tk) && !vm->no_trivial))
+/* Sends whose site's first entry is a trivial method or Array>>at: / at:put: (quicken_send):
+ * for a receiver of that entry's class it runs here, without the send's generic path (no
+ * frame is made either way: `invoke` runs these in place too); anything else takes the
+ * plain send.  The entry's method is the one the rewrite saw (entries never change). */
+#define TRIVIAL_ENTRY(cs, c) (LIKELY((c) == (cs)->ic[0].cls && !vm->no_trivial))
 L_SEND0_GET : {
     k = W();
     CallSite *cs = &sites[k];
     Value r = sp[-1];
-    if (LIKELY(som_is_obj(r)) && TRIVIAL_ENTRY(cs, som_hdr(r)->cls, TRIV_GETTER) &&
+    if (LIKELY(som_is_obj(r)) && TRIVIAL_ENTRY(cs, som_hdr(r)->cls) &&
         LIKELY(som_hdr(r)->kind == OBJ_INSTANCE &&
                cs->ic[0].method->trivial_arg < ((SomInstance *)r)->nfields)) {
         cs->ic[0].hits++;
@@ -612,7 +612,7 @@ L_PUSH_LOCAL_SEND0_GET : {
     ip += 4;
     k = u16_at(ip - 2);
     CallSite *cs = &sites[k];
-    if (LIKELY(som_is_obj(r)) && TRIVIAL_ENTRY(cs, som_hdr(r)->cls, TRIV_GETTER) &&
+    if (LIKELY(som_is_obj(r)) && TRIVIAL_ENTRY(cs, som_hdr(r)->cls) &&
         LIKELY(som_hdr(r)->kind == OBJ_INSTANCE &&
                cs->ic[0].method->trivial_arg < ((SomInstance *)r)->nfields)) {
         cs->ic[0].hits++;
@@ -626,7 +626,7 @@ L_SEND0_LIT : {
     k = W();
     CallSite *cs = &sites[k];
     Value r = sp[-1];
-    if (TRIVIAL_ENTRY(cs, som_class_of(vm, r), TRIV_LITERAL)) {
+    if (TRIVIAL_ENTRY(cs, som_class_of(vm, r))) {
         cs->ic[0].hits++;
         sp[-1] = cs->ic[0].method->literals[cs->ic[0].method->trivial_arg];
         DISPATCH();
@@ -640,7 +640,7 @@ L_PUSH_LOCAL_SEND0_LIT : {
     ip += 4;
     k = u16_at(ip - 2);
     CallSite *cs = &sites[k];
-    if (TRIVIAL_ENTRY(cs, som_class_of(vm, r), TRIV_LITERAL)) {
+    if (TRIVIAL_ENTRY(cs, som_class_of(vm, r))) {
         cs->ic[0].hits++;
         sp[-1] = cs->ic[0].method->literals[cs->ic[0].method->trivial_arg];
         DISPATCH();
@@ -652,7 +652,7 @@ L_SEND1_SET : {
     k = W();
     CallSite *cs = &sites[k];
     Value r = sp[-2];
-    if (LIKELY(som_is_obj(r)) && TRIVIAL_ENTRY(cs, som_hdr(r)->cls, TRIV_SETTER) &&
+    if (LIKELY(som_is_obj(r)) && TRIVIAL_ENTRY(cs, som_hdr(r)->cls) &&
         LIKELY(som_hdr(r)->kind == OBJ_INSTANCE &&
                cs->ic[0].method->trivial_arg < ((SomInstance *)r)->nfields)) {
         cs->ic[0].hits++;
@@ -663,16 +663,15 @@ L_SEND1_SET : {
     n = 1;
     goto send_site_n;
 }
-#define ARRAY_ENTRY(cs, a, pk)                                                                     \
-    (LIKELY(som_is_obj(a)) &&                                                                      \
-     LIKELY(som_hdr(a)->cls == (cs)->ic[0].cls && (cs)->ic[0].method->prim_kind == (pk) &&         \
-            !vm->prim_hooks && som_hdr(a)->kind == OBJ_ARRAY))
+#define ARRAY_ENTRY(cs, a)                                                                         \
+    (LIKELY(som_is_obj(a)) && LIKELY(som_hdr(a)->cls == (cs)->ic[0].cls && !vm->prim_hooks &&      \
+                                     som_hdr(a)->kind == OBJ_ARRAY))
 #define IN_BOUNDS(a, i) (som_is_int(i) && (uint64_t)(som_int(i) - 1) < ((SomArray *)(a))->len)
 L_SEND1_AT : {
     k = W();
     CallSite *cs = &sites[k];
     Value a = sp[-2], i = sp[-1];
-    if (ARRAY_ENTRY(cs, a, PK_ARRAY_AT) && LIKELY(IN_BOUNDS(a, i))) {
+    if (ARRAY_ENTRY(cs, a) && LIKELY(IN_BOUNDS(a, i))) {
         cs->ic[0].hits++;
         sp[-2] = ((SomArray *)a)->items[som_int(i) - 1];
         sp--;
@@ -687,7 +686,7 @@ L_PUSH_LOCAL_SEND1_AT : {
     ip += 4;
     k = u16_at(ip - 2);
     CallSite *cs = &sites[k];
-    if (ARRAY_ENTRY(cs, a, PK_ARRAY_AT) && LIKELY(IN_BOUNDS(a, i))) {
+    if (ARRAY_ENTRY(cs, a) && LIKELY(IN_BOUNDS(a, i))) {
         cs->ic[0].hits++;
         sp[-2] = ((SomArray *)a)->items[som_int(i) - 1];
         sp--;
@@ -700,7 +699,7 @@ L_SEND2_ATPUT : {
     k = W();
     CallSite *cs = &sites[k];
     Value a = sp[-3], i = sp[-2];
-    if (ARRAY_ENTRY(cs, a, PK_ARRAY_AT_PUT) && LIKELY(IN_BOUNDS(a, i))) {
+    if (ARRAY_ENTRY(cs, a) && LIKELY(IN_BOUNDS(a, i))) {
         cs->ic[0].hits++;
         ((SomArray *)a)->items[som_int(i) - 1] = sp[-1];
         sp -= 2; /* answers the array */

@@ -117,8 +117,10 @@ enum { TF_INT = 0, TF_BIGINT, TF_DOUBLE, TF_OTHER };
 /* One send instruction. The inline cache doubles as the receiver-class type
  * feedback a compiler or the profiler reads: `ic` holds up to SOM_IC_SIZE
  * (class, target) pairs with hit counts; `megamorphic` is set once more
- * classes were seen. For arithmetic/comparison selectors `argkinds` records
- * (receiver kind * 4 + argument kind) as a bit set. */
+ * classes were seen. An entry is written once, when it is empty, and never changes after
+ * (the interpreter's rewritten sends rely on it: interp.c quicken_send). For
+ * arithmetic/comparison selectors `argkinds` records (receiver kind * 4 + argument kind)
+ * as a bit set. */
 typedef struct CallSite {
     struct SomString *selector; /* interned Symbol */
     uint8_t nargs;
