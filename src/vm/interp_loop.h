@@ -111,6 +111,15 @@ static int INTERP_FN(SomVM *vm, InterpEntry *e) {
         sites = meth->sites;                                                                       \
     } while (0)
 #define BOOL(c) ((c) ? trueV : falseV)
+/* Type feedback (site k's argkinds) and inline-cache hit counts: not recorded by the lean
+ * copy (INTERP_FEEDBACK 0; no NULL check is left after inlining) */
+#if INTERP_FEEDBACK
+#define FB(k) (&sites[(k)].argkinds)
+#define IC_HIT(e) ((e).hits++)
+#else
+#define FB(k) ((uint32_t *)NULL)
+#define IC_HIT(e) ((void)0)
+#endif
 
 #if INTERP_JIT_ENTRIES
     base_sp = LEVEL_MODE == IM_DEOPT ? vm->frames[base_top + 1].bp : sp;
@@ -450,7 +459,7 @@ send_site_n : /* k, and n = its number of arguments (known to SEND0 ..: the rece
     fp->bci = cs->bci;
     if (LIKELY(cs->ic[0].cls == cls)) {
         callee = cs->ic[0].method;
-        cs->ic[0].hits++;
+        IC_HIT(cs->ic[0]);
         goto invoke;
     }
     SAVE();
@@ -599,7 +608,7 @@ L_SEND0_GET : {
     if (LIKELY(som_is_obj(r)) && TRIVIAL_ENTRY(cs, som_hdr(r)->cls) &&
         LIKELY(som_hdr(r)->kind == OBJ_INSTANCE &&
                cs->ic[0].method->trivial_arg < ((SomInstance *)r)->nfields)) {
-        cs->ic[0].hits++;
+        IC_HIT(cs->ic[0]);
         sp[-1] = ((SomInstance *)r)->fields[cs->ic[0].method->trivial_arg];
         DISPATCH();
     }
@@ -615,7 +624,7 @@ L_PUSH_LOCAL_SEND0_GET : {
     if (LIKELY(som_is_obj(r)) && TRIVIAL_ENTRY(cs, som_hdr(r)->cls) &&
         LIKELY(som_hdr(r)->kind == OBJ_INSTANCE &&
                cs->ic[0].method->trivial_arg < ((SomInstance *)r)->nfields)) {
-        cs->ic[0].hits++;
+        IC_HIT(cs->ic[0]);
         sp[-1] = ((SomInstance *)r)->fields[cs->ic[0].method->trivial_arg];
         DISPATCH();
     }
@@ -627,7 +636,7 @@ L_SEND0_LIT : {
     CallSite *cs = &sites[k];
     Value r = sp[-1];
     if (TRIVIAL_ENTRY(cs, som_class_of(vm, r))) {
-        cs->ic[0].hits++;
+        IC_HIT(cs->ic[0]);
         sp[-1] = cs->ic[0].method->literals[cs->ic[0].method->trivial_arg];
         DISPATCH();
     }
@@ -641,7 +650,7 @@ L_PUSH_LOCAL_SEND0_LIT : {
     k = u16_at(ip - 2);
     CallSite *cs = &sites[k];
     if (TRIVIAL_ENTRY(cs, som_class_of(vm, r))) {
-        cs->ic[0].hits++;
+        IC_HIT(cs->ic[0]);
         sp[-1] = cs->ic[0].method->literals[cs->ic[0].method->trivial_arg];
         DISPATCH();
     }
@@ -655,7 +664,7 @@ L_SEND1_SET : {
     if (LIKELY(som_is_obj(r)) && TRIVIAL_ENTRY(cs, som_hdr(r)->cls) &&
         LIKELY(som_hdr(r)->kind == OBJ_INSTANCE &&
                cs->ic[0].method->trivial_arg < ((SomInstance *)r)->nfields)) {
-        cs->ic[0].hits++;
+        IC_HIT(cs->ic[0]);
         ((SomInstance *)r)->fields[cs->ic[0].method->trivial_arg] = sp[-1];
         sp--;
         DISPATCH();
@@ -672,7 +681,7 @@ L_SEND1_AT : {
     CallSite *cs = &sites[k];
     Value a = sp[-2], i = sp[-1];
     if (ARRAY_ENTRY(cs, a) && LIKELY(IN_BOUNDS(a, i))) {
-        cs->ic[0].hits++;
+        IC_HIT(cs->ic[0]);
         sp[-2] = ((SomArray *)a)->items[som_int(i) - 1];
         sp--;
         DISPATCH();
@@ -687,7 +696,7 @@ L_PUSH_LOCAL_SEND1_AT : {
     k = u16_at(ip - 2);
     CallSite *cs = &sites[k];
     if (ARRAY_ENTRY(cs, a) && LIKELY(IN_BOUNDS(a, i))) {
-        cs->ic[0].hits++;
+        IC_HIT(cs->ic[0]);
         sp[-2] = ((SomArray *)a)->items[som_int(i) - 1];
         sp--;
         DISPATCH();
@@ -700,7 +709,7 @@ L_SEND2_ATPUT : {
     CallSite *cs = &sites[k];
     Value a = sp[-3], i = sp[-2];
     if (ARRAY_ENTRY(cs, a) && LIKELY(IN_BOUNDS(a, i))) {
-        cs->ic[0].hits++;
+        IC_HIT(cs->ic[0]);
         ((SomArray *)a)->items[som_int(i) - 1] = sp[-1];
         sp -= 2; /* answers the array */
         DISPATCH();
@@ -921,7 +930,10 @@ jit_backedge:
     jit_backedge_hooks(vm, fp);
     DISPATCH();
 
-#define FEEDBACK(bits) feedback(&sites[k].argkinds, (bits))
+#define FEEDBACK(bits) feedback(FB(k), (bits))
+/* the same for site i, where a fast path needs no k afterwards (k is live across the dispatch,
+ * so writing it costs a store) */
+#define FEEDBACK_AT(i, bits) feedback(FB(i), (bits))
 #define ARITH_SLOW(a, b)                                                                           \
     do {                                                                                           \
         FEEDBACK(TF_BIT(tf_kind(a), tf_kind(b)));                                                  \
@@ -933,7 +945,7 @@ jit_backedge:
     do {                                                                                           \
         Value a = sp[-2], b = sp[-1], r;                                                           \
         SAVE();                                                                                    \
-        int r_ = arith_fast_d(vm, op, a, b, &sites[k].argkinds, &r, &dacc);                        \
+        int r_ = arith_fast_d(vm, op, a, b, FB(k), &r, &dacc);                                     \
         if (LIKELY(r_ == 1)) {                                                                     \
             sp[-2] = r;                                                                            \
             sp--;                                                                                  \
@@ -973,7 +985,7 @@ L_MUL_STORE:
     do {                                                                                           \
         k = W();                                                                                   \
         Value a = sp[-2], b = sp[-1];                                                              \
-        int c_ = compare_fast(op, a, b, &sites[k].argkinds);                                       \
+        int c_ = compare_fast(op, a, b, FB(k));                                                    \
         if (LIKELY(c_ >= 0)) {                                                                     \
             sp[-2] = BOOL(c_);                                                                     \
             sp--;                                                                                  \
@@ -987,7 +999,7 @@ L_MUL_STORE:
     do {                                                                                           \
         k = W();                                                                                   \
         Value a = sp[-2], b = sp[-1];                                                              \
-        int c_ = compare_fast(op, a, b, &sites[k].argkinds);                                       \
+        int c_ = compare_fast(op, a, b, FB(k));                                                    \
         if (LIKELY(c_ >= 0)) {                                                                     \
             sp -= 2;                                                                               \
             const uint8_t *jf_ = (jf);                                                             \
@@ -1059,8 +1071,7 @@ L_PUSH_LOCAL2:
 L_PUSH_LOCAL2_CJF : { /* two small integers compared and branched on here; else both pushed */
     Value a = bp[ip[0]], b = bp[ip[2]];
     if (LIKELY(a & b & 1)) {
-        k = u16_at(ip + 4);
-        FEEDBACK(TF_BIT(TF_INT, TF_INT));
+        FEEDBACK_AT(u16_at(ip + 4), TF_BIT(TF_INT, TF_INT));
         /* tagging keeps the order */
         CMP_JF_AT3((int64_t)a, (int64_t)b);
     }
@@ -1108,8 +1119,7 @@ L_PUSH_LOCAL_SEND1:
         if (LIKELY(som_is_int(a)) &&                                                               \
             LIKELY(!(op == AR_ADD ? __builtin_add_overflow((int64_t)a, 2 * y, &r)                  \
                                   : __builtin_sub_overflow((int64_t)a, 2 * y, &r)))) {             \
-            k = u16_at(ip + 4);                                                                    \
-            FEEDBACK(TF_BIT(TF_INT, TF_INT));                                                      \
+            FEEDBACK_AT(u16_at(ip + 4), TF_BIT(TF_INT, TF_INT));                                   \
             *sp++ = (Value)r;                                                                      \
             ip += 6;                                                                               \
             DISPATCH();                                                                            \
@@ -1127,9 +1137,8 @@ L_PUSH_LOCAL_SEND1:
 #define LOCAL_ARITH(op)                                                                            \
     do {                                                                                           \
         Value a = sp[-1], b = bp[ip[0]], r;                                                        \
-        k = u16_at(ip + 2);                                                                        \
         SAVE();                                                                                    \
-        int r_ = arith_fast_d(vm, op, a, b, &sites[k].argkinds, &r, &dacc);                        \
+        int r_ = arith_fast_d(vm, op, a, b, FB(u16_at(ip + 2)), &r, &dacc);                        \
         if (LIKELY(r_ == 1)) {                                                                     \
             sp[-1] = r;                                                                            \
             ip += 4;                                                                               \
@@ -1149,9 +1158,8 @@ L_PUSH_LOCAL_SEND1:
 #define LOCAL2_ARITH(op)                                                                           \
     do {                                                                                           \
         Value a = bp[ip[0]], b = bp[ip[2]], r;                                                     \
-        k = u16_at(ip + 4);                                                                        \
         SAVE();                                                                                    \
-        int r_ = arith_fast_d(vm, op, a, b, &sites[k].argkinds, &r, &dacc);                        \
+        int r_ = arith_fast_d(vm, op, a, b, FB(u16_at(ip + 4)), &r, &dacc);                        \
         if (LIKELY(r_ == 1)) {                                                                     \
             *sp++ = r;                                                                             \
             ip += 6;                                                                               \
@@ -1217,8 +1225,7 @@ dchain:
         if (op_ - BC_PUSH_LOCAL_ADD < 3u) { /* PUSH_LOCAL_ADD, _SUB, _MUL */
             Value b = bp[ip[1]];
             if (!som_is_imm_double(b)) break;
-            k = u16_at(ip + 3);
-            FEEDBACK(TF_BIT(TF_DOUBLE, TF_DOUBLE));
+            FEEDBACK_AT(u16_at(ip + 3), TF_BIT(TF_DOUBLE, TF_DOUBLE));
             double y = som_imm_double(b);
             dacc = op_ == BC_PUSH_LOCAL_ADD   ? dacc + y
                    : op_ == BC_PUSH_LOCAL_SUB ? dacc - y
@@ -1247,16 +1254,14 @@ dchain:
         if (op_ == BC_PUSH_CONST && ip[3] >= BC_LT_JF && ip[3] <= BC_EQ_JF) {
             Value c = lits[u16_at(ip + 1)];
             if (!som_is_imm_double(c)) break;
-            k = u16_at(ip + 4);
-            FEEDBACK(TF_BIT(TF_DOUBLE, TF_DOUBLE));
+            FEEDBACK_AT(u16_at(ip + 4), TF_BIT(TF_DOUBLE, TF_DOUBLE));
             CMP_JF_AT3(dacc, som_imm_double(c));
         }
         unsigned kind_ = dchain_kind[op_];
         if (kind_ == DK_STACK) { /* the receiver on the stack */
             Value a = sp[-1];
             if (!som_is_imm_double(a)) break;
-            k = u16_at(ip + 1);
-            FEEDBACK(TF_BIT(TF_DOUBLE, TF_DOUBLE));
+            FEEDBACK_AT(u16_at(ip + 1), TF_BIT(TF_DOUBLE, TF_DOUBLE));
             double x = som_imm_double(a);
             dacc = dchain_op(op_, x, dacc);
             sp--;
@@ -1267,11 +1272,9 @@ dchain:
             /* `acc + (a * b)`: a second operation on two locals, then the one combining them */
             Value a = bp[ip[1]], b = bp[ip[3]];
             if (!som_is_imm_double(a) || !som_is_imm_double(b)) break;
-            k = u16_at(ip + 5);
-            FEEDBACK(TF_BIT(TF_DOUBLE, TF_DOUBLE));
+            FEEDBACK_AT(u16_at(ip + 5), TF_BIT(TF_DOUBLE, TF_DOUBLE));
             double y = dchain_op(op_, som_imm_double(a), som_imm_double(b));
-            k = u16_at(ip + 8);
-            FEEDBACK(TF_BIT(TF_DOUBLE, TF_DOUBLE));
+            FEEDBACK_AT(u16_at(ip + 8), TF_BIT(TF_DOUBLE, TF_DOUBLE));
             dacc = dchain_op(ip[7], dacc, y);
             ip += 10;
             continue;
@@ -1355,7 +1358,7 @@ L_INC_LOCAL_JLE : {
             DISPATCH();
         }
         /* overflow: the tail's ADD sets TF_OVERFLOWED too; say it here for the site anyway */
-        sites[u16_at(ip + 5)].argkinds |= TF_OVERFLOWED;
+        if (INTERP_FEEDBACK) sites[u16_at(ip + 5)].argkinds |= TF_OVERFLOWED;
     }
     DISPATCH(); /* generic tail */
 }
@@ -1405,3 +1408,5 @@ exit_vm:
 #endif
 
 #undef LEVEL_MODE
+#undef FB
+#undef IC_HIT

@@ -48,6 +48,8 @@ typedef struct SomOptions {
     bool gc_stress;          /* collect at every allocation */
     bool gc_verbose;         /* -g: print GC statistics at exit */
     bool dump_feedback;      /* -d: list executed methods with send-site feedback at exit */
+    bool no_feedback;        /* without a JIT (and dump_feedback): record no type feedback and
+                              * no inline-cache hit counts (a faster interpreter; --jit=off) */
     size_t heap_hint;        /* -H: initial heap size in bytes (0 = default) */
     size_t stack_values;     /* value stack size in Values */
     size_t max_frames;       /* maximum activation depth */

@@ -617,6 +617,8 @@ int main(int argc, char **argv) {
         if (!jit_sampling) /* counters alone drive the JIT then */
             fprintf(stderr, "som: warning: JIT sampling unavailable (%s)\n", err);
     }
+    /* without the JIT nothing reads type feedback (but --dump-feedback, which keeps it) */
+    cfg.opts.no_feedback = cfg.jit.mode == JIT_OFF;
     if (cfg.threads == 1) {
         Run r = {&cfg, 0, 0, 0};
         run_one(&r);

@@ -35,14 +35,18 @@ static const char prog[] =
     "    self add: 1.5 to: 2. self add: (2 raisedTo: 80) to: 1. self add: 'a' to: 'b'.\n"
     "    1 to: 7 do: [:i | self f ] ) )\n";
 
-static SomVM *run_kept(const char *dir, const char *src_main) {
+static SomVM *run_kept_opts(const SomOptions *opts, const char *dir, const char *src_main) {
     char e[512];
-    SomVM *vm = som_vm_new(NULL, dir, e, sizeof e);
+    SomVM *vm = som_vm_new(opts, dir, e, sizeof e);
     if (!vm) fail_msg("%s", e);
     char *argv[] = {(char *)src_main};
     int status = som_vm_run(vm, 1, argv);
     if (status != 0) fail_msg("program failed with status %d", status);
     return vm;
+}
+
+static SomVM *run_kept(const char *dir, const char *src_main) {
+    return run_kept_opts(NULL, dir, src_main);
 }
 
 static SomMethod *method(SomVM *vm, const char *cls, const char *sel) {
@@ -140,10 +144,37 @@ static void test_core_boolean_trivials(void **state) {
     free(dir);
 }
 
+/* SomOptions.no_feedback without a JIT: the lean interpreter copy runs the same program with
+ * the same inline caches (entries, misses, megamorphic flag) and counters, but records no
+ * hit counts after an entry's first and no operand kinds. */
+static void test_no_feedback(void **state) {
+    (void)state;
+    char *dir = vt_tempdir();
+    vt_write_class(dir, "Fb", prog);
+    SomOptions o = {.no_feedback = true};
+    SomVM *vm = run_kept_opts(&o, dir, "Fb");
+    CallSite *abs = site(method(vm, "Fb", "mono:"), "abs");
+    assert_int_equal(entries(abs), 1);
+    assert_ptr_equal(abs->ic[0].cls, vm->integerClass);
+    assert_int_equal(abs->ic[0].hits, 1); /* set when the entry was filled */
+    assert_int_equal(abs->misses, 1);
+    CallSite *cls = site(method(vm, "Fb", "probe:"), "class");
+    assert_int_equal(entries(cls), SOM_IC_SIZE);
+    assert_true(cls->megamorphic);
+    CallSite *plus = site(method(vm, "Fb", "add:to:"), "+");
+    assert_int_equal(plus->argkinds, 0);
+    assert_int_equal(method(vm, "Fb", "mono:")->invocations, 10);
+    assert_int_equal(method(vm, "Fb", "add:to:")->invocations, 103);
+    som_vm_free(vm);
+    vt_rmdir(dir);
+    free(dir);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_inline_caches_and_feedback),
         cmocka_unit_test(test_core_boolean_trivials),
+        cmocka_unit_test(test_no_feedback),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
