@@ -124,7 +124,9 @@
     /* ... or Array>>at: / at:put: */                                                              \
     X(SEND1_AT, SEND)                  /* SEND1 k: array at: */                                    \
     X(PUSH_LOCAL_SEND1_AT, PUSH_LOCAL) /* PUSH_LOCAL_SEND1 a k: array at: a */                     \
-    X(SEND2_ATPUT, SEND)               /* SEND2 k: array at:put: */
+    X(SEND2_ATPUT, SEND)               /* SEND2 k: array at:put: */                                \
+    X(PUSH_LOCAL_ADDI_ST, PUSH_LOCAL)  /* PUSH_LOCAL a; PUSH_INT c; ADD k; STORE_LOCAL b */        \
+    X(PUSH_LOCAL_SUBI_ST, PUSH_LOCAL)  /* PUSH_LOCAL a; PUSH_INT c; SUB k; STORE_LOCAL b */
 
 enum {
 #define SOM_BC_ENUM(name, ops) BC_##name,

@@ -423,7 +423,10 @@ static const uint8_t *quicken(SomMethod *m) {
         int d = p2 < len ? c[p2] : -1;
         switch (c[pc]) {
         case BC_PUSH_LOCAL:
-            if (b == BC_PUSH_INT && d == BC_ADD)
+            if (b == BC_PUSH_INT && (d == BC_ADD || d == BC_SUB) && p2 + 3 < len &&
+                c[p2 + 3] == BC_STORE_LOCAL) /* `x := y + c` */
+                q[pc] = d == BC_ADD ? BC_PUSH_LOCAL_ADDI_ST : BC_PUSH_LOCAL_SUBI_ST;
+            else if (b == BC_PUSH_INT && d == BC_ADD)
                 q[pc] = BC_PUSH_LOCAL_ADDI;
             else if (b == BC_PUSH_INT && d == BC_SUB)
                 q[pc] = BC_PUSH_LOCAL_SUBI;

@@ -1209,6 +1209,29 @@ L_PUSH_LOCAL_ADDI:
     LOCAL_IMM(AR_ADD);
 L_PUSH_LOCAL_SUBI:
     LOCAL_IMM(AR_SUB);
+/* the same followed by STORE_LOCAL b: the sum goes to the local, not the stack */
+#define LOCAL_IMM_ST(op)                                                                           \
+    do {                                                                                           \
+        Value a = bp[ip[0]];                                                                       \
+        int64_t y = (int8_t)ip[2], r;                                                              \
+        if (LIKELY(som_is_int(a)) &&                                                               \
+            LIKELY(!(op == AR_ADD ? __builtin_add_overflow((int64_t)a, 2 * y, &r)                  \
+                                  : __builtin_sub_overflow((int64_t)a, 2 * y, &r)))) {             \
+            FEEDBACK_AT(u16_at(ip + 4), TF_BIT(TF_INT, TF_INT));                                   \
+            bp[ip[7]] = (Value)r;                                                                  \
+            ip += 8;                                                                               \
+            DISPATCH();                                                                            \
+        }                                                                                          \
+        sp[0] = a;                                                                                 \
+        sp[1] = som_mkint(y);                                                                      \
+        sp += 2;                                                                                   \
+        ip += 3;                                                                                   \
+        DISPATCH();                                                                                \
+    } while (0)
+L_PUSH_LOCAL_ADDI_ST:
+    LOCAL_IMM_ST(AR_ADD);
+L_PUSH_LOCAL_SUBI_ST:
+    LOCAL_IMM_ST(AR_SUB);
 
 /* An ADD/SUB/MUL of two immediate doubles left its result in dacc, unencoded and not pushed;
  * ip is at the next instruction.  While the next instructions go on computing with it -
