@@ -215,7 +215,8 @@ activate : {
     if (fp) fp->ip = ip; /* (fp may be the scratch record of an IM_SEND level) */
     nf = &vm->frames[top + 1];
 #else
-    if (LIKELY(fp)) {           /* in this copy fp is always &vm->frames[top] */
+    /* in this copy fp is always &vm->frames[top] (NULL below the first activation) */
+    if (LIKELY(fp)) {
         fp->ip = ip;
         nf = fp + 1;
     } else {
@@ -601,59 +602,66 @@ L_SEND2:
  * frame is made either way: `invoke` runs these in place too); anything else takes the
  * plain send.  The entry's method is the one the rewrite saw (entries never change). */
 #define TRIVIAL_ENTRY(cs, c) (LIKELY((c) == (cs)->ic[0].cls && !vm->no_trivial))
-L_SEND0_GET : {
+/* receiver r at sp[-1]: the getter's field, or the constant (the site is cs) */
+#define GET_IN_PLACE(cs, r)                                                                        \
+    do {                                                                                           \
+        Value r_ = (r);                                                                            \
+        if (LIKELY(som_is_obj(r_)) && TRIVIAL_ENTRY(cs, som_hdr(r_)->cls) &&                       \
+            LIKELY(som_hdr(r_)->kind == OBJ_INSTANCE &&                                            \
+                   (cs)->ic[0].method->trivial_arg < ((SomInstance *)r_)->nfields)) {              \
+            IC_HIT((cs)->ic[0]);                                                                   \
+            sp[-1] = ((SomInstance *)r_)->fields[(cs)->ic[0].method->trivial_arg];                 \
+            DISPATCH();                                                                            \
+        }                                                                                          \
+    } while (0)
+#define LIT_IN_PLACE(cs, r)                                                                        \
+    do {                                                                                           \
+        if (TRIVIAL_ENTRY(cs, som_class_of(vm, (r)))) {                                            \
+            IC_HIT((cs)->ic[0]);                                                                   \
+            sp[-1] = (cs)->ic[0].method->literals[(cs)->ic[0].method->trivial_arg];                \
+            DISPATCH();                                                                            \
+        }                                                                                          \
+    } while (0)
+/* array a at sp[-2], index i at sp[-1]: the element replaces both */
+#define AT_IN_PLACE(cs, a, i)                                                                      \
+    do {                                                                                           \
+        Value a_ = (a), i_ = (i);                                                                  \
+        if (ARRAY_ENTRY(cs, a_) && LIKELY(IN_BOUNDS(a_, i_))) {                                    \
+            IC_HIT((cs)->ic[0]);                                                                   \
+            sp[-2] = ((SomArray *)a_)->items[som_int(i_) - 1];                                     \
+            sp--;                                                                                  \
+            DISPATCH();                                                                            \
+        }                                                                                          \
+    } while (0)
+#define ARRAY_ENTRY(cs, a)                                                                         \
+    (LIKELY(som_is_obj(a)) && LIKELY(som_hdr(a)->cls == (cs)->ic[0].cls && !vm->prim_hooks &&      \
+                                     som_hdr(a)->kind == OBJ_ARRAY))
+#define IN_BOUNDS(a, i) (som_is_int(i) && (uint64_t)(som_int(i) - 1) < ((SomArray *)(a))->len)
+L_SEND0_GET:
     k = W();
-    CallSite *cs = &sites[k];
-    Value r = sp[-1];
-    if (LIKELY(som_is_obj(r)) && TRIVIAL_ENTRY(cs, som_hdr(r)->cls) &&
-        LIKELY(som_hdr(r)->kind == OBJ_INSTANCE &&
-               cs->ic[0].method->trivial_arg < ((SomInstance *)r)->nfields)) {
-        IC_HIT(cs->ic[0]);
-        sp[-1] = ((SomInstance *)r)->fields[cs->ic[0].method->trivial_arg];
-        DISPATCH();
-    }
+    GET_IN_PLACE(&sites[k], sp[-1]);
     n = 0;
     goto send_site_n;
-}
 L_PUSH_LOCAL_SEND0_GET : {
     Value r = bp[ip[0]];
     *sp++ = r;
     ip += 4;
     k = u16_at(ip - 2);
-    CallSite *cs = &sites[k];
-    if (LIKELY(som_is_obj(r)) && TRIVIAL_ENTRY(cs, som_hdr(r)->cls) &&
-        LIKELY(som_hdr(r)->kind == OBJ_INSTANCE &&
-               cs->ic[0].method->trivial_arg < ((SomInstance *)r)->nfields)) {
-        IC_HIT(cs->ic[0]);
-        sp[-1] = ((SomInstance *)r)->fields[cs->ic[0].method->trivial_arg];
-        DISPATCH();
-    }
+    GET_IN_PLACE(&sites[k], r);
     n = 0;
     goto send_site_n;
 }
-L_SEND0_LIT : {
+L_SEND0_LIT:
     k = W();
-    CallSite *cs = &sites[k];
-    Value r = sp[-1];
-    if (TRIVIAL_ENTRY(cs, som_class_of(vm, r))) {
-        IC_HIT(cs->ic[0]);
-        sp[-1] = cs->ic[0].method->literals[cs->ic[0].method->trivial_arg];
-        DISPATCH();
-    }
+    LIT_IN_PLACE(&sites[k], sp[-1]);
     n = 0;
     goto send_site_n;
-}
 L_PUSH_LOCAL_SEND0_LIT : {
     Value r = bp[ip[0]];
     *sp++ = r;
     ip += 4;
     k = u16_at(ip - 2);
-    CallSite *cs = &sites[k];
-    if (TRIVIAL_ENTRY(cs, som_class_of(vm, r))) {
-        IC_HIT(cs->ic[0]);
-        sp[-1] = cs->ic[0].method->literals[cs->ic[0].method->trivial_arg];
-        DISPATCH();
-    }
+    LIT_IN_PLACE(&sites[k], r);
     n = 0;
     goto send_site_n;
 }
@@ -672,35 +680,17 @@ L_SEND1_SET : {
     n = 1;
     goto send_site_n;
 }
-#define ARRAY_ENTRY(cs, a)                                                                         \
-    (LIKELY(som_is_obj(a)) && LIKELY(som_hdr(a)->cls == (cs)->ic[0].cls && !vm->prim_hooks &&      \
-                                     som_hdr(a)->kind == OBJ_ARRAY))
-#define IN_BOUNDS(a, i) (som_is_int(i) && (uint64_t)(som_int(i) - 1) < ((SomArray *)(a))->len)
-L_SEND1_AT : {
+L_SEND1_AT:
     k = W();
-    CallSite *cs = &sites[k];
-    Value a = sp[-2], i = sp[-1];
-    if (ARRAY_ENTRY(cs, a) && LIKELY(IN_BOUNDS(a, i))) {
-        IC_HIT(cs->ic[0]);
-        sp[-2] = ((SomArray *)a)->items[som_int(i) - 1];
-        sp--;
-        DISPATCH();
-    }
+    AT_IN_PLACE(&sites[k], sp[-2], sp[-1]);
     n = 1;
     goto send_site_n;
-}
 L_PUSH_LOCAL_SEND1_AT : {
-    Value a = sp[-1], i = bp[ip[0]];
+    Value i = bp[ip[0]];
     *sp++ = i;
     ip += 4;
     k = u16_at(ip - 2);
-    CallSite *cs = &sites[k];
-    if (ARRAY_ENTRY(cs, a) && LIKELY(IN_BOUNDS(a, i))) {
-        IC_HIT(cs->ic[0]);
-        sp[-2] = ((SomArray *)a)->items[som_int(i) - 1];
-        sp--;
-        DISPATCH();
-    }
+    AT_IN_PLACE(&sites[k], sp[-2], i);
     n = 1;
     goto send_site_n;
 }
@@ -719,6 +709,9 @@ L_SEND2_ATPUT : {
 }
 #undef IN_BOUNDS
 #undef ARRAY_ENTRY
+#undef AT_IN_PLACE
+#undef LIT_IN_PLACE
+#undef GET_IN_PLACE
 #undef TRIVIAL_ENTRY
 L_SUPER_SEND:
     k = W();
