@@ -72,10 +72,11 @@ static inline bool som_try_imm_double(double d, Value *out) {
 static inline double som_imm_double(Value v) {
     uint64_t p = (uint64_t)v >> 2;
     uint64_t r = p + SOM_DBL_OFFSET;
+    uint64_t u = (r >> 1) | (r << 63);
     union {
         uint64_t u;
         double d;
-    } c = {((r >> 1) | (r << 63)) & -(uint64_t)(p != 0)}; /* p == 0 is +0.0; no branch */
+    } c = {p ? u : 0}; /* p == 0 is +0.0 (a conditional move, no branch) */
     return c.d;
 }
 
