@@ -126,7 +126,9 @@
     X(PUSH_LOCAL_SEND1_AT, PUSH_LOCAL) /* PUSH_LOCAL_SEND1 a k: array at: a */                     \
     X(SEND2_ATPUT, SEND)               /* SEND2 k: array at:put: */                                \
     X(PUSH_LOCAL_ADDI_ST, PUSH_LOCAL)  /* PUSH_LOCAL a; PUSH_INT c; ADD k; STORE_LOCAL b */        \
-    X(PUSH_LOCAL_SUBI_ST, PUSH_LOCAL)  /* PUSH_LOCAL a; PUSH_INT c; SUB k; STORE_LOCAL b */
+    X(PUSH_LOCAL_SUBI_ST, PUSH_LOCAL)  /* PUSH_LOCAL a; PUSH_INT c; SUB k; STORE_LOCAL b */        \
+    X(SEND1_SET_POP, SEND)             /* SEND1_SET k; POP */                                      \
+    X(SEND2_ATPUT_POP, SEND)           /* SEND2_ATPUT k; POP */
 
 enum {
 #define SOM_BC_ENUM(name, ops) BC_##name,

@@ -120,12 +120,14 @@ static void quicken_send(SomMethod *m, CallSite *cs) {
         q[bci] = BC_SEND0_GET;
     else if (q[bci] == BC_SEND0 && t->trivial == TRIV_LITERAL)
         q[bci] = BC_SEND0_LIT;
-    else if (q[bci] == BC_SEND1 && t->trivial == TRIV_SETTER)
-        q[bci] = BC_SEND1_SET;
+    else if (q[bci] == BC_SEND1 && t->trivial == TRIV_SETTER) /* (+ a POP: as a statement) */
+        q[bci] =
+            bci + 3 < m->code_len && m->code[bci + 3] == BC_POP ? BC_SEND1_SET_POP : BC_SEND1_SET;
     else if (q[bci] == BC_SEND1 && at)
         q[bci] = BC_SEND1_AT;
     else if (q[bci] == BC_SEND2 && atput)
-        q[bci] = BC_SEND2_ATPUT;
+        q[bci] = bci + 3 < m->code_len && m->code[bci + 3] == BC_POP ? BC_SEND2_ATPUT_POP
+                                                                     : BC_SEND2_ATPUT;
 }
 
 static int interp_run_call(SomVM *vm, InterpEntry *e);

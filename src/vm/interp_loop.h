@@ -665,21 +665,29 @@ L_PUSH_LOCAL_SEND0_LIT : {
     n = 0;
     goto send_site_n;
 }
-L_SEND1_SET : {
-    k = W();
-    CallSite *cs = &sites[k];
-    Value r = sp[-2];
-    if (LIKELY(som_is_obj(r)) && TRIVIAL_ENTRY(cs, som_hdr(r)->cls) &&
-        LIKELY(som_hdr(r)->kind == OBJ_INSTANCE &&
-               cs->ic[0].method->trivial_arg < ((SomInstance *)r)->nfields)) {
-        IC_HIT(cs->ic[0]);
-        ((SomInstance *)r)->fields[cs->ic[0].method->trivial_arg] = sp[-1];
-        sp--;
-        DISPATCH();
-    }
-    n = 1;
-    goto send_site_n;
-}
+/* the setter's receiver at sp[-2] answers itself; `pop`: the answer is dropped too (the POP
+ * that follows the send is skipped) */
+#define SET_IN_PLACE(pop)                                                                          \
+    do {                                                                                           \
+        k = W();                                                                                   \
+        CallSite *cs = &sites[k];                                                                  \
+        Value r = sp[-2];                                                                          \
+        if (LIKELY(som_is_obj(r)) && TRIVIAL_ENTRY(cs, som_hdr(r)->cls) &&                         \
+            LIKELY(som_hdr(r)->kind == OBJ_INSTANCE &&                                             \
+                   cs->ic[0].method->trivial_arg < ((SomInstance *)r)->nfields)) {                 \
+            IC_HIT(cs->ic[0]);                                                                     \
+            ((SomInstance *)r)->fields[cs->ic[0].method->trivial_arg] = sp[-1];                    \
+            sp -= 1 + (pop);                                                                       \
+            ip += (pop);                                                                           \
+            DISPATCH();                                                                            \
+        }                                                                                          \
+        n = 1;                                                                                     \
+        goto send_site_n;                                                                          \
+    } while (0)
+L_SEND1_SET:
+    SET_IN_PLACE(0);
+L_SEND1_SET_POP:
+    SET_IN_PLACE(1);
 L_SEND1_AT:
     k = W();
     AT_IN_PLACE(&sites[k], sp[-2], sp[-1]);
@@ -694,19 +702,28 @@ L_PUSH_LOCAL_SEND1_AT : {
     n = 1;
     goto send_site_n;
 }
-L_SEND2_ATPUT : {
-    k = W();
-    CallSite *cs = &sites[k];
-    Value a = sp[-3], i = sp[-2];
-    if (ARRAY_ENTRY(cs, a) && LIKELY(IN_BOUNDS(a, i))) {
-        IC_HIT(cs->ic[0]);
-        ((SomArray *)a)->items[som_int(i) - 1] = sp[-1];
-        sp -= 2; /* answers the array */
-        DISPATCH();
-    }
-    n = 2;
-    goto send_site_n;
-}
+/* array at sp[-3], index at sp[-2], value at sp[-1]: at:put: answers the array (`pop` as above) */
+#define ATPUT_IN_PLACE(pop)                                                                        \
+    do {                                                                                           \
+        k = W();                                                                                   \
+        CallSite *cs = &sites[k];                                                                  \
+        Value a = sp[-3], i = sp[-2];                                                              \
+        if (ARRAY_ENTRY(cs, a) && LIKELY(IN_BOUNDS(a, i))) {                                       \
+            IC_HIT(cs->ic[0]);                                                                     \
+            ((SomArray *)a)->items[som_int(i) - 1] = sp[-1];                                       \
+            sp -= 2 + (pop);                                                                       \
+            ip += (pop);                                                                           \
+            DISPATCH();                                                                            \
+        }                                                                                          \
+        n = 2;                                                                                     \
+        goto send_site_n;                                                                          \
+    } while (0)
+L_SEND2_ATPUT:
+    ATPUT_IN_PLACE(0);
+L_SEND2_ATPUT_POP:
+    ATPUT_IN_PLACE(1);
+#undef ATPUT_IN_PLACE
+#undef SET_IN_PLACE
 #undef IN_BOUNDS
 #undef ARRAY_ENTRY
 #undef AT_IN_PLACE
