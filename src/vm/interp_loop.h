@@ -637,16 +637,16 @@ L_SEND2:
     (LIKELY(som_is_obj(a)) && LIKELY(som_hdr(a)->cls == (cs)->ic[0].cls && !vm->prim_hooks &&      \
                                      som_hdr(a)->kind == OBJ_ARRAY))
 #define IN_BOUNDS(a, i) (som_is_int(i) && (uint64_t)(som_int(i) - 1) < ((SomArray *)(a))->len)
+/* PUSH_LOCAL a; SEND k fused: v = the local, pushed; k decoded; ip past both */
+#define PUSH_LOCAL_SITE(v) ((v) = bp[ip[0]], *sp++ = (v), ip += 4, k = u16_at(ip - 2))
 L_SEND0_GET:
     k = W();
     GET_IN_PLACE(&sites[k], sp[-1]);
     n = 0;
     goto send_site_n;
 L_PUSH_LOCAL_SEND0_GET : {
-    Value r = bp[ip[0]];
-    *sp++ = r;
-    ip += 4;
-    k = u16_at(ip - 2);
+    Value r;
+    PUSH_LOCAL_SITE(r);
     GET_IN_PLACE(&sites[k], r);
     n = 0;
     goto send_site_n;
@@ -657,10 +657,8 @@ L_SEND0_LIT:
     n = 0;
     goto send_site_n;
 L_PUSH_LOCAL_SEND0_LIT : {
-    Value r = bp[ip[0]];
-    *sp++ = r;
-    ip += 4;
-    k = u16_at(ip - 2);
+    Value r;
+    PUSH_LOCAL_SITE(r);
     LIT_IN_PLACE(&sites[k], r);
     n = 0;
     goto send_site_n;
@@ -694,10 +692,8 @@ L_SEND1_AT:
     n = 1;
     goto send_site_n;
 L_PUSH_LOCAL_SEND1_AT : {
-    Value i = bp[ip[0]];
-    *sp++ = i;
-    ip += 4;
-    k = u16_at(ip - 2);
+    Value i;
+    PUSH_LOCAL_SITE(i);
     AT_IN_PLACE(&sites[k], sp[-2], i);
     n = 1;
     goto send_site_n;
@@ -1107,18 +1103,18 @@ L_PUSH_LOCAL_SEND:
     ip += 4;
     k = u16_at(ip - 2);
     goto send_site;
-L_PUSH_LOCAL_SEND0:
-    *sp++ = bp[ip[0]];
-    ip += 4;
-    k = u16_at(ip - 2);
+L_PUSH_LOCAL_SEND0 : {
+    Value v;
+    PUSH_LOCAL_SITE(v);
     n = 0;
     goto send_site_n;
-L_PUSH_LOCAL_SEND1:
-    *sp++ = bp[ip[0]];
-    ip += 4;
-    k = u16_at(ip - 2);
+}
+L_PUSH_LOCAL_SEND1 : {
+    Value v;
+    PUSH_LOCAL_SITE(v);
     n = 1;
     goto send_site_n;
+}
 /* PUSH_LOCAL a; PUSH_INT c; ADD/SUB k: small integers here, anything else
  * runs the ADD/SUB instruction itself */
 #define LOCAL_IMM(op)                                                                              \
