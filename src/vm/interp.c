@@ -434,6 +434,9 @@ static const uint8_t *quicken(SomMethod *m) {
                 q[pc] = BC_PUSH_LOCAL_SUBI;
             else if (b == BC_PUSH_INT)
                 q[pc] = BC_PUSH_LOCAL_INT;
+            else if (b == BC_PUSH_LOCAL && (d == BC_ADD || d == BC_SUB) && p2 + 3 < len &&
+                     c[p2 + 3] == BC_STORE_LOCAL) /* `x := y + z` */
+                q[pc] = d == BC_ADD ? BC_PUSH_LOCAL2_ADD_ST : BC_PUSH_LOCAL2_SUB_ST;
             else if (b == BC_PUSH_LOCAL && (d == BC_ADD || d == BC_SUB || d == BC_MUL))
                 q[pc] = d == BC_ADD   ? BC_PUSH_LOCAL2_ADD
                         : d == BC_SUB ? BC_PUSH_LOCAL2_SUB
@@ -460,6 +463,11 @@ static const uint8_t *quicken(SomMethod *m) {
         case BC_PUSH_NIL:
             if (b == BC_STORE_LOCAL) q[pc] = BC_PUSH_NIL_STORE;
             break;
+        case BC_JUMP: { /* to a return: return here (the branches of `^c ifTrue: [..] ifFalse: [..]`) */
+            uint32_t t = pc + 3 + u16_at(c + pc + 1);
+            if (t < len && c[t] == BC_RETURN_LOCAL) q[pc] = BC_JUMP_RETURN;
+            break;
+        }
         case BC_SEND:
             if (send_nargs(m, c + pc) <= 2) q[pc] = (uint8_t)(BC_SEND0 + send_nargs(m, c + pc));
             break;

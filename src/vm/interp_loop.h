@@ -536,8 +536,8 @@ L_PUSH_INT:
     DISPATCH();
 L_PUSH_GLOBAL : {
     k = W();
-    Value v;
-    if (LIKELY(som_global_get(vm, (SomString *)lits[k], &v))) {
+    Value v = ((SomString *)lits[k])->gval; /* som_global_get, without the call */
+    if (LIKELY(v)) {
         *sp++ = v;
         DISPATCH();
     }
@@ -747,6 +747,8 @@ super_send : /* k, meth: the method holding the site */ {
 L_RETURN_SELF:
     ret = self;
     goto do_return;
+L_JUMP_RETURN:
+    ip += 2;
 L_RETURN_LOCAL:
     ret = sp[-1];
 do_return : {
@@ -1181,6 +1183,32 @@ L_PUSH_LOCAL_SEND1 : {
         ip += 3;                                                                                   \
         DISPATCH();                                                                                \
     } while (0)
+/* the same followed by STORE_LOCAL c: the result goes to the local (two immediate doubles go on
+ * in dchain, which takes the STORE_LOCAL) */
+#define LOCAL2_ARITH_ST(op)                                                                        \
+    do {                                                                                           \
+        Value a = bp[ip[0]], b = bp[ip[2]], r;                                                     \
+        SAVE();                                                                                    \
+        int r_ = arith_fast_d(vm, op, a, b, FB(u16_at(ip + 4)), &r, &dacc);                        \
+        if (LIKELY(r_ == 1)) {                                                                     \
+            bp[ip[7]] = r;                                                                         \
+            ip += 8;                                                                               \
+            DISPATCH();                                                                            \
+        }                                                                                          \
+        if (r_ == 2) {                                                                             \
+            ip += 6;                                                                               \
+            goto dchain;                                                                           \
+        }                                                                                          \
+        sp[0] = a;                                                                                 \
+        sp[1] = b;                                                                                 \
+        sp += 2;                                                                                   \
+        ip += 3;                                                                                   \
+        DISPATCH();                                                                                \
+    } while (0)
+L_PUSH_LOCAL2_ADD_ST:
+    LOCAL2_ARITH_ST(AR_ADD);
+L_PUSH_LOCAL2_SUB_ST:
+    LOCAL2_ARITH_ST(AR_SUB);
 L_PUSH_LOCAL2_ADD:
     LOCAL2_ARITH(AR_ADD);
 L_PUSH_LOCAL2_SUB:
