@@ -129,8 +129,8 @@
     X(PUSH_LOCAL_SUBI_ST, PUSH_LOCAL)  /* PUSH_LOCAL a; PUSH_INT c; SUB k; STORE_LOCAL b */        \
     X(SEND1_SET_POP, SEND)             /* SEND1_SET k; POP */                                      \
     X(SEND2_ATPUT_POP, SEND)           /* SEND2_ATPUT k; POP */                                    \
-    X(PUSH_LOCAL2_ADD_ST, PUSH_LOCAL)  /* PUSH_LOCAL a; PUSH_LOCAL b; ADD k; STORE_LOCAL c */       \
-    X(PUSH_LOCAL2_SUB_ST, PUSH_LOCAL)  /* PUSH_LOCAL a; PUSH_LOCAL b; SUB k; STORE_LOCAL c */       \
+    X(PUSH_LOCAL2_ADD_ST, PUSH_LOCAL)  /* PUSH_LOCAL a; PUSH_LOCAL b; ADD k; STORE_LOCAL c */      \
+    X(PUSH_LOCAL2_SUB_ST, PUSH_LOCAL)  /* PUSH_LOCAL a; PUSH_LOCAL b; SUB k; STORE_LOCAL c */      \
     X(JUMP_RETURN, JUMP)               /* JUMP w to a RETURN_LOCAL */
 
 enum {

@@ -463,7 +463,7 @@ static const uint8_t *quicken(SomMethod *m) {
         case BC_PUSH_NIL:
             if (b == BC_STORE_LOCAL) q[pc] = BC_PUSH_NIL_STORE;
             break;
-        case BC_JUMP: { /* to a return: return here (the branches of `^c ifTrue: [..] ifFalse: [..]`) */
+        case BC_JUMP: { /* to a return: return here (`^c ifTrue: [..] ifFalse: [..]`) */
             uint32_t t = pc + 3 + u16_at(c + pc + 1);
             if (t < len && c[t] == BC_RETURN_LOCAL) q[pc] = BC_JUMP_RETURN;
             break;
