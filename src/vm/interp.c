@@ -404,6 +404,23 @@ static inline __attribute__((always_inline)) int compare_fast(int op, Value a, V
     return -1;
 }
 
+/* `a = b` at site cs whose first entry is a's class with the string primitive as its `=` (String,
+ * Symbol): answered here as str_prim_eq answers it (no send, no primitive call; like Array>>at:
+ * it counts as interpreting); -1 when that does not apply. */
+static inline __attribute__((always_inline)) int str_eq_fast(const SomVM *vm, const CallSite *cs,
+                                                             Value a, Value b) {
+    if (!som_is_obj(a) || som_hdr(a)->cls != cs->ic[0].cls || vm->prim_hooks) return -1;
+    unsigned ka = som_hdr(a)->kind;
+    if ((ka != OBJ_STRING && ka != OBJ_SYMBOL) || cs->ic[0].method->prim != str_prim_eq)
+        return -1;
+    if (a == b) return 1;
+    if (!som_is_obj(b)) return 0;
+    unsigned kb = som_hdr(b)->kind;
+    if (kb != OBJ_STRING && kb != OBJ_SYMBOL) return 0;
+    const SomString *x = (const SomString *)a, *y = (const SomString *)b;
+    return x->len == y->len && x->hash == y->hash && memcmp(x->bytes, y->bytes, x->len) == 0;
+}
+
 /* The number of arguments of the SEND at s (its call site's); 255 when unknown. */
 static unsigned send_nargs(const SomMethod *m, const uint8_t *s) {
     unsigned k = u16_at(s + 1);

@@ -989,11 +989,21 @@ L_SUB_STORE:
 L_MUL_STORE:
     ARITH_STORE(AR_MUL);
 
+/* `=` of two strings (str_eq_fast): c = the answer, with the feedback and the cache hit the
+ * send would have recorded; c stays -1 when it does not apply */
+#define STR_EQ(a, b, c)                                                                            \
+    do {                                                                                           \
+        if (((c) = str_eq_fast(vm, &sites[k], (a), (b))) >= 0) {                                   \
+            FEEDBACK(TF_BIT(tf_kind(a), tf_kind(b)));                                              \
+            IC_HIT(sites[k].ic[0]);                                                                \
+        }                                                                                          \
+    } while (0)
 #define COMPARE(op)                                                                                \
     do {                                                                                           \
         k = W();                                                                                   \
         Value a = sp[-2], b = sp[-1];                                                              \
         int c_ = compare_fast(op, a, b, FB(k));                                                    \
+        if (op == CMP_EQ && c_ < 0) STR_EQ(a, b, c_);                                              \
         if (LIKELY(c_ >= 0)) {                                                                     \
             sp[-2] = BOOL(c_);                                                                     \
             sp--;                                                                                  \
@@ -1008,6 +1018,7 @@ L_MUL_STORE:
         k = W();                                                                                   \
         Value a = sp[-2], b = sp[-1];                                                              \
         int c_ = compare_fast(op, a, b, FB(k));                                                    \
+        if (op == CMP_EQ && c_ < 0) STR_EQ(a, b, c_);                                              \
         if (LIKELY(c_ >= 0)) {                                                                     \
             sp -= 2;                                                                               \
             const uint8_t *jf_ = (jf);                                                             \
