@@ -1172,38 +1172,20 @@ L_PUSH_LOCAL_SEND1 : {
         ip += 1;                                                                                   \
         DISPATCH();                                                                                \
     } while (0)
-/* PUSH_LOCAL a; PUSH_LOCAL b; ADD/SUB/MUL k: both operands from locals; the
- * slow path pushes them and runs the ADD/SUB/MUL instruction itself */
-#define LOCAL2_ARITH(op)                                                                           \
+/* PUSH_LOCAL a; PUSH_LOCAL b; ADD/SUB/MUL k: both operands from locals; the slow path pushes
+ * them and runs the ADD/SUB/MUL instruction itself.  `st`: a STORE_LOCAL c follows, and the
+ * result goes to the local (two immediate doubles go on in dchain, which takes the store) */
+#define LOCAL2_ARITH(op, st)                                                                       \
     do {                                                                                           \
         Value a = bp[ip[0]], b = bp[ip[2]], r;                                                     \
         SAVE();                                                                                    \
         int r_ = arith_fast_d(vm, op, a, b, FB(u16_at(ip + 4)), &r, &dacc);                        \
         if (LIKELY(r_ == 1)) {                                                                     \
-            *sp++ = r;                                                                             \
-            ip += 6;                                                                               \
-            DISPATCH();                                                                            \
-        }                                                                                          \
-        if (r_ == 2) {                                                                             \
-            ip += 6;                                                                               \
-            goto dchain;                                                                           \
-        }                                                                                          \
-        sp[0] = a;                                                                                 \
-        sp[1] = b;                                                                                 \
-        sp += 2;                                                                                   \
-        ip += 3;                                                                                   \
-        DISPATCH();                                                                                \
-    } while (0)
-/* the same followed by STORE_LOCAL c: the result goes to the local (two immediate doubles go on
- * in dchain, which takes the STORE_LOCAL) */
-#define LOCAL2_ARITH_ST(op)                                                                        \
-    do {                                                                                           \
-        Value a = bp[ip[0]], b = bp[ip[2]], r;                                                     \
-        SAVE();                                                                                    \
-        int r_ = arith_fast_d(vm, op, a, b, FB(u16_at(ip + 4)), &r, &dacc);                        \
-        if (LIKELY(r_ == 1)) {                                                                     \
-            bp[ip[7]] = r;                                                                         \
-            ip += 8;                                                                               \
+            if (st)                                                                                \
+                bp[ip[7]] = r;                                                                     \
+            else                                                                                   \
+                *sp++ = r;                                                                         \
+            ip += (st) ? 8 : 6;                                                                    \
             DISPATCH();                                                                            \
         }                                                                                          \
         if (r_ == 2) {                                                                             \
@@ -1217,15 +1199,15 @@ L_PUSH_LOCAL_SEND1 : {
         DISPATCH();                                                                                \
     } while (0)
 L_PUSH_LOCAL2_ADD_ST:
-    LOCAL2_ARITH_ST(AR_ADD);
+    LOCAL2_ARITH(AR_ADD, 1);
 L_PUSH_LOCAL2_SUB_ST:
-    LOCAL2_ARITH_ST(AR_SUB);
+    LOCAL2_ARITH(AR_SUB, 1);
 L_PUSH_LOCAL2_ADD:
-    LOCAL2_ARITH(AR_ADD);
+    LOCAL2_ARITH(AR_ADD, 0);
 L_PUSH_LOCAL2_SUB:
-    LOCAL2_ARITH(AR_SUB);
+    LOCAL2_ARITH(AR_SUB, 0);
 L_PUSH_LOCAL2_MUL:
-    LOCAL2_ARITH(AR_MUL);
+    LOCAL2_ARITH(AR_MUL, 0);
 L_PUSH_LOCAL_ADD:
     LOCAL_ARITH(AR_ADD);
 L_PUSH_LOCAL_SUB:
