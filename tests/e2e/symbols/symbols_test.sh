@@ -118,7 +118,10 @@ debuglink)
 plt)
     check "plt_prog has a PLT" bash -c "readelf -S '$PLT_PROG' | grep -qE '\.plt(\.sec)? '"
     record plt "$PLT_PROG" 300
-    check "the PLT entry is plt_target_fn@plt (>= 3%)" at_least plt.flat '^plt_target_fn@plt$' 3
+    # the stub is one jump against the function's body: its share is 2-5% of the samples
+    # depending on the machine and its load (2.3% in one CI run); unnamed, it would be 0
+    # (charged to _init, checked below)
+    check "the PLT entry is plt_target_fn@plt (>= 1%)" at_least plt.flat '^plt_target_fn@plt$' 1
     check "plt_target_fn itself named" at_least plt.flat '^plt_target_fn$' 3
     check "nothing charged to _init" test "$(self plt.flat '^_init$')" = 0
     ;;
