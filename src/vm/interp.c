@@ -416,8 +416,7 @@ static inline __attribute__((always_inline)) int str_eq_fast(const SomVM *vm, co
     if (!som_is_obj(b)) return 0;
     unsigned kb = som_hdr(b)->kind;
     if (kb != OBJ_STRING && kb != OBJ_SYMBOL) return 0;
-    const SomString *x = (const SomString *)a, *y = (const SomString *)b;
-    return x->len == y->len && x->hash == y->hash && memcmp(x->bytes, y->bytes, x->len) == 0;
+    return som_string_equal((const SomString *)a, (const SomString *)b);
 }
 
 /* The number of arguments of the SEND at s (its call site's); 255 when unknown. */

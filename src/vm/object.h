@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <gmp.h>
 
@@ -69,6 +70,11 @@ typedef struct SomString {
     Value gval; /* symbols: the global of this name, 0 when unset */
     char bytes[];
 } SomString;
+
+/* Same contents (String>>= on two strings or symbols; the interpreter's fast path too). */
+static inline bool som_string_equal(const SomString *x, const SomString *y) {
+    return x->len == y->len && x->hash == y->hash && memcmp(x->bytes, y->bytes, x->len) == 0;
+}
 
 typedef struct SomDouble {
     ObjHeader h;

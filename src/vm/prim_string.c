@@ -83,8 +83,7 @@ int str_prim_eq(SomVM *vm, Value *args) {
     Value a = args[0], b = args[1];
     bool eq = a == b;
     if (!eq && som_is_string_like(b)) {
-        SomString *x = str(a), *y = str(b);
-        eq = x->len == y->len && x->hash == y->hash && memcmp(x->bytes, y->bytes, x->len) == 0;
+        eq = som_string_equal(str(a), str(b));
     }
     args[0] = eq ? vm->true_ : vm->false_;
     return PRIM_OK;
