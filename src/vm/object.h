@@ -72,7 +72,8 @@ typedef struct SomString {
 } SomString;
 
 /* Same contents (String>>= on two strings or symbols; the interpreter's fast path too). */
-static inline bool som_string_equal(const SomString *x, const SomString *y) {
+static inline __attribute__((always_inline)) bool som_string_equal(const SomString *x,
+                                                                   const SomString *y) {
     return x->len == y->len && x->hash == y->hash && memcmp(x->bytes, y->bytes, x->len) == 0;
 }
 
