@@ -119,9 +119,10 @@ plt)
     check "plt_prog has a PLT" bash -c "readelf -S '$PLT_PROG' | grep -qE '\.plt(\.sec)? '"
     record plt "$PLT_PROG" 300
     # the stub is one jump against the function's body: its share of the samples depends on
-    # the machine and its load (3-5% alone; 2.3% and 0.3% with two and three CI runs sharing
-    # the 2 cores); unnamed, it would be 0 (charged to _init, checked below)
-    check "the PLT entry is plt_target_fn@plt (>= 1%)" at_least plt.flat '^plt_target_fn@plt$' 1
+    # the machine (0-5% seen here, 0 in some runs on an idle machine), so no share is asserted;
+    # what must hold is that a sample in it is never left unnamed or charged to _init (below).
+    # The @plt name itself is checked without sampling in tests/unit (symbols: PLT entries).
+    check "no sample in sym_plt_prog left unnamed" test "$(self plt.flat '^\[unknown\] sym_plt_prog')" = 0
     check "plt_target_fn itself named" at_least plt.flat '^plt_target_fn$' 3
     check "nothing charged to _init" test "$(self plt.flat '^_init$')" = 0
     ;;
