@@ -189,8 +189,11 @@ void jitq_release(void);
  * no JIT lock). */
 void jitq_push(JitJob *j);
 /* Removes owner's queued jobs and waits until none of them runs; answers them as a list
- * (their done was not called). */
-JitJob *jitq_cancel(void *owner);
+ * (their done was not called).  With `left` (the process ends after this owner, its last
+ * user): an owner's job that is running is not waited for - *left says whether there was
+ * one; the compiler thread then finishes it, never hands it back, and waits for the
+ * process's _exit (jitq_release does not join it). */
+JitJob *jitq_cancel(void *owner, bool *left);
 /* Runs the stages of j on the calling thread (the compiler thread, or the VM's for sync). */
 void jitq_run(JitJob *j);
 /* Calls fn(arg) every `ms` milliseconds on the compiler thread while it runs (the

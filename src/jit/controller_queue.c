@@ -15,8 +15,8 @@
  *
  * Invariants: a job is in exactly one place - the queue, the thread's hands (`running`), or
  * handed back through its done() - and jitq_cancel returns only when no job of its owner is
- * in the first two.  The engine is made once (under Q.mu) and never freed: code lives until
- * the process exits.
+ * in the first two, unless the process is ending and leaves the running one unfinished.  The engine
+ * is made once (under Q.mu) and never freed: code lives until the process exits.
  */
 #include "controller.h"
 
@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "somprof.h"
 
@@ -44,6 +45,7 @@ static struct {
     pthread_cond_t idle; /* cancellers: the running job finished */
     JitJob *head;        /* by priority */
     JitJob *running;
+    bool left; /* the process ends without the running job (jitq_cancel) */
     pthread_t thread, clock_thread;
     int users;
     bool started, stop;
@@ -168,11 +170,26 @@ static void *jitq_clock_main(void *arg) {
     return NULL;
 }
 
+/* The process is ending without the job in hand (jitq_cancel with `left`): from here on the
+ * thread touches nothing (its VM, the profiler session and LLVM's statics are going away);
+ * it waits for the process's _exit.  Q.mu held on entry. */
+static void jitq_park_if_left(void) {
+    if (!Q.left) return;
+    pthread_mutex_unlock(&Q.mu);
+    for (;;)
+        pause();
+}
+
 static void *jitq_main(void *arg) {
     (void)arg;
+    /* testing: every job waits this long before its stages (a compilation still running when
+     * the program ends: tests/jit, jit-sanity/exit-leaves-compile) */
+    const char *delay = getenv("SOM_JIT_TEST_COMPILE_DELAY_MS");
+    uint64_t delay_ms = delay ? strtoull(delay, NULL, 10) : 0;
     somprof_compiler_thread(true); /* sampled as "compiling" by an async session */
     pthread_mutex_lock(&Q.mu);
     for (;;) {
+        jitq_park_if_left();
         if (Q.stop) break;
         JitJob *j = Q.head;
         if (!j) {
@@ -184,7 +201,13 @@ static void *jitq_main(void *arg) {
         Q.running = j;
         pthread_mutex_unlock(&Q.mu);
         somprof_compiler_job(j->method); /* its samples name the method compiled */
+        struct timespec d = {(time_t)(delay_ms / 1000), (long)(delay_ms % 1000) * 1000000L};
+        while (delay_ms && nanosleep(&d, &d))
+            ;
         jitq_run(j);
+        pthread_mutex_lock(&Q.mu);
+        jitq_park_if_left();
+        pthread_mutex_unlock(&Q.mu);
         somprof_compiler_job(NULL);
         somprof_compiler_ns(j->compile_ns);
         j->done(j); /* hands it back to its VM (takes the VM's own lock only) */
@@ -234,9 +257,10 @@ void jitq_release(void) {
         pthread_cond_broadcast(&Q.wake);
         pthread_cond_broadcast(&Q.tick);
     }
+    bool left = Q.left;
     pthread_mutex_unlock(&Q.mu);
     if (!join) return;
-    pthread_join(Q.thread, NULL);
+    if (!left) pthread_join(Q.thread, NULL); /* else parked until the process ends */
     pthread_join(Q.clock_thread, NULL);
     pthread_mutex_lock(&Q.mu);
     Q.started = false;
@@ -256,8 +280,9 @@ void jitq_push(JitJob *j) {
     pthread_mutex_unlock(&Q.mu);
 }
 
-JitJob *jitq_cancel(void *owner) {
+JitJob *jitq_cancel(void *owner, bool *left) {
     JitJob *out = NULL;
+    if (left) *left = false;
     pthread_mutex_lock(&Q.mu);
     for (int i = 0; i < Q.nclocks; i++)
         if (Q.clocks[i].owner == owner) Q.clocks[i--] = Q.clocks[--Q.nclocks];
@@ -272,7 +297,8 @@ JitJob *jitq_cancel(void *owner) {
             pp = &j->next;
         }
     }
-    while (Q.running && Q.running->owner == owner)
+    if (left && Q.running && Q.running->owner == owner) *left = Q.left = true;
+    while (!Q.left && Q.running && Q.running->owner == owner)
         pthread_cond_wait(&Q.idle, &Q.mu);
     pthread_mutex_unlock(&Q.mu);
     return out;

@@ -992,11 +992,12 @@ int jit_attach(SomVM *vm, const JitOptions *o, char *err, size_t errlen) {
     return 0;
 }
 
-void jit_detach(SomVM *vm) {
+static bool jit_detach_ex(SomVM *vm, bool final) {
     JitVm *jv = vm->jit;
-    if (!jv) return;
+    if (!jv) return false;
     const JitBackend *b = jit_backend();
-    for (JitJob *j = jitq_cancel(jv), *next; j; j = next) {
+    bool left = false;
+    for (JitJob *j = jitq_cancel(jv, final ? &left : NULL), *next; j; j = next) {
         next = j->next;
         if (j->f) b->free_func(j->f);
         free(j);
@@ -1031,6 +1032,7 @@ void jit_detach(SomVM *vm) {
         FILE *mf = open_memstream(&buf, &len);
         if (mf) {
             jit_print_stats(vm, mf);
+            if (left) fprintf(mf, "jit: 1 compilation left unfinished at exit (not waited for)\n");
             fclose(mf);
             fwrite(buf, 1, len, stderr);
             free(buf);
@@ -1044,6 +1046,7 @@ void jit_detach(SomVM *vm) {
     vm->jit_option = NULL;
     vm->jit = NULL;
     jitq_release();
+    if (left) return true; /* the compiler thread still holds a job of jv's: jv stays */
     pthread_mutex_destroy(&jv->mu);
     for (size_t i = 0; i < jv->ntables; i++) {
         free(jv->tables[i]->slots);
@@ -1060,6 +1063,15 @@ void jit_detach(SomVM *vm) {
     free(jv->ctimes);
     free(jv->lat);
     free(jv);
+    return false;
+}
+
+void jit_detach(SomVM *vm) {
+    (void)jit_detach_ex(vm, false);
+}
+
+bool jit_detach_final(SomVM *vm) {
+    return jit_detach_ex(vm, true);
 }
 
 /* ---- statistics ------------------------------------------------------------------------ */

@@ -44,6 +44,12 @@ bool jit_available(char *err, size_t errlen);
 int jit_attach(SomVM *vm, const JitOptions *o, char *err, size_t errlen);
 /* Stops compiling for vm (waits for its compilations), prints the statistics if asked. */
 void jit_detach(SomVM *vm);
+/* jit_detach for the process's last VM, just before the process ends: a compilation in
+ * progress is not waited for (LLVM may need hundreds of milliseconds for code nobody would
+ * run).  Answers true when one was left running: vm must then stay allocated (the compiler
+ * thread may still read its methods) and the process must end with _exit after flushing its
+ * output (LLVM's static destructors must not run under that thread). */
+bool jit_detach_final(SomVM *vm);
 
 /* Where a compilation's CPU time goes (the CPU clock of the thread
  * running each phase; JitStats.phase_ns). */

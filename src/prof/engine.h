@@ -166,6 +166,7 @@ typedef struct ProfEngine {
     int manager_nice; /* priority the manager got (0 or -5) */
     int sampler_rt;   /* the sampler thread ran: 1 SCHED_FIFO, 2 best nice allowed; 0 not */
     pthread_t sampler;
+    sem_t sampler_wake; /* posted at stop: the sampler does not sleep out its interval */
     _Atomic int sampler_stop;
     int sampler_running;
     ProfThread *threads; /* registry (g.reg) */

@@ -545,7 +545,9 @@ static void *sampler_main(void *arg) {
         uint64_t now = prof_now_ns();
         if (next < now) next = now; /* fell behind: do not burst to catch up */
         struct timespec ts = {(time_t)(next / 1000000000), (long)(next % 1000000000)};
-        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+        while (sem_clockwait(&prof_g.sampler_wake, CLOCK_MONOTONIC, &ts) && errno == EINTR)
+            ;
+        if (atomic_load(&prof_g.sampler_stop)) break;
         uint64_t woke = prof_now_ns();
         if (atomic_load(&prof_g.enabled) && !atomic_load(&prof_g.paused)) sampler_tick(iv, next);
         /* a real-time thread must not take a CPU over: ticks that cost more than a quarter
@@ -570,10 +572,14 @@ int prof_sampler_start(void) {
         t->credit = 0;
     }
     pthread_mutex_unlock(&prof_g.reg);
+    if (sem_init(&prof_g.sampler_wake, 0, 0)) return -1;
     prof_internal_thread = 1;
     int rc = pthread_create(&prof_g.sampler, NULL, sampler_main, prof_g.sampler_slot);
     prof_internal_thread = 0;
-    if (rc) return -1;
+    if (rc) {
+        sem_destroy(&prof_g.sampler_wake);
+        return -1;
+    }
     pthread_setname_np(prof_g.sampler, "sampo-sampler");
     prof_g.sampler_running = 1;
     return 0;
@@ -582,7 +588,9 @@ int prof_sampler_start(void) {
 void prof_sampler_stop(void) {
     if (!prof_g.sampler_running) return;
     atomic_store(&prof_g.sampler_stop, 1);
+    sem_post(&prof_g.sampler_wake); /* now, not at its next tick (a whole interval at 1 Hz) */
     pthread_join(prof_g.sampler, NULL);
+    sem_destroy(&prof_g.sampler_wake);
     prof_g.sampler_running = 0;
 }
 

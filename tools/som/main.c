@@ -457,6 +457,8 @@ typedef struct Run {
     int no;
     int status;
     uint64_t ns;
+    bool last;        /* the process ends after this run (one VM): the JIT need not be waited for */
+    bool jit_running; /* a compilation was left running: the VM stays, main ends with _exit */
 } Run;
 
 static void config_free(Config *c) {
@@ -490,13 +492,16 @@ static void *run_one(void *arg) {
         fprintf(stderr, "som: thread %d: cannot attach the profiler\n", r->no);
     if (r->cfg->jit.mode != JIT_OFF && jit_attach(vm, &r->cfg->jit, err, sizeof err)) jit_warn(err);
     r->status = som_vm_run(vm, r->cfg->argc, r->cfg->argv);
-    jit_detach(vm);
+    if (r->last)
+        r->jit_running = jit_detach_final(vm);
+    else
+        jit_detach(vm);
     if (prof) somprof_detach(vm);
     if (r->cfg->opts.gc_verbose)
         fprintf(stderr, "som: GC: %llu collections, %.1f ms, %.1f MB allocated, %.1f MB live\n",
                 (unsigned long long)vm->heap.stats.collections, vm->heap.stats.ns_total / 1e6,
                 vm->heap.stats.bytes_allocated / 1048576.0, vm->heap.stats.bytes_live / 1048576.0);
-    som_vm_free(vm);
+    if (!r->jit_running) som_vm_free(vm); /* else the compiler thread may still read it */
     r->ns = som_now_ns() - t0;
     return NULL;
 }
@@ -619,10 +624,12 @@ int main(int argc, char **argv) {
     }
     /* without the JIT nothing reads type feedback (but --dump-feedback, which keeps it) */
     cfg.opts.no_feedback = cfg.jit.mode == JIT_OFF;
+    bool jit_running = false;
     if (cfg.threads == 1) {
-        Run r = {&cfg, 0, 0, 0};
+        Run r = {&cfg, 0, 0, 0, true, false};
         run_one(&r);
         rc = r.status;
+        jit_running = r.jit_running;
     } else {
         rc = run_threads(&cfg);
     }
@@ -649,6 +656,10 @@ int main(int argc, char **argv) {
     atomic_store(&session_done, 1);
     int sig = atomic_load(&stop_sig);
     if (sig) reraise(sig);
+    if (jit_running) { /* no exit(): LLVM's static destructors would run under the compiler */
+        fflush(NULL);
+        _exit(rc);
+    }
     return rc;
 }
 

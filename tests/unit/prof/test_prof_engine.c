@@ -439,8 +439,37 @@ static void test_perf_sw_total_is_cpu_time(void **state) {
     if (!UNDER_TSAN) assert_true(fabs(got - cpu) <= 0.02 * cpu + 0.003);
 }
 
+/* Stopping wakes the sampler thread: at 1 Hz it would otherwise sleep out the rest of its
+ * interval (0.8-1.2 s here, as the first tick is one interval after the start) before
+ * sampo_stop could return - time added to the end of the profiled program. */
+static void test_stop_wakes_sampler(void **state) {
+    (void)state;
+    char why[256];
+    if (sampo_trigger_available(SAMPO_TRIGGER_THREAD, why, sizeof why)) {
+        fprintf(stderr, "sampler thread not available: %s\n", why);
+        skip();
+    }
+    SampoConfig c = cfg();
+    c.hz = 1;
+    c.tune = 0;
+    c.trigger = SAMPO_TRIGGER_THREAD;
+    assert_int_equal(sampo_start(&c), 0);
+    SampoStats st;
+    sampo_get_stats(&st);
+    assert_int_equal(st.trigger, SAMPO_TRIGGER_THREAD);
+    /* the sampler thread is asleep in its first interval by then (a stop before it ever ran
+     * would not test the wake-up) */
+    nanosleep(&(struct timespec){0, 100000000}, NULL);
+    double t0 = now_s(CLOCK_MONOTONIC);
+    assert_int_equal(sampo_stop(), 0);
+    double s = now_s(CLOCK_MONOTONIC) - t0;
+    printf("sampo_stop took %.1f ms\n", s * 1e3);
+    assert_true(s < 0.5);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stop_wakes_sampler),
         cmocka_unit_test(test_perf_sw_total_is_cpu_time),
         cmocka_unit_test(test_rate_switches_trigger),
         cmocka_unit_test(test_cost_measured_and_cached),

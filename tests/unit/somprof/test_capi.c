@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -206,8 +207,27 @@ static void test_coop_recursive_edge(void **state) {
     finish(vm);
 }
 
+/* Finishing a cooperative session wakes the marking thread: at 1 Hz it would otherwise
+ * sleep out the rest of its interval (0.8-1.2 s) before the session could end (at the JIT's
+ * 50 Hz that was up to 24 ms added to the end of every `som` run). */
+static void test_coop_finish_wakes_marker(void **state) {
+    (void)state;
+    char err[256];
+    SomProfOptions o = {.mode = SOMPROF_COOP, .hz = 1};
+    assert_int_equal(somprof_session_start(&o, err, sizeof err), 0);
+    nanosleep(&(struct timespec){0, 100000000}, NULL); /* the marker is asleep by then */
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    assert_int_equal(somprof_session_finish(err, sizeof err), 0);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    double s = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+    printf("finish took %.1f ms\n", s * 1e3);
+    assert_true(s < 0.5);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_coop_finish_wakes_marker),
         cmocka_unit_test(test_exact_queries),
         cmocka_unit_test(test_coop_recursive_edge),
     };
