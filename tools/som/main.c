@@ -457,8 +457,9 @@ typedef struct Run {
     int no;
     int status;
     uint64_t ns;
-    bool last;        /* the process ends after this run (one VM): the JIT need not be waited for */
-    bool jit_running; /* a compilation was left running: the VM stays, main ends with _exit */
+    bool last;             /* the process ends after this run (one VM) */
+    atomic_int *left_runs; /* --threads: runs whose program has not ended yet (the last ends it) */
+    bool jit_running;      /* a compilation was left running: the VM stays, main ends with _exit */
 } Run;
 
 static void config_free(Config *c) {
@@ -492,7 +493,8 @@ static void *run_one(void *arg) {
         fprintf(stderr, "som: thread %d: cannot attach the profiler\n", r->no);
     if (r->cfg->jit.mode != JIT_OFF && jit_attach(vm, &r->cfg->jit, err, sizeof err)) jit_warn(err);
     r->status = som_vm_run(vm, r->cfg->argc, r->cfg->argv);
-    if (r->last)
+    /* the process's last program to end need not wait for the JIT (jit_detach_final) */
+    if (r->last || (r->left_runs && atomic_fetch_sub(r->left_runs, 1) == 1))
         r->jit_running = jit_detach_final(vm);
     else
         jit_detach(vm);
@@ -506,7 +508,7 @@ static void *run_one(void *arg) {
     return NULL;
 }
 
-static int run_threads(Config *c);
+static int run_threads(Config *c, bool *jit_running);
 
 /* An environment variable set to 1. */
 static bool getenv_flag(const char *name) {
@@ -626,12 +628,12 @@ int main(int argc, char **argv) {
     cfg.opts.no_feedback = cfg.jit.mode == JIT_OFF;
     bool jit_running = false;
     if (cfg.threads == 1) {
-        Run r = {&cfg, 0, 0, 0, true, false};
+        Run r = {.cfg = &cfg, .last = true};
         run_one(&r);
         rc = r.status;
         jit_running = r.jit_running;
     } else {
-        rc = run_threads(&cfg);
+        rc = run_threads(&cfg, &jit_running);
     }
     SomProfCost cost;
     if (jit_sampling && cfg.jit.stats && !somprof_jit_sampling_cost(&cost)) {
@@ -663,18 +665,21 @@ int main(int argc, char **argv) {
     return rc;
 }
 
-static int run_threads(Config *c) {
+static int run_threads(Config *c, bool *jit_running) {
     Run *runs = calloc((size_t)c->threads, sizeof *runs);
     pthread_t *tids = calloc((size_t)c->threads, sizeof *tids);
     if (!runs || !tids) abort();
+    atomic_int left_runs = c->threads; /* a thread that cannot start counts as ended */
     for (int t = 0; t < c->threads; t++) {
         runs[t].cfg = c;
         runs[t].no = t;
+        runs[t].left_runs = &left_runs;
         int e = pthread_create(&tids[t], NULL, run_one, &runs[t]);
         if (e) {
             fprintf(stderr, "som: cannot start thread %d: %s\n", t, strerror(e));
             runs[t].status = 1;
             tids[t] = 0;
+            atomic_fetch_sub(&left_runs, 1);
         }
     }
     int status = 0;
@@ -683,6 +688,7 @@ static int run_threads(Config *c) {
         fprintf(stderr, "som: thread %d: exit status %d, %.1f ms\n", t, runs[t].status,
                 runs[t].ns / 1e6);
         if (runs[t].status && !status) status = runs[t].status;
+        *jit_running = *jit_running || runs[t].jit_running;
     }
     free(runs);
     free(tids);
