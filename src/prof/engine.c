@@ -371,6 +371,7 @@ static int eng_start_locked(const SampoConfig *c) {
     }
     g->cfg.out_path = c->out_path ? g->out_path : NULL;
     if (!eng_sem_ready && sem_init(&g->wake, 0, 0) == 0) eng_sem_ready = 1;
+    prof_trigger_reserve_fds(); /* before the manager thread starts */
     memset(&g->st, 0, sizeof g->st);
     atomic_store(&g->foreign, 0);
     atomic_store(&g->trigger_lost, 0);

@@ -79,6 +79,28 @@ static int trig_fd_floor(void) {
     return (int)(rl.rlim_cur / 2);
 }
 
+/* The perf events' fds go at trig_fd_floor() and up, out of the program's way.  The first
+ * such fd grows the descriptor table (to 1024 or 2048 entries), and the kernel grows a table
+ * that other threads share only after an RCU grace period: 13-28 ms measured here, in
+ * whatever thread opened the fd - sampo_start after its manager thread started, or a
+ * program thread being registered.  Growing it once up front, while the process is still
+ * single-threaded (the preload's constructor, som before its VM threads), costs microseconds.
+ * Room for the floor + 1023 fds (a perf fd per thread), within RLIMIT_NOFILE. */
+void prof_trigger_reserve_fds(void) {
+    long top = trig_fd_floor() + 1023L;
+    struct rlimit rl;
+    if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+        (rlim_t)top >= rl.rlim_cur)
+        top = (long)rl.rlim_cur - 1;
+    int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    if (top > fd) {
+        int high = fcntl(fd, F_DUPFD_CLOEXEC, (int)top);
+        if (high >= 0) close(high);
+    }
+    close(fd);
+}
+
 /* A first period drawn uniformly from (0, iv]: a thread that lives shorter than one
  * interval is then sampled with probability (its CPU time / iv), so short-lived threads
  * get their share of samples instead of none (the first period would otherwise always be

@@ -25,6 +25,10 @@ void prof_trigger_disarm(ProfThread *t);
 /* Applies g.interval_ns to every armed thread (manager or control context). */
 void prof_trigger_retime_all(void);
 /* Starts/stops the sampler thread (THREAD trigger and wall mode). */
+/* Grows the process's descriptor table to cover the perf events' fds now (nothing stays
+ * open): growing it later, with other threads running, costs the growing thread an RCU grace
+ * period in the kernel. */
+void prof_trigger_reserve_fds(void);
 int prof_sampler_start(void);
 void prof_sampler_stop(void);
 /* Sampler-thread CPU baseline for a new thread. */
