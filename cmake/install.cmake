@@ -1,10 +1,14 @@
-# `cmake --install BUILD [--prefix DIR]`: the programs, libsampo (static, shared and the
+# `cmake --install BUILD [--prefix DIR]`: the programs, som's JIT backend module, libsampo (static, shared and the
 # LD_PRELOAD library), the public header, the core library sources, the man pages and a
 # pkg-config file.  Included from the top-level CMakeLists.txt after every area is added.
 include(GNUInstallDirs)
 
 if(TARGET som)
   install(TARGETS som RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
+if(TARGET somjit_llvm)
+  # the JIT's LLVM backend, loaded by som from bin/../lib/som/ (src/jit/CMakeLists.txt)
+  install(TARGETS somjit_llvm LIBRARY DESTINATION lib/som)
 endif()
 if(TARGET sampo)
   install(TARGETS sampo RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

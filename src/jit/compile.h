@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "ir.h"
 #include "jit.h"
@@ -88,7 +89,32 @@ typedef struct JitCodegenOpts {
 SomJitCode *jit_codegen(JitEngine *e, const JitFunc *f, const JitCodegenOpts *o, char *err,
                         size_t errlen);
 
-/* The calling thread's CPU time in ns (0 if unreadable). */
-uint64_t jit_thread_cpu_ns(void);
+/* The calling thread's CPU time in ns (0 if unreadable).  Inline: the backend module and
+ * the controller both use it, and the module calls nothing of the VM's but the runtime. */
+static inline uint64_t jit_thread_cpu_ns(void) {
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)) return 0;
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- the backend module -----------------------------------------------------------------
+ * The LLVM backend (llvm.c, llvm_engine.c, llvm_module.c) is a module of its own,
+ * libsomjit_llvm.so, loaded (dlopen) by the controller when the first engine is made - on
+ * the compiler thread, in the background - not linked into som: loading libLLVM (its
+ * relocations and static constructors) takes ~15 ms, most of a short run's start.  The module
+ * exports one function, which answers its entry points; `abi` guards against a module from
+ * another build (the structures it shares with the VM are compiled into both). */
+#define JIT_LLVM_MODULE_SYMBOL "som_jit_llvm_module"
+typedef struct JitLlvmModule {
+    uint64_t abi; /* JIT_LLVM_ABI of the module's build */
+    JitEngine *(*engine_new)(char *err, size_t errlen);
+    void (*engine_free)(JitEngine *e);
+    SomJitCode *(*codegen)(JitEngine *e, const JitFunc *f, const JitCodegenOpts *o, char *err,
+                           size_t errlen);
+} JitLlvmModule;
+#define JIT_LLVM_ABI                                                                               \
+    ((uint64_t)sizeof(JitFunc) << 48 ^ (uint64_t)sizeof(JitInst) << 32 ^                           \
+     (uint64_t)sizeof(SomVM) << 16 ^ (uint64_t)sizeof(JitCodegenOpts) ^ 1u)
+typedef const JitLlvmModule *(*JitLlvmModuleFn)(void);
 
 #endif

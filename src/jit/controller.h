@@ -132,6 +132,9 @@ typedef struct JitBackend {
                            size_t errlen);
     void (*print)(const JitFunc *f, FILE *out);
     void (*free_func)(JitFunc *f);
+    /* Whether engine_new can be expected to work, cheaply (without making the engine: the
+     * real backend's is made on the compiler thread, at its first job); NULL: make it. */
+    bool (*available)(char *err, size_t errlen);
 } JitBackend;
 
 /* The real stages (compile.h, ir.h). */
@@ -179,7 +182,16 @@ struct JitJob {
     JitJobDone done;
 };
 
-/* The process's engine, made once by the backend (thread-safe); NULL with the reason. */
+/* The path of the LLVM backend module once loaded (NULL before, or if it could not be). */
+const char *jit_backend_path(void);
+/* Whether the JIT can be expected to run: the backend's cheap check, or, without one, its
+ * engine (made now); false with the reason.  Answers false once making the engine failed. */
+bool jitq_available(char *err, size_t errlen);
+/* Making the engine was tried and failed (nothing will compile). */
+bool jitq_engine_failed(void);
+/* The process's engine, made once by the backend (thread-safe); NULL with the reason.  The
+ * first failure is reported on stderr (it is found on the compiler thread, in the middle of
+ * the run: the VM then stops compiling and runs interpreted). */
 JitEngine *jitq_engine(char *err, size_t errlen);
 /* Starts the compiler thread for one more user (VM); -1 if it cannot start. */
 int jitq_retain(void);

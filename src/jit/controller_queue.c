@@ -21,6 +21,7 @@
 #include "controller.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -89,11 +90,31 @@ JitEngine *jitq_engine(char *err, size_t errlen) {
         Q.engine = jit_backend()->engine_new(Q.engine_err, sizeof Q.engine_err);
         if (!Q.engine && !Q.engine_err[0])
             snprintf(Q.engine_err, sizeof Q.engine_err, "the JIT engine could not be made");
+        if (!Q.engine && jit_backend()->available) /* found late: said once */
+            fprintf(stderr, "som: warning: JIT unavailable (%s); running interpreted\n",
+                    Q.engine_err);
     }
     JitEngine *e = Q.engine;
     if (!e) snprintf(err, errlen, "%s", Q.engine_err);
     pthread_mutex_unlock(&Q.mu);
     return e;
+}
+
+bool jitq_engine_failed(void) {
+    pthread_mutex_lock(&Q.mu);
+    bool failed = Q.engine_tried && !Q.engine;
+    pthread_mutex_unlock(&Q.mu);
+    return failed;
+}
+
+bool jitq_available(char *err, size_t errlen) {
+    const JitBackend *b = jit_backend();
+    if (!b->available) return jitq_engine(err, errlen) != NULL;
+    pthread_mutex_lock(&Q.mu);
+    bool failed = Q.engine_tried && !Q.engine;
+    if (failed) snprintf(err, errlen, "%s", Q.engine_err);
+    pthread_mutex_unlock(&Q.mu);
+    return !failed && b->available(err, errlen);
 }
 
 /* ---- the stages of one job ------------------------------------------------------------- */

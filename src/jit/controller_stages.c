@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * controller_stages.c - the real stages as a JitBackend, and stand-ins for stages whose
- * files are not in this tree yet.
+ * controller_stages.c - the real stages as a JitBackend: the IR builder and optimizer linked
+ * in, the LLVM backend loaded as a module on first use (compile.h, "the backend module"),
+ * and stand-ins for stages whose files are not in this tree yet.
  *
  * The controller is written in parallel with the IR builder (build.c, opt.c, ir.c) and the
  * LLVM backend (llvm.c).  So that it links and its tests run before they land, each missing
@@ -11,7 +12,14 @@
  */
 #include "controller.h"
 
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #define JIT_NOT_BUILT "the JIT is not built yet"
 
@@ -51,30 +59,112 @@ void jit_optimize(JitFunc *f) {
 }
 #endif
 
-#if !__has_include("llvm.c")
-JitEngine *jit_engine_new(char *err, size_t errlen) {
-    snprintf(err, errlen, JIT_NOT_BUILT);
-    return NULL;
+/* ---- the LLVM backend, loaded on first use (compile.h, "the backend module") ----------- */
+
+static pthread_once_t module_once = PTHREAD_ONCE_INIT;
+static const JitLlvmModule *module;
+static char module_err[600];
+static char module_path[PATH_MAX];
+
+/* Loads path; answers false (with the reason in module_err) if it is not a usable module. */
+static bool module_try(const char *path) {
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *e = dlerror();
+        snprintf(module_err, sizeof module_err, "cannot load %s", e ? e : path);
+        return false;
+    }
+    JitLlvmModuleFn fn = (JitLlvmModuleFn)dlsym(h, JIT_LLVM_MODULE_SYMBOL);
+    const JitLlvmModule *m = fn ? fn() : NULL;
+    if (!m || m->abi != JIT_LLVM_ABI) {
+        snprintf(module_err, sizeof module_err, "%s is not this som's JIT backend (another build)",
+                 path);
+        dlclose(h);
+        return false;
+    }
+    snprintf(module_path, sizeof module_path, "%s", path);
+    module = m;
+    return true;
 }
 
-void jit_engine_free(JitEngine *e) {
-    (void)e;
+/* Where the module is: $SOM_JIT_MODULE; next to an installed som (bin/../lib/som/); where
+ * this som was built. */
+static void module_load(void) {
+    const char *env = getenv("SOM_JIT_MODULE");
+    if (env && *env) {
+        module_try(env);
+        return;
+    }
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = 0;
+            char path[PATH_MAX + 64];
+            snprintf(path, sizeof path, "%s/%s", exe, SOM_JIT_MODULE_REL);
+            if (access(path, F_OK) == 0 && module_try(path)) return;
+        }
+    }
+    if (module_try(SOM_JIT_MODULE_BUILD_PATH)) return;
 }
 
-SomJitCode *jit_codegen(JitEngine *e, const JitFunc *f, const JitCodegenOpts *o, char *err,
-                        size_t errlen) {
-    (void)e, (void)f, (void)o;
-    snprintf(err, errlen, JIT_NOT_BUILT);
-    return NULL;
+static const JitLlvmModule *module_get(char *err, size_t errlen) {
+    pthread_once(&module_once, module_load);
+    if (!module) snprintf(err, errlen, "%s", module_err[0] ? module_err : "no JIT backend");
+    return module;
 }
-#endif
+
+const char *jit_backend_path(void) {
+    return module ? module_path : NULL;
+}
+
+/* The module's file is there (the first that module_load would try); it is loaded later,
+ * by the first engine. */
+static bool module_findable(char *err, size_t errlen) {
+    if (module) return true;
+    const char *env = getenv("SOM_JIT_MODULE");
+    if (env && *env) {
+        if (access(env, R_OK) == 0) return true;
+        snprintf(err, errlen, "SOM_JIT_MODULE=%s: %s", env, strerror(errno));
+        return false;
+    }
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = 0;
+            char path[PATH_MAX + 64];
+            snprintf(path, sizeof path, "%s/%s", exe, SOM_JIT_MODULE_REL);
+            if (access(path, R_OK) == 0) return true;
+        }
+    }
+    if (access(SOM_JIT_MODULE_BUILD_PATH, R_OK) == 0) return true;
+    snprintf(err, errlen, "the JIT backend module (libsomjit_llvm.so) is not installed");
+    return false;
+}
+
+static JitEngine *lazy_engine_new(char *err, size_t errlen) {
+    const JitLlvmModule *m = module_get(err, errlen);
+    return m ? m->engine_new(err, errlen) : NULL;
+}
+
+static SomJitCode *lazy_codegen(JitEngine *e, const JitFunc *f, const JitCodegenOpts *o, char *err,
+                                size_t errlen) {
+    const JitLlvmModule *m = module_get(err, errlen);
+    return m ? m->codegen(e, f, o, err, errlen) : NULL;
+}
 
 const JitBackend jit_real_backend = {
-    .engine_new = jit_engine_new,
+    .engine_new = lazy_engine_new,
     .build_defaults = jit_build_defaults,
     .build = jit_build,
     .optimize = jit_optimize,
-    .codegen = jit_codegen,
+    .codegen = lazy_codegen,
     .print = jit_print,
     .free_func = jit_func_free,
+    .available = module_findable,
 };

@@ -621,6 +621,7 @@ static void jv_compile(JitVm *jv, JitMInfo *x, bool sync, double priority, JitFb
                        uint8_t stage) {
     SomVM *vm = jv->vm;
     const JitBackend *b = jit_backend();
+    if (jitq_engine_failed()) return; /* no backend (said once): the VM stays interpreted */
     uint32_t version = x->version + 1;
     JitBuildOpts bo;
     b->build_defaults(&bo);
@@ -942,7 +943,7 @@ int jit_check_env(char *err, size_t errlen) {
 }
 
 bool jit_available(char *err, size_t errlen) {
-    return jitq_engine(err, errlen) != NULL;
+    return jitq_available(err, errlen);
 }
 
 int jit_attach(SomVM *vm, const JitOptions *o, char *err, size_t errlen) {
@@ -950,7 +951,7 @@ int jit_attach(SomVM *vm, const JitOptions *o, char *err, size_t errlen) {
     JitRuleParams p;
     jit_rule_defaults(&p);
     if (jit_rule_from_env(&p, err, errlen)) return -1;
-    if (!jitq_engine(err, errlen)) return -1;
+    if (!jitq_available(err, errlen)) return -1;
     JitVm *jv = calloc(1, sizeof *jv);
     if (!jv || pthread_mutex_init(&jv->mu, NULL)) {
         free(jv);
@@ -1141,6 +1142,8 @@ void jit_print_stats(SomVM *vm, FILE *f) {
             (unsigned long long)s.compiled, (unsigned long long)s.failed,
             (unsigned long long)s.invalidated, (unsigned long long)s.never,
             (unsigned long long)s.versions_max);
+    const char *mod = jit_backend_path();
+    if (mod) fprintf(f, "jit: backend %s\n", mod); /* loaded at the first compilation */
     if (jv->nfails) {
         fprintf(f, "jit: failed by reason:");
         for (int i = 0; i < jv->nfails; i++)

@@ -1685,12 +1685,6 @@ static void symbol_name(JitEngine *e, const JitFunc *f, uint32_t version, char *
     snprintf(out, n, "som_%" PRIu64 "_%s_v%u", id, clean, version);
 }
 
-uint64_t jit_thread_cpu_ns(void) {
-    struct timespec ts;
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)) return 0;
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Adds the time since *t0 to phase ph of o->phase_ns (if asked) and restarts *t0. */
 static void phase_done(const JitCodegenOpts *o, JitPhase ph, uint64_t *t0) {
     if (!o->phase_ns) return;

@@ -24,6 +24,13 @@ ls "$libdir"/libsampo.so* >/dev/null 2>&1 || fail "libsampo.so not installed in 
 printf 'Hello = ( run = ( (3 + 4) println ) )\n' >Hello.som
 out=$("$prefix/bin/som" Hello.som) || fail "installed som failed"
 [ "$out" = 7 ] || fail "installed som printed '$out', expected 7"
+# the JIT's backend module, loaded from the prefix (bin/../lib/som/)
+[ -e "$prefix/lib/som/libsomjit_llvm.so" ] || fail "not installed: lib/som/libsomjit_llvm.so"
+out=$("$prefix/bin/som" --jit=eager --jit-stats Hello.som 2>jit.txt) || fail "installed som --jit=eager failed"
+[ "$out" = 7 ] || fail "installed som --jit=eager printed '$out', expected 7"
+grep -Eq '^jit: methods compiled [1-9]' jit.txt || fail "installed som compiled nothing: $(cat jit.txt)"
+grep -qx "jit: backend $prefix/bin/../lib/som/libsomjit_llvm.so" jit.txt ||
+    fail "installed som loaded another backend: $(grep backend jit.txt)"
 # ... and with the installed core-lib sources instead of the built-in copy
 out=$(SOM_CORELIB="$prefix/share/sampo/core-lib" "$prefix/bin/som" Hello.som) ||
     fail "som with SOM_CORELIB=installed core-lib failed"

@@ -106,7 +106,7 @@ static void fb_free(JitFunc *f) {
 }
 
 static const JitBackend fake = {fb_engine_new, jit_build_defaults, fb_build, fb_optimize,
-                                fb_codegen,    fb_print,           fb_free};
+                                fb_codegen,    fb_print,           fb_free,  NULL};
 
 static void gate(bool closed) {
     pthread_mutex_lock(&F.mu);

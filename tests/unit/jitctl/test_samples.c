@@ -62,7 +62,7 @@ static void fb_free(JitFunc *f) {
 }
 
 static const JitBackend fake = {fb_engine_new, jit_build_defaults, fb_build, fb_optimize,
-                                fb_codegen,    fb_print,           fb_free};
+                                fb_codegen,    fb_print,           fb_free,  NULL};
 
 static void spin_cpu(double ms) {
     struct timespec a, b;
