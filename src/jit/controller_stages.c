@@ -64,50 +64,57 @@ void jit_optimize(JitFunc *f) {
 static pthread_once_t module_once = PTHREAD_ONCE_INIT;
 static const JitLlvmModule *module;
 static char module_err[600];
-static char module_path[PATH_MAX];
+static char module_path[PATH_MAX + 64];
 
 /* Loads path; answers false (with the reason in module_err) if it is not a usable module. */
 static bool module_try(const char *path) {
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         const char *e = dlerror();
-        snprintf(module_err, sizeof module_err, "cannot load %s", e ? e : path);
+        snprintf(module_err, sizeof module_err, "cannot load %.500s", e ? e : path);
         return false;
     }
     JitLlvmModuleFn fn = (JitLlvmModuleFn)dlsym(h, JIT_LLVM_MODULE_SYMBOL);
     const JitLlvmModule *m = fn ? fn() : NULL;
     if (!m || m->abi != JIT_LLVM_ABI) {
-        snprintf(module_err, sizeof module_err, "%s is not this som's JIT backend (another build)",
-                 path);
+        snprintf(module_err, sizeof module_err,
+                 "%.500s is not this som's JIT backend (another build)", path);
         dlclose(h);
         return false;
     }
-    snprintf(module_path, sizeof module_path, "%s", path);
+    size_t len = strnlen(path, sizeof module_path - 1);
+    memcpy(module_path, path, len);
+    module_path[len] = 0;
     module = m;
     return true;
 }
 
-/* Where the module is: $SOM_JIT_MODULE; next to an installed som (bin/../lib/som/); where
- * this som was built. */
-static void module_load(void) {
+/* Where the module is looked for, in order: $SOM_JIT_MODULE alone when it is set; else next
+ * to an installed som (bin/../lib/som/), then where this som was built.  Answers how many. */
+enum { MODULE_PLACES = 2 };
+static int module_places(char out[MODULE_PLACES][PATH_MAX + 64]) {
     const char *env = getenv("SOM_JIT_MODULE");
     if (env && *env) {
-        module_try(env);
-        return;
+        snprintf(out[0], sizeof out[0], "%s", env);
+        return 1;
     }
+    int n = 0;
     char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = 0;
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = 0;
-            char path[PATH_MAX + 64];
-            snprintf(path, sizeof path, "%s/%s", exe, SOM_JIT_MODULE_REL);
-            if (access(path, F_OK) == 0 && module_try(path)) return;
-        }
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    char *slash = len > 0 ? (exe[len] = 0, strrchr(exe, '/')) : NULL;
+    if (slash) {
+        *slash = 0;
+        snprintf(out[n++], sizeof out[0], "%s/%s", exe, SOM_JIT_MODULE_REL);
     }
-    if (module_try(SOM_JIT_MODULE_BUILD_PATH)) return;
+    snprintf(out[n++], sizeof out[0], "%s", SOM_JIT_MODULE_BUILD_PATH);
+    return n;
+}
+
+static void module_load(void) {
+    char places[MODULE_PLACES][PATH_MAX + 64];
+    int n = module_places(places);
+    for (int i = 0; i < n; i++)
+        if ((i == n - 1 || access(places[i], F_OK) == 0) && module_try(places[i])) return;
 }
 
 static const JitLlvmModule *module_get(char *err, size_t errlen) {
@@ -120,30 +127,17 @@ const char *jit_backend_path(void) {
     return module ? module_path : NULL;
 }
 
-/* The module's file is there (the first that module_load would try); it is loaded later,
- * by the first engine. */
+/* The module's file is there (it is loaded later, by the first engine). */
 static bool module_findable(char *err, size_t errlen) {
     if (module) return true;
-    const char *env = getenv("SOM_JIT_MODULE");
-    if (env && *env) {
-        if (access(env, R_OK) == 0) return true;
-        snprintf(err, errlen, "SOM_JIT_MODULE=%s: %s", env, strerror(errno));
-        return false;
-    }
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = 0;
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = 0;
-            char path[PATH_MAX + 64];
-            snprintf(path, sizeof path, "%s/%s", exe, SOM_JIT_MODULE_REL);
-            if (access(path, R_OK) == 0) return true;
-        }
-    }
-    if (access(SOM_JIT_MODULE_BUILD_PATH, R_OK) == 0) return true;
-    snprintf(err, errlen, "the JIT backend module (libsomjit_llvm.so) is not installed");
+    char places[MODULE_PLACES][PATH_MAX + 64];
+    int n = module_places(places);
+    for (int i = 0; i < n; i++)
+        if (access(places[i], R_OK) == 0) return true;
+    if (getenv("SOM_JIT_MODULE") && n == 1)
+        snprintf(err, errlen, "SOM_JIT_MODULE=%s: %s", places[0], strerror(errno));
+    else
+        snprintf(err, errlen, "the JIT backend module (libsomjit_llvm.so) is not installed");
     return false;
 }
 
