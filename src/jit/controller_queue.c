@@ -21,6 +21,7 @@
 #include "controller.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,7 @@
 #include "somprof.h"
 
 #define JITQ_MAX_CLOCKS 256
+#define JITQ_PRELOAD_MS 10 /* the backend is loaded after the program ran this long */
 
 typedef struct JitqClock {
     void *owner;
@@ -46,18 +48,23 @@ static struct {
     pthread_cond_t idle; /* cancellers: the running job finished */
     JitJob *head;        /* by priority */
     JitJob *running;
-    bool left; /* the process ends without the running job (jitq_cancel) */
+    bool left;       /* the process ends without the running job (jitq_cancel) */
+    bool preloading; /* the thread is making the engine before its first job */
     pthread_t thread, clock_thread;
     int users;
     bool started, stop;
     bool joining; /* the last release is joining the thread (retain waits) */
+    /* the engine: made under engine_mu, not mu (loading the backend takes ~15 ms, in which
+     * the VMs must still queue jobs); engine_state 0 not tried, 1 made, 2 failed */
     JitEngine *engine;
-    bool engine_tried;
+    _Atomic int engine_state;
+    pthread_mutex_t engine_mu;
     char engine_err[256];
     const JitBackend *backend;
     JitqClock clocks[JITQ_MAX_CLOCKS];
     int nclocks;
 } Q = {.mu = PTHREAD_MUTEX_INITIALIZER,
+       .engine_mu = PTHREAD_MUTEX_INITIALIZER,
        .wake = PTHREAD_COND_INITIALIZER,
        .tick = PTHREAD_COND_INITIALIZER,
        .idle = PTHREAD_COND_INITIALIZER};
@@ -73,9 +80,11 @@ uint64_t jitq_now_ns(void) {
 void jit_set_backend(const JitBackend *b) {
     pthread_mutex_lock(&Q.mu);
     Q.backend = b;
-    Q.engine = NULL;
-    Q.engine_tried = false;
     pthread_mutex_unlock(&Q.mu);
+    pthread_mutex_lock(&Q.engine_mu);
+    Q.engine = NULL;
+    atomic_store(&Q.engine_state, 0);
+    pthread_mutex_unlock(&Q.engine_mu);
 }
 
 const JitBackend *jit_backend(void) {
@@ -84,37 +93,36 @@ const JitBackend *jit_backend(void) {
 }
 
 JitEngine *jitq_engine(char *err, size_t errlen) {
-    pthread_mutex_lock(&Q.mu);
-    if (!Q.engine_tried) {
-        Q.engine_tried = true;
-        Q.engine = jit_backend()->engine_new(Q.engine_err, sizeof Q.engine_err);
+    if (atomic_load_explicit(&Q.engine_state, memory_order_acquire) == 1) return Q.engine;
+    pthread_mutex_lock(&Q.engine_mu);
+    if (atomic_load(&Q.engine_state) == 0) {
+        const JitBackend *b = jit_backend();
+        Q.engine = b->engine_new(Q.engine_err, sizeof Q.engine_err);
         if (!Q.engine && !Q.engine_err[0])
             snprintf(Q.engine_err, sizeof Q.engine_err, "the JIT engine could not be made");
-        if (!Q.engine && jit_backend()->available) /* found late: said once */
+        if (!Q.engine && b->available) /* found late: said once */
             fprintf(stderr, "som: warning: JIT unavailable (%s); running interpreted\n",
                     Q.engine_err);
+        atomic_store_explicit(&Q.engine_state, Q.engine ? 1 : 2, memory_order_release);
     }
     JitEngine *e = Q.engine;
     if (!e) snprintf(err, errlen, "%s", Q.engine_err);
-    pthread_mutex_unlock(&Q.mu);
+    pthread_mutex_unlock(&Q.engine_mu);
     return e;
 }
 
 bool jitq_engine_failed(void) {
-    pthread_mutex_lock(&Q.mu);
-    bool failed = Q.engine_tried && !Q.engine;
-    pthread_mutex_unlock(&Q.mu);
-    return failed;
+    return atomic_load_explicit(&Q.engine_state, memory_order_acquire) == 2;
 }
 
 bool jitq_available(char *err, size_t errlen) {
     const JitBackend *b = jit_backend();
     if (!b->available) return jitq_engine(err, errlen) != NULL;
-    pthread_mutex_lock(&Q.mu);
-    bool failed = Q.engine_tried && !Q.engine;
-    if (failed) snprintf(err, errlen, "%s", Q.engine_err);
-    pthread_mutex_unlock(&Q.mu);
-    return !failed && b->available(err, errlen);
+    if (jitq_engine_failed()) {
+        snprintf(err, errlen, "%s", Q.engine_err); /* written before the state was */
+        return false;
+    }
+    return b->available(err, errlen);
 }
 
 /* ---- the stages of one job ------------------------------------------------------------- */
@@ -208,7 +216,24 @@ static void *jitq_main(void *arg) {
     const char *delay = getenv("SOM_JIT_TEST_COMPILE_DELAY_MS");
     uint64_t delay_ms = delay ? strtoull(delay, NULL, 10) : 0;
     somprof_compiler_thread(true); /* sampled as "compiling" by an async session */
+    /* The real backend is loaded in the background once the program has run JITQ_PRELOAD_MS
+     * (or at a first job, if one comes sooner), so that a first compilation finds it loaded;
+     * a program that ends sooner never loads it, and jitq_cancel leaves a load in progress
+     * unfinished at the process's end, as it does a job: no program waits for LLVM */
     pthread_mutex_lock(&Q.mu);
+    if (jit_backend()->available && atomic_load(&Q.engine_state) == 0) {
+        uint64_t until = jitq_now_ns() + JITQ_PRELOAD_MS * 1000000ull;
+        while (!Q.stop && !Q.head && jitq_now_ns() < until)
+            jitq_wait_until(&Q.wake, until);
+        if (!Q.stop) {
+            Q.preloading = true;
+            pthread_mutex_unlock(&Q.mu);
+            char err[8];
+            (void)jitq_engine(err, sizeof err);
+            pthread_mutex_lock(&Q.mu);
+            Q.preloading = false;
+        }
+    }
     for (;;) {
         jitq_park_if_left();
         if (Q.stop) break;
@@ -318,7 +343,7 @@ JitJob *jitq_cancel(void *owner, bool *left) {
             pp = &j->next;
         }
     }
-    if (left && Q.running && Q.running->owner == owner) *left = Q.left = true;
+    if (left && ((Q.running && Q.running->owner == owner) || Q.preloading)) *left = Q.left = true;
     while (!Q.left && Q.running && Q.running->owner == owner)
         pthread_cond_wait(&Q.idle, &Q.mu);
     pthread_mutex_unlock(&Q.mu);

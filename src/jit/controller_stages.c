@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,7 +63,7 @@ void jit_optimize(JitFunc *f) {
 /* ---- the LLVM backend, loaded on first use (compile.h, "the backend module") ----------- */
 
 static pthread_once_t module_once = PTHREAD_ONCE_INIT;
-static const JitLlvmModule *module;
+static const JitLlvmModule *_Atomic module; /* set once (module_once), read by any thread */
 static char module_err[600];
 static char module_path[PATH_MAX + 64];
 
@@ -85,7 +86,7 @@ static bool module_try(const char *path) {
     size_t len = strnlen(path, sizeof module_path - 1);
     memcpy(module_path, path, len);
     module_path[len] = 0;
-    module = m;
+    atomic_store_explicit(&module, m, memory_order_release); /* after module_path */
     return true;
 }
 
@@ -119,17 +120,18 @@ static void module_load(void) {
 
 static const JitLlvmModule *module_get(char *err, size_t errlen) {
     pthread_once(&module_once, module_load);
-    if (!module) snprintf(err, errlen, "%s", module_err[0] ? module_err : "no JIT backend");
-    return module;
+    const JitLlvmModule *m = atomic_load_explicit(&module, memory_order_acquire);
+    if (!m) snprintf(err, errlen, "%s", module_err[0] ? module_err : "no JIT backend");
+    return m;
 }
 
 const char *jit_backend_path(void) {
-    return module ? module_path : NULL;
+    return atomic_load_explicit(&module, memory_order_acquire) ? module_path : NULL;
 }
 
 /* The module's file is there (it is loaded later, by the first engine). */
 static bool module_findable(char *err, size_t errlen) {
-    if (module) return true;
+    if (atomic_load_explicit(&module, memory_order_acquire)) return true;
     char places[MODULE_PLACES][PATH_MAX + 64];
     int n = module_places(places);
     for (int i = 0; i < n; i++)

@@ -1033,7 +1033,8 @@ static bool jit_detach_ex(SomVM *vm, bool final) {
         FILE *mf = open_memstream(&buf, &len);
         if (mf) {
             jit_print_stats(vm, mf);
-            if (left) fprintf(mf, "jit: 1 compilation left unfinished at exit (not waited for)\n");
+            if (left) /* a compilation, or loading the backend */
+                fprintf(mf, "jit: the compiler thread was still busy at exit (not waited for)\n");
             fclose(mf);
             fwrite(buf, 1, len, stderr);
             free(buf);
