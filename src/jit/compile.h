@@ -108,7 +108,6 @@ static inline uint64_t jit_thread_cpu_ns(void) {
 typedef struct JitLlvmModule {
     uint64_t abi; /* JIT_LLVM_ABI of the module's build */
     JitEngine *(*engine_new)(char *err, size_t errlen);
-    void (*engine_free)(JitEngine *e);
     SomJitCode *(*codegen)(JitEngine *e, const JitFunc *f, const JitCodegenOpts *o, char *err,
                            size_t errlen);
 } JitLlvmModule;

@@ -133,7 +133,7 @@ typedef struct JitBackend {
     void (*print)(const JitFunc *f, FILE *out);
     void (*free_func)(JitFunc *f);
     /* Whether engine_new can be expected to work, cheaply (without making the engine: the
-     * real backend's is made on the compiler thread, at its first job); NULL: make it. */
+     * real backend's is made on the compiler thread, in the background); NULL: make it. */
     bool (*available)(char *err, size_t errlen);
 } JitBackend;
 
@@ -202,9 +202,9 @@ void jitq_release(void);
 void jitq_push(JitJob *j);
 /* Removes owner's queued jobs and waits until none of them runs; answers them as a list
  * (their done was not called).  With `left` (the process ends after this owner, its last
- * user): an owner's job that is running is not waited for - *left says whether there was
- * one; the compiler thread then finishes it, never hands it back, and waits for the
- * process's _exit (jitq_release does not join it). */
+ * user): an owner's job that is running, or the backend being loaded, is not waited for -
+ * *left says whether there was one; the compiler thread then finishes it, never hands it
+ * back, and waits for the process's _exit (jitq_release does not join it). */
 JitJob *jitq_cancel(void *owner, bool *left);
 /* Runs the stages of j on the calling thread (the compiler thread, or the VM's for sync). */
 void jitq_run(JitJob *j);

@@ -15,8 +15,9 @@
  *
  * Invariants: a job is in exactly one place - the queue, the thread's hands (`running`), or
  * handed back through its done() - and jitq_cancel returns only when no job of its owner is
- * in the first two, unless the process is ending and leaves the running one unfinished.  The engine
- * is made once (under Q.mu) and never freed: code lives until the process exits.
+ * in the first two, unless the process is ending and leaves the running one unfinished.
+ * The engine is made once (under engine_mu) and never freed: code lives until the process
+ * exits.
  */
 #include "controller.h"
 

@@ -1048,7 +1048,9 @@ static bool jit_detach_ex(SomVM *vm, bool final) {
     vm->jit_option = NULL;
     vm->jit = NULL;
     jitq_release();
-    if (left) return true; /* the compiler thread still holds a job of jv's: jv stays */
+    if (left)
+        return true; /* the compiler thread is still busy (a job of jv's, or loading
+                      * the backend): jv and its VM stay */
     pthread_mutex_destroy(&jv->mu);
     for (size_t i = 0; i < jv->ntables; i++) {
         free(jv->tables[i]->slots);

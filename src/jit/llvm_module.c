@@ -13,7 +13,6 @@ const JitLlvmModule *som_jit_llvm_module(void) {
     static const JitLlvmModule m = {
         .abi = JIT_LLVM_ABI,
         .engine_new = jit_engine_new,
-        .engine_free = jit_engine_free,
         .codegen = jit_codegen,
     };
     return &m;
