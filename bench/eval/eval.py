@@ -85,8 +85,14 @@ def prof_args(mode, hz, out, extra=()):
     return a + list(extra)
 
 
-def compare(a, b):
-    p = subprocess.run([sampo_bin(), 'compare', a, b], capture_output=True, text=True)
+# The JIT compiler thread's samples (one frame, "Class>>selector [jit compile]"): `--ignore`
+# this leaves the program's own threads.
+JIT_COMPILE_RE = r'\[jit compile\]'
+
+
+def compare(a, b, ignore=None):
+    p = subprocess.run([sampo_bin(), 'compare'] + (['--ignore', ignore] if ignore else []) + [a, b],
+                       capture_output=True, text=True)
     c = re.search(r'correlation\(self\):\s+([-0-9.na]+)', p.stdout)
     o = re.search(r'overlap:\s+([0-9.]+)%', p.stdout)
     if not c or not o:
@@ -227,6 +233,9 @@ def accuracy(bs, res):
             files = [path('prof', '%s.%s.%d.prof' % (n, label, i)) for i in range(cfg_runs(label))]
             pairs = [compare(a, b) for a, b in itertools.combinations(files, 2)]
             pairs = [p for p in pairs if p]
+            # the program's threads alone (no JIT compiler thread; the same for --jit=off)
+            prog = [compare(a, b, JIT_COMPILE_RE) for a, b in itertools.combinations(files, 2)]
+            prog = [p for p in prog if p]
             vs_inv = [compare(f, ex) for f in files]
             vs_time = [compare(f, t) for f in files for t in exl]
             metas = [report_meta(f) for f in files]
@@ -238,6 +247,8 @@ def accuracy(bs, res):
                 'overlap': mean(p[1] for p in pairs),
                 'corr_min': min((p[0] for p in pairs), default=None),
                 'overlap_min': min((p[1] for p in pairs), default=None),
+                'prog_corr': mean(p[0] for p in prog),
+                'prog_overlap': mean(p[1] for p in prog),
                 'exact_inv_corr': mean(v[0] if v else None for v in vs_inv),
                 'exact_inv_overlap': mean(v[1] if v else None for v in vs_inv),
                 'exact_time_corr': mean(v[0] if v else None for v in vs_time),
@@ -557,17 +568,21 @@ def tables(res):
     acc = res.get('accuracy', {})
     L += ['## 1. Accuracy run-to-run (mean over all pairs of runs; runs sized to ~%d samples%s)'
           % (OPTS.samples, ', ' + OPTS.samples_for if OPTS.samples_for else ''), '',
-          'Per configuration: correlation / overlap %, then mean samples per run and run length (s).', '',
-          '| benchmark | ' + ' | '.join('%s corr / overlap %% | samples, s' % c[0] for c in CONFIGS) + ' |',
-          '|---|' + '---|' * (2 * len(CONFIGS))]
+          'Per configuration: correlation / overlap %, the same of the program\'s threads alone (the',
+          'JIT compiler thread\'s samples left out: `sampo compare --ignore \'\\[jit compile\\]\'`), then',
+          'mean samples per run and run length (s).', '',
+          '| benchmark | ' + ' | '.join('%s corr / overlap %% | program alone | samples, s' % c[0]
+                                        for c in CONFIGS) + ' |',
+          '|---|' + '---|' * (3 * len(CONFIGS))]
     for n, a in acc.items():
         cells = []
         for c in CONFIGS:
             x = a.get(c[0])
             if not x:
-                cells += ['-', '-']
+                cells += ['-', '-', '-']
                 continue
             cells.append('%s / %s' % (fmt(x['corr']), fmt(x['overlap'], '%.1f')))
+            cells.append('%s / %s' % (fmt(x.get('prog_corr')), fmt(x.get('prog_overlap'), '%.1f')))
             cells.append('%s, %s' % (fmt(x.get('samples_mean'), '%.0f'), fmt(x.get('duration_s'), '%.1f')))
         L.append('| %s | ' % n + ' | '.join(cells) + ' |')
     L += ['', '## 2. Accuracy against the exact mode (mean over runs)', '',

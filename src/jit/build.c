@@ -39,6 +39,7 @@
  */
 #include "compile.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -797,12 +798,24 @@ static uint32_t occurrences(Scope *s, SomMethod *m) {
     return n;
 }
 
+/* Whether the sampled edge weight w says for sure that the edge's share of the root's weight
+ * is above 1/50 (answers 1) or below (0), or cannot tell (-1).  A count of samples is
+ * Poisson-distributed: the edge's expected count lies within about w +- 2 sqrt(w) (w + 2
+ * sqrt(w + 1) + 1 above, so that w = 0 still leaves room for 3).  A decision inside that band
+ * would follow the noise, and two runs of one program would inline differently. */
+static int sampled_hot(uint64_t w, uint64_t root) {
+    double t = (double)root / 50, x = (double)w;
+    if (x - 2 * sqrt(x) >= t) return 1;
+    if (x + 2 * sqrt(x + 1) + 1 < t) return 0;
+    return -1;
+}
+
 static bool hot(B *b, Scope *s, SomMethod *t, uint64_t hits, uint64_t total) {
-    if (t->code_len <= 12) return true;
+    if (t->code_len <= b->o->tiny_size) return true;
     const JitProfile *p = b->o->profile;
     if (p && p->edge_weight && p->root_weight >= 20) {
-        uint64_t w = p->edge_weight(p->arg, s->m, s->bci, t);
-        return w * 50 >= p->root_weight;
+        int h = sampled_hot(p->edge_weight(p->arg, s->m, s->bci, t), p->root_weight);
+        if (h >= 0) return h;
     }
     return hits > 0 && hits * 8 >= total;
 }
@@ -1717,6 +1730,7 @@ void jit_build_defaults(JitBuildOpts *o) {
     o->max_recursion = 2;
     o->max_recursion_small = 3;
     o->small_recursive = 64;
+    o->tiny_size = 24;
     o->inline_blocks = true;
     o->unreached_traps = true;
     o->version = 1;

@@ -39,6 +39,8 @@ typedef struct JitBuildOpts {
     uint32_t max_recursion;       /* activations of one method in an inlining chain, default 2 */
     uint32_t max_recursion_small; /* the same for a small tree-recursive method, default 3 */
     uint32_t small_recursive;     /* "small": bytecode bytes, default 64 */
+    uint32_t tiny_size;           /* bytecode bytes: a callee this small is inlined wherever it
+                                   * is reached (its call costs more than its body), default 24 */
     bool inline_blocks;           /* inline block literals into inlined callees (default on) */
     bool unreached_traps;         /* a send or branch never executed so far becomes a DEOPT
                                    * (uncommon trap) instead of code (default on; the controller

@@ -7,26 +7,45 @@
 
 #include <getopt.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "compare.h"
+#include "report.h"
 
 static const char compare_usage[] =
-    "usage: sampo compare [--limit N] [--time] A B\n"
+    "usage: sampo compare [--limit N] [--time] [--focus RE] [--ignore RE] A B\n"
     "  Pearson correlation of per-method self and total counters (methods matched by name),\n"
     "  overlap of the calling context trees (sum over contexts of min of normalized weights),\n"
     "  and the N biggest differences in self share (only real ones: a change that rounds to\n"
     "  0.00 percentage points is not listed).\n"
     "  -l, --limit N   differences listed (default 10, 0 = all)\n"
     "  --time          compare profiles that carry times (exact mode) by time, not invocations\n"
+    "  --focus RE      in both profiles, keep only samples with a frame matching RE (POSIX\n"
+    "                  extended regex), as sampo report --focus\n"
+    "  --ignore RE     in both profiles, drop samples with a frame matching RE (for example\n"
+    "                  '\\[jit compile\\]': the JIT compiler thread's samples)\n"
     "  -h, --help      this text\n";
 
+/* Applies --focus/--ignore to p (loaded from path); false after saying why not. */
+static bool compare_filter(SpProfile *p, const char *path, const char *focus, const char *ignore) {
+    char err[512];
+    int rc = sp_profile_filter_frames(p, focus, ignore, err, sizeof err);
+    if (rc == -2) fprintf(stderr, "sampo compare: %s: %s\n", path, err);
+    if (rc == -1) fprintf(stderr, "sampo compare: out of memory\n");
+    return rc == 0;
+}
+
 int cmd_compare(int argc, char **argv) {
+    enum { O_FOCUS = 256, O_IGNORE };
     static const struct option opts[] = {{"limit", required_argument, 0, 'l'},
                                          {"time", no_argument, 0, 't'},
+                                         {"focus", required_argument, 0, O_FOCUS},
+                                         {"ignore", required_argument, 0, O_IGNORE},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     uint64_t limit = 10;
+    const char *focus = NULL, *ignore = NULL;
     int c, tw = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "l:h", opts, NULL)) != -1) {
@@ -39,6 +58,12 @@ int cmd_compare(int argc, char **argv) {
             break;
         case 't':
             tw = 1;
+            break;
+        case O_FOCUS:
+            focus = optarg;
+            break;
+        case O_IGNORE:
+            ignore = optarg;
             break;
         case 'h':
             fputs(compare_usage, stdout);
@@ -56,6 +81,11 @@ int cmd_compare(int argc, char **argv) {
     SpCompare r;
     int rc = 1;
     if (!a || !b) goto out;
+    if (!compare_filter(a, argv[optind], focus, ignore) ||
+        !compare_filter(b, argv[optind + 1], focus, ignore)) {
+        rc = 2;
+        goto out;
+    }
     if (sp_compare_ex(a, b, tw, &r)) {
         fprintf(stderr, "sampo compare: out of memory\n");
         goto out;

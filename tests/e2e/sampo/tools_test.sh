@@ -144,6 +144,15 @@ print("%.4f"%c)')
 check "compare pearson" has cmp.txt "correlation(self):  $expect"
 check "compare overlap" has cmp.txt "overlap:            90.00%"
 check "compare top diff" bash -c "sed -n 10p cmp.txt | grep -qE '45.00% +36.00% +-9.00  hot'"
+# --ignore / --focus select samples in both first: without warm, 450+50+200 of 700 against
+# 360+40+200 of 600 -> .6 + .0667 + .2857 = 95.24%; hot's samples alone (hot 9/10, memcpy 1/10 in
+# both) agree exactly
+$SAMPO compare --ignore '^warm$' split.prof shifted.prof >cmp-ign.txt
+check "compare --ignore overlap" has cmp-ign.txt "overlap:            95.24%"
+$SAMPO compare --focus '^hot$' split.prof shifted.prof >cmp-foc.txt
+check "compare --focus overlap" has cmp-foc.txt "overlap:            100.00%"
+$SAMPO compare --ignore '(' split.prof shifted.prof 2>err.txt; check "compare bad regex fails" test $? -eq 2
+check "compare bad regex msg" has err.txt "sampo compare: split.prof:"
 
 # --- CC-Map JSON dump (as `som --prof-dump` will write it): read by every tool
 cat >dump.json <<'JSON'
