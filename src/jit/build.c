@@ -32,10 +32,11 @@
  *    an inlined block with nctx > 0 with NEW_CONTEXT(outer = the closure's context).
  *
  * Inlining rule (hotness): a callee at an inline-cache entry is inlined when it is tiny
- * (<= 12 bytecode bytes: the call costs more than the body) or hot in this context: with a
- * profile of at least 20 samples of the root, its edge weight caller@bci -> callee is at
- * least 1/50 of the root's weight; without one (or too few samples), its cache entry has at
- * least 1/8 of the site's hits.  Size, depth and recursion limits always apply.
+ * (<= tiny_size, 24 bytecode bytes: the call costs more than the body) or hot in this
+ * context: with a profile of at least 20 samples of the root, its edge weight caller@bci ->
+ * callee is surely (beyond sampling noise, sampled_hot) at least 1/50 of the root's weight;
+ * without one, with too few samples, or with a weight too close to 1/50 to tell, its cache
+ * entry has at least 1/8 of the site's hits.  Size, depth and recursion limits always apply.
  */
 #include "compile.h"
 
@@ -814,7 +815,9 @@ static bool hot(B *b, Scope *s, SomMethod *t, uint64_t hits, uint64_t total) {
     if (t->code_len <= b->o->tiny_size) return true;
     const JitProfile *p = b->o->profile;
     if (p && p->edge_weight && p->root_weight >= 20) {
-        int h = sampled_hot(p->edge_weight(p->arg, s->m, s->bci, t), p->root_weight);
+        uint64_t w = p->edge_weight(p->arg, s->m, s->bci, t);
+        if (!b->o->sampled_band) return w * 50 >= p->root_weight;
+        int h = sampled_hot(w, p->root_weight);
         if (h >= 0) return h;
     }
     return hits > 0 && hits * 8 >= total;
@@ -1731,6 +1734,7 @@ void jit_build_defaults(JitBuildOpts *o) {
     o->max_recursion_small = 3;
     o->small_recursive = 64;
     o->tiny_size = 24;
+    o->sampled_band = true;
     o->inline_blocks = true;
     o->unreached_traps = true;
     o->version = 1;

@@ -41,6 +41,8 @@ typedef struct JitBuildOpts {
     uint32_t small_recursive;     /* "small": bytecode bytes, default 64 */
     uint32_t tiny_size;           /* bytecode bytes: a callee this small is inlined wherever it
                                    * is reached (its call costs more than its body), default 24 */
+    bool sampled_band;            /* a profile decides only where its samples are beyond their
+                                   * noise; within it the inline cache does (default on) */
     bool inline_blocks;           /* inline block literals into inlined callees (default on) */
     bool unreached_traps;         /* a send or branch never executed so far becomes a DEOPT
                                    * (uncommon trap) instead of code (default on; the controller

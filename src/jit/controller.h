@@ -56,6 +56,11 @@ typedef struct JitRuleParams {
     double small_recursive;  /* SOM_JIT_SMALL_RECURSIVE: the builder's size bound of a small
                               * tree-recursive method, inlined a level deeper (-1: the
                               * builder's default, JitBuildOpts; 0: none) */
+    double tiny_inline;      /* SOM_JIT_TINY_INLINE: bytecode bytes of a callee inlined
+                              * wherever it was reached (-1: the builder's default, 24) */
+    double inline_band;      /* SOM_JIT_INLINE_BAND: sampled edge weights decide inlining
+                              * only beyond their noise, the inline cache within it (1; 0:
+                              * the weight against 1/50 of the root's, however few samples) */
     double quick_recompile;  /* SOM_JIT_QUICK_RECOMPILE: a version recompiled from sampled
                               * feedback is compiled quickly first (no LLVM passes, fast
                               * instruction selection: a few ms), then at the full level as

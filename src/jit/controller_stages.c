@@ -33,6 +33,8 @@ void jit_build_defaults(JitBuildOpts *o) {
                         .max_recursion = 2,
                         .max_recursion_small = 3,
                         .small_recursive = 64,
+                        .tiny_size = 24,
+                        .sampled_band = true,
                         .inline_blocks = true,
                         .unreached_traps = true,
                         .version = 1};

@@ -627,6 +627,8 @@ static void jv_compile(JitVm *jv, JitMInfo *x, bool sync, double priority, JitFb
     b->build_defaults(&bo);
     bo.version = version;
     if (jv->p.small_recursive >= 0) bo.small_recursive = (uint32_t)jv->p.small_recursive;
+    if (jv->p.tiny_inline >= 0) bo.tiny_size = (uint32_t)jv->p.tiny_inline;
+    bo.sampled_band = jv->p.inline_band >= 0.5;
     jit_rule_version_ok(&jv->p, version - x->vshift, &bo.unreached_traps);
     JitJob *j = calloc(1, sizeof *j);
     if (!j) return;

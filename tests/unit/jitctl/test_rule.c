@@ -233,6 +233,17 @@ static void env_parsing(void **state) {
     assert_int_equal(jit_rule_from_env(&q, err, sizeof err), 0);
     assert_true(q.quick_first == 2);
     unsetenv("SOM_JIT_QUICK_FIRST");
+    /* the inlining knobs: the builder's default tiny size (-1) and the noise band on */
+    assert_true(q.tiny_inline == -1 && q.inline_band == 1);
+    setenv("SOM_JIT_TINY_INLINE", "12", 1);
+    setenv("SOM_JIT_INLINE_BAND", "0", 1);
+    assert_int_equal(jit_rule_from_env(&q, err, sizeof err), 0);
+    assert_true(q.tiny_inline == 12 && q.inline_band == 0);
+    setenv("SOM_JIT_INLINE_BAND", "yes", 1);
+    assert_int_equal(jit_rule_from_env(&q, err, sizeof err), -1);
+    assert_string_equal(err, "SOM_JIT_INLINE_BAND: expected a number between 0 and 1, got 'yes'");
+    unsetenv("SOM_JIT_TINY_INLINE");
+    unsetenv("SOM_JIT_INLINE_BAND");
 }
 
 /* Refreshes of the samples stay under 1% of the time they stand for (tick 50 ms). */

@@ -787,6 +787,12 @@ static void test_profile_decides_inlining(void **state) {
         if (cases[i].inlined) assert_int_equal(count(ir, "SET_POS"), 2);
         free(ir);
     }
+    /* without the band, the weight alone decides: 12 of 1000 is below 1/50 */
+    o.sampled_band = false;
+    w = 12;
+    ir = ir_of(vm, "JitT", "mono", &o, NULL);
+    assert_int_equal(count(ir, " #helper:"), 1);
+    free(ir);
     done_vm(vm, dir);
 }
 
