@@ -14,6 +14,11 @@ setting's figure is the median over the rounds.
   run.py --som SOM quick [--runs 5]      the polluted programs, sampled recompilation in two
         steps (SOM_JIT_QUICK_RECOMPILE=1, the default) vs one: latency, when the full-level
         version arrives, steady state
+  run.py --som SOM instructions --awfy-dir DIR [--scale 10]
+        instructions executed (valgrind --tool=callgrind), on vs off, with --jit=eager: the
+        unpolluted programs and AWFY; the whole run and its steady second iteration.  Where
+        timing cannot resolve 1%, the instruction count can (it repeats to a few hundred
+        instructions in a billion); see cmd_instructions
 
 Every run also passes --jit-stats; the latency columns come from its "sampled feedback" line
 (phase = first observation of the narrower kinds -> recompiled code installed).
@@ -241,6 +246,66 @@ def cmd_awfy(a, extra):
         statistics.geometric_mean(ratios), statistics.geometric_mean(fratios)))
 
 
+OBS = re.compile(r"sampled feedback: (\d+) versions with (\d+) slots, (\d+) observations")
+IR = re.compile(r"Collected : (\d+)")
+
+
+def callgrind(cmd):
+    """(instructions executed, --jit-stats' (slots, observations)) of cmd under callgrind."""
+    p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                        "--smc-check=all"] + cmd, capture_output=True, text=True, timeout=3600)
+    m = IR.search(p.stderr)
+    if p.returncode != 0 or not m:
+        sys.exit("failed: %s\n%s" % (" ".join(cmd), p.stderr[-2000:]))
+    o = OBS.search(p.stderr)
+    return int(m.group(1)), (int(o.group(2)), int(o.group(3))) if o else (0, 0)
+
+
+def cmd_instructions(a, extra):
+    """Sampling's cost in instructions.  --jit=eager compiles every method at its first call,
+    synchronously, so a run is deterministic but for what the samples do: both settings
+    compile the same methods with the same feedback, and only the slots' observations (armed
+    by samples) and a sampled recompilation differ.  Each program runs 1 and 2 iterations:
+    the second iteration alone (the difference) is the steady state, all compiled.  Under
+    valgrind the program runs 50-300x slower while the JIT session still samples at its
+    wall-clock rate (50 Hz), so a run takes 50-300x more samples per instruction than it
+    would natively: what sampling costs here is an upper bound."""
+    d = a.awfy_dir
+    cp = ":".join([d, os.path.join(d, "Core")] + [os.path.join(d, x) for x in
+                                               ("CD", "DeltaBlue", "Havlak", "Json", "NBody",
+                                                "Richards")])
+    awfy = [("Bounce", 800), ("CD", 100), ("DeltaBlue", 10000), ("Havlak", 150),
+            ("Json", 40), ("List", 1500), ("Mandelbrot", 500), ("NBody", 250000),
+            ("Permute", 600), ("Queens", 800), ("Richards", 10), ("Sieve", 800),
+            ("Storage", 800), ("Towers", 300)]
+    jobs = [(p + " (unpolluted)", [os.path.join(HERE, p + ".som")], HERE, lambda it: [str(it), "0"])
+            for p in PROGRAMS]
+    for name, inner in awfy:
+        n = max(1, inner // a.scale)
+        jobs.append((name, [os.path.join(d, "Harness.som"), name], cp,
+                     lambda it, n=n: [str(it), str(n)]))
+    print("| program | on: instructions, 2 iterations | off | on/off | steady iteration on/off | "
+          "slots (on) | observations (on) |")
+    print("|---|---|---|---|---|---|---|")
+    from concurrent.futures import ThreadPoolExecutor
+    ratios, sratios = [], []
+    for label, args, path, tail in jobs:
+        if a.only and label.split()[0] not in a.only.split(","):
+            continue
+        cmds = [[a.som, "--jit-stats", "--jit=eager", "--jit-feedback-sampling=" + s] + extra +
+                ["-cp", path] + args + tail(it) for s in ("on", "off") for it in (1, 2)]
+        with ThreadPoolExecutor(2) as ex:
+            (on1, _), (on2, fb), (off1, _), (off2, _) = list(ex.map(callgrind, cmds))
+        r, sr = on2 / off2, (on2 - on1) / (off2 - off1)
+        ratios.append(r)
+        sratios.append(sr)
+        print("| %s | %d | %d | %.5f | %.5f | %d | %d |" % (label, on2, off2, r, sr, fb[0], fb[1]))
+        sys.stdout.flush()
+    print("\ngeometric mean on/off: %.5f (whole runs), %.5f (steady iterations); largest %.5f, %.5f"
+          % (statistics.geometric_mean(ratios), statistics.geometric_mean(sratios),
+             max(ratios), max(sratios)))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -254,15 +319,18 @@ def main():
     ap.add_argument("--flags", default="", help="more som flags for every run")
     ap.add_argument("--programs", help="study: programs, comma-separated (default the three)")
     ap.add_argument("--size", type=int, default=0, help="the programs' size (default theirs)")
-    ap.add_argument("what", choices=["steady", "alternate", "study", "awfy", "quick"])
+    ap.add_argument("--scale", type=int, default=10,
+                    help="instructions: AWFY inner iterations divided by this (default 10)")
+    ap.add_argument("what", choices=["steady", "alternate", "study", "awfy", "quick",
+                                     "instructions"])
     a = ap.parse_args()
     global SIZE
     SIZE = a.size
     extra = a.flags.split()
-    if a.what == "awfy" and not a.awfy_dir:
-        sys.exit("awfy needs --awfy-dir")
+    if a.what in ("awfy", "instructions") and not a.awfy_dir:
+        sys.exit(a.what + " needs --awfy-dir")
     {"steady": cmd_steady, "alternate": cmd_alternate, "study": cmd_study,
-     "awfy": cmd_awfy, "quick": cmd_quick}[a.what](a, extra)
+     "awfy": cmd_awfy, "quick": cmd_quick, "instructions": cmd_instructions}[a.what](a, extra)
 
 
 if __name__ == "__main__":

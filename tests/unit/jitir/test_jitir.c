@@ -770,12 +770,12 @@ static void test_profile_decides_inlining(void **state) {
         uint64_t w;
         bool inlined;
     } cases[] = {
-        {0, false},   /* 0 + 2 sqrt(1) + 1 = 3 < 20: surely cold */
-        {8, false},   /* 8 + 2 sqrt(9) + 1 = 15 < 20 */
-        {12, true},   /* 12 + 2 sqrt(13) + 1 = 20.2: cannot tell, the cache decides */
-        {20, true},   /* at the threshold */
-        {29, true},   /* 29 - 2 sqrt(29) = 18.2 < 20: cannot tell either */
-        {36, true},   /* 36 - 12 = 24 >= 20: surely hot */
+        {0, false}, /* 0 + 2 sqrt(1) + 1 = 3 < 20: surely cold */
+        {8, false}, /* 8 + 2 sqrt(9) + 1 = 15 < 20 */
+        {12, true}, /* 12 + 2 sqrt(13) + 1 = 20.2: cannot tell, the cache decides */
+        {20, true}, /* at the threshold */
+        {29, true}, /* 29 - 2 sqrt(29) = 18.2 < 20: cannot tell either */
+        {36, true}, /* 36 - 12 = 24 >= 20: surely hot */
         {500, true},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
