@@ -275,7 +275,8 @@ def cmd_instructions(a, extra):
     cp = ":".join([d, os.path.join(d, "Core")] + [os.path.join(d, x) for x in
                                                ("CD", "DeltaBlue", "Havlak", "Json", "NBody",
                                                 "Richards")])
-    # inner iterations / --scale; CD verifies its result only at some counts: 10
+    # inner iterations / --scale; CD, Mandelbrot and NBody verify their result only at some
+    # counts (CD 10; the other two keep theirs, and take longer)
     awfy = [("Bounce", 800), ("CD", 100), ("DeltaBlue", 10000), ("Havlak", 150),
             ("Json", 40), ("List", 1500), ("Mandelbrot", 500), ("NBody", 250000),
             ("Permute", 600), ("Queens", 800), ("Richards", 10), ("Sieve", 800),
@@ -283,7 +284,7 @@ def cmd_instructions(a, extra):
     jobs = [(p + " (unpolluted)", [os.path.join(HERE, p + ".som")], HERE, lambda it: [str(it), "0"])
             for p in PROGRAMS]
     for name, inner in awfy:
-        n = max(1, inner // a.scale) if name != "CD" else 10
+        n = {"CD": 10, "Mandelbrot": inner, "NBody": inner}.get(name, max(1, inner // a.scale))
         jobs.append((name, [os.path.join(d, "Harness.som"), name], cp,
                      lambda it, n=n: [str(it), str(n)]))
     print("| program | on: instructions, 2 iterations | off | on/off | steady iteration on/off | "
