@@ -41,6 +41,17 @@ FBLINE = re.compile(r"recompiled (\d+) \(latency median ([\d.]+) ms, max ([\d.]+
                     r"detection median ([\d.]+) ms\), deopts after them (\d+), loops (\d+)")
 
 
+# AWFY: the inner iterations of bench/awfy-compare (verifiable; ~0.5-2 s interpreted)
+AWFY = [("Bounce", 800), ("CD", 100), ("DeltaBlue", 10000), ("Havlak", 150), ("Json", 40),
+        ("List", 1500), ("Mandelbrot", 500), ("NBody", 250000), ("Permute", 600),
+        ("Queens", 800), ("Richards", 10), ("Sieve", 800), ("Storage", 800), ("Towers", 300)]
+
+
+def awfy_classpath(d):
+    return ":".join([d, os.path.join(d, "Core")] + [
+        os.path.join(d, x) for x in ("CD", "DeltaBlue", "Havlak", "Json", "NBody", "Richards")])
+
+
 def run(som, prog, iters, polluted, flags, cp=HERE, args=None, timeout=600, env=None):
     cmd = [som, "--jit-stats"] + flags + ["-cp", cp]
     if args is None:
@@ -201,15 +212,8 @@ def cmd_study(a, extra):
 
 
 def cmd_awfy(a, extra):
-    # the inner iterations of bench/awfy-compare (verifiable; ~0.5-2 s interpreted)
-    benches = [("Bounce", 800), ("CD", 100), ("DeltaBlue", 10000), ("Havlak", 150),
-               ("Json", 40), ("List", 1500), ("Mandelbrot", 500), ("NBody", 250000),
-               ("Permute", 600), ("Queens", 800), ("Richards", 10), ("Sieve", 800),
-               ("Storage", 800), ("Towers", 300)]
     d = a.awfy_dir
-    cp = ":".join([d, os.path.join(d, "Core")] + [os.path.join(d, x) for x in
-                                               ("CD", "DeltaBlue", "Havlak", "Json", "NBody",
-                                                "Richards")])
+    cp = awfy_classpath(d)
     # besides the median over the rounds of each run's steady state, the fastest steady state
     # of all rounds: the machine's slowdowns only ever add time, so over many runs the minimum
     # is the steadiest figure for a cost that would be paid in every run
@@ -218,7 +222,7 @@ def cmd_awfy(a, extra):
           "slots (on) | sampled recompilations (on) |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     ratios, fratios = [], []
-    for name, inner in benches:
+    for name, inner in AWFY:
         if a.only and name not in a.only.split(","):
             continue
         res = {"on": [], "off": []}
@@ -272,18 +276,12 @@ def cmd_instructions(a, extra):
     wall-clock rate (50 Hz), so a run takes 50-300x more samples per instruction than it
     would natively: what sampling costs here is an upper bound."""
     d = a.awfy_dir
-    cp = ":".join([d, os.path.join(d, "Core")] + [os.path.join(d, x) for x in
-                                               ("CD", "DeltaBlue", "Havlak", "Json", "NBody",
-                                                "Richards")])
+    cp = awfy_classpath(d)
     # inner iterations / --scale; CD, Mandelbrot and NBody verify their result only at some
     # counts (CD 10; the other two keep theirs, and take longer)
-    awfy = [("Bounce", 800), ("CD", 100), ("DeltaBlue", 10000), ("Havlak", 150),
-            ("Json", 40), ("List", 1500), ("Mandelbrot", 500), ("NBody", 250000),
-            ("Permute", 600), ("Queens", 800), ("Richards", 10), ("Sieve", 800),
-            ("Storage", 800), ("Towers", 300)]
     jobs = [(p + " (unpolluted)", [os.path.join(HERE, p + ".som")], HERE, lambda it: [str(it), "0"])
             for p in PROGRAMS]
-    for name, inner in awfy:
+    for name, inner in AWFY:
         n = {"CD": 10, "Mandelbrot": inner, "NBody": inner}.get(name, max(1, inner // a.scale))
         jobs.append((name, [os.path.join(d, "Harness.som"), name], cp,
                      lambda it, n=n: [str(it), str(n)]))
