@@ -45,7 +45,8 @@ typedef struct JitRuleParams {
     uint32_t max_failures;   /* SOM_JIT_MAX_FAILURES: failed builds/codegens per method (2) */
     uint32_t tick_ms;        /* SOM_JIT_TICK_MS: the controller's clock (50) */
     uint32_t hz;             /* SOM_JIT_HZ: a fixed internal sampling rate (0: tuned) */
-    double alpha;            /* SOM_JIT_CALIBRATION_ALPHA: weight of a new measurement (0.25) */
+    double alpha;            /* SOM_JIT_CALIBRATION_ALPHA: least weight of a new measurement
+                              * (0: a running mean, every measurement weighs the same) */
     double edge_share;       /* SOM_JIT_EDGE_SHARE: the share of the time spent through a hot
                               * call edge to an inlinable callee that compiling the caller (and
                               * inlining the callee there) counts as its own (0.5) */

@@ -27,7 +27,7 @@ void jit_rule_defaults(JitRuleParams *p) {
         .max_failures = 2,
         .tick_ms = 50,
         .hz = 0,
-        .alpha = 0.25,
+        .alpha = 0,
         .edge_share = 0.5,
         .bg_share = 1.0,
         .small_recursive = -1,
@@ -92,24 +92,36 @@ void jit_calib_init(JitCalib *c, const JitRuleParams *p) {
     *c = (JitCalib){p->fixed_ns, p->ns_per_byte, p->expansion, 0, 0, 0};
 }
 
-/* Exponentially weighted means, the first measurement of each taken as it is: the defaults
- * are guesses, a measurement on this machine is not.  Compile time is fixed + rate * bytes:
- * a small function measures the fixed part, a larger one the rate beyond it (one rate from
- * small functions alone would charge a 700-byte function 100x a 7-byte one's 5 ms). */
+/* Means of the measurements: each measurement's weight is 1/n (a running mean, every
+ * compilation weighing the same) or alpha once 1/n falls below it (an exponentially weighted
+ * mean).  The first measurement of each replaces the guess: the defaults are guesses, a
+ * measurement on this machine is not.  Compile time is fixed + rate * bytes: a small function
+ * measures the fixed part, a larger one the rate beyond it (one rate from small functions
+ * alone would charge a 700-byte function 100x a 7-byte one's 5 ms).  The running mean is the
+ * default: an exponentially weighted mean with alpha 0.25 follows the last few compilations,
+ * and since they differ in kind (a leaf method compiles to its own bytes, a driver to 40x
+ * them), two runs of one program estimated the same method's cost at 13 and at 200 ms
+ * depending on what the compiler thread had done just before - and so compiled different
+ * methods. */
+static double calib_weight(const JitRuleParams *p, uint32_t n) {
+    double w = 1.0 / (double)(n + 1);
+    return w > p->alpha ? w : p->alpha;
+}
+
 void jit_calib_update(JitCalib *c, const JitRuleParams *p, uint64_t compile_ns, uint32_t root_bytes,
                       uint32_t total_bytes) {
     if (!total_bytes || !root_bytes) return;
     double ns = (double)compile_ns;
     if (total_bytes <= JIT_CALIB_SMALL_BYTES) {
-        c->fixed_ns += (c->nfixed ? p->alpha : 1.0) * (ns - c->fixed_ns);
+        c->fixed_ns += calib_weight(p, c->nfixed) * (ns - c->fixed_ns);
         c->nfixed++;
     } else {
         double rate = (ns > c->fixed_ns ? ns - c->fixed_ns : 0) / (double)total_bytes;
-        c->ns_per_byte += (c->nrate ? p->alpha : 1.0) * (rate - c->ns_per_byte);
+        c->ns_per_byte += calib_weight(p, c->nrate) * (rate - c->ns_per_byte);
         c->nrate++;
     }
     double exp = (double)total_bytes / (double)root_bytes;
-    c->expansion += (c->n ? p->alpha : 1.0) * (exp - c->expansion);
+    c->expansion += calib_weight(p, c->n) * (exp - c->expansion);
     c->n++;
 }
 

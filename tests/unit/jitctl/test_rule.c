@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -98,7 +99,8 @@ static void speedup_matters(void **state) {
     assert_false(jit_rule_decide(&P, &C, &x, &e));
 }
 
-/* The first measurement replaces the guess; later ones move it by alpha. */
+/* The first measurement replaces the guess; later ones make a running mean (the default,
+ * alpha 0), or move it by alpha once 1/n is below alpha. */
 static void calibration(void **state) {
     (void)state;
     jit_calib_update(&C, &P, 1000000, 100, 500); /* 2000 ns/byte, expansion 5 */
@@ -106,14 +108,37 @@ static void calibration(void **state) {
     assert_true(C.expansion == 5.0);
     assert_int_equal(C.n, 1);
     jit_calib_update(&C, &P, 6000000, 100, 1000); /* 6000 ns/byte, 10 */
-    assert_true(C.ns_per_byte == 3000.0);         /* 2000 + 0.25 * 4000 */
-    assert_true(C.expansion == 6.25);             /* 5 + 0.25 * 5 */
+    assert_true(C.ns_per_byte == 4000.0);         /* the mean of 2000 and 6000 */
+    assert_true(C.expansion == 7.5);              /* of 5 and 10 */
     jit_calib_update(&C, &P, 123, 0, 0);          /* nothing measured: ignored */
     assert_int_equal(C.n, 2);
+    jit_calib_update(&C, &P, 1000000, 100, 100);      /* 10000 ns/byte, 1 */
+    assert_true(C.ns_per_byte == 6000.0);             /* (2000 + 6000 + 10000) / 3 */
+    assert_true(fabs(C.expansion - 16.0 / 3) < 1e-9); /* (5 + 10 + 1) / 3 */
+    /* every measurement weighs the same, whatever its order: a leaf (expansion 1) compiled
+     * last moves the estimate by 1/n, not by a fixed share */
+    JitCalib a, b;
+    jit_calib_init(&a, &P), jit_calib_init(&b, &P);
+    uint32_t tot[] = {4000, 100, 120, 3000, 100, 150};
+    for (int i = 0; i < 6; i++) {
+        jit_calib_update(&a, &P, 50000000, 100, tot[i]);
+        jit_calib_update(&b, &P, 50000000, 100, tot[5 - i]);
+    }
+    assert_true(fabs(a.expansion - b.expansion) < 1e-9);
+    assert_true(fabs(a.expansion - 7470.0 / 600) < 1e-9);
+    /* with alpha 0.25 (the exponentially weighted mean): the order decides */
+    P.alpha = 0.25;
+    jit_calib_init(&a, &P), jit_calib_init(&b, &P);
+    for (int i = 0; i < 6; i++) {
+        jit_calib_update(&a, &P, 50000000, 100, tot[i]);
+        jit_calib_update(&b, &P, 50000000, 100, tot[5 - i]);
+    }
+    assert_true(fabs(a.expansion - b.expansion) > 1.0);
+    P.alpha = 0;
     /* a cheaper compiler makes the same method worth compiling */
     JitEstimate e;
     JitCandidate x = {.invocations = 2000, .code_len = 40}; /* benefit 300 us */
-    assert_false(jit_rule_decide(&P, &C, &x, &e));          /* 40 * 6.25 * 3000 = 750 us */
+    assert_false(jit_rule_decide(&P, &C, &x, &e));          /* 40 * 16/3 * 6000 = 1280 us */
     jit_calib_init(&C, &P);
     C.ns_per_byte = 1000;
     C.expansion = 3;
@@ -134,17 +159,17 @@ static void fixed_cost(void **state) {
     jit_calib_update(&C, &P, 8000000, 7, 7); /* small: the fixed part, taken as it is */
     assert_true(C.fixed_ns == 8e6);
     assert_true(C.ns_per_byte == 20000.0);
-    jit_calib_update(&C, &P, 4000000, 7, 7); /* then moved by alpha */
+    jit_calib_update(&C, &P, 6000000, 7, 7); /* then the mean */
     assert_true(C.fixed_ns == 7e6);
     jit_calib_update(&C, &P, 77000000, 100, 700); /* (77 - 7) ms / 700 = 100 us per byte */
     assert_true(C.ns_per_byte == 100000.0);
     assert_true(C.fixed_ns == 7e6);
-    jit_calib_update(&C, &P, 1000000, 100, 700); /* faster than the fixed part: rate -> 0 */
-    assert_true(C.ns_per_byte == 75000.0);       /* 100000 + 0.25 * (0 - 100000) */
+    jit_calib_update(&C, &P, 1000000, 100, 700); /* faster than the fixed part: rate 0 */
+    assert_true(C.ns_per_byte == 50000.0);       /* the mean of 100000 and 0 */
     /* one rate from small functions alone would have charged 700 bytes 8 ms / 7 * 700 */
     x.known_size = 700;
     jit_rule_decide(&P, &C, &x, &e);
-    assert_true(e.cost_ns == 7e6 + 700 * 75000.0);
+    assert_true(e.cost_ns == 7e6 + 700 * 50000.0);
 }
 
 /* A method whose time goes to small callees (a loop calling `do:`) counts edge_share of the
