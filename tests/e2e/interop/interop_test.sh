@@ -320,18 +320,20 @@ EOF2
         # (JIT off: one VM thread): two clocks, the exact one read at every transition and
         # the sampling schedule on the thread's CPU clock (see trig_scheduled in
         # src/prof/trigger.c). Both take descheduled stretches out and count system time,
-        # so they agree within a few samples; the bound is 2% of ~600 ms (fib 30: with fib 28
-        # the faster interpreter made the run ~230 ms, and 2% of it only 4-5 samples). A unit
-        # error is 1000x or more; the old per-sample loss of perf-sw sampling was 1-5%.
+        # so they agree within a few samples: 0.1-1.3% of fib 30's ~690 ms idle, 2.1% once
+        # in CI beside the other tests (14.5 ms, failing the 2% bound then in force). The
+        # difference is a few to ~15 ms whatever the run's length, so the run is fib 31
+        # (~1.1 s: 0.4-0.9% idle) and the bound 2.5%. A unit error is 1000x or more; the old
+        # per-sample loss of perf-sw sampling was 1-5%.
         ctot() { GP -top "$@" 2>&1 | sed -n 's/.* of \([0-9.]*\)\(ms\|s\|us\) total.*/\1 \2/p' | head -1; }
-        $SOM --prof --prof-hz 1000 --prof-exact-time --jit=off --prof-out c.sampo "$DEMO" 30 >/dev/null 2>&1
+        $SOM --prof --prof-hz 1000 --prof-exact-time --jit=off --prof-out c.sampo "$DEMO" 31 >/dev/null 2>&1
         $SAMPO export --pprof c.sampo -o c.pb.gz && $SAMPO export --pprof c.sampo.time -o ct.pb.gz
         cs=$(ctot -sample_index=cpu -tagfocus=thread=som c.pb.gz) ct=$(ctot ct.pb.gz)
-        check "pprof .time total = the run's sampled CPU time within 2% ($ct vs $cs)" \
+        check "pprof .time total = the run's sampled CPU time within 2.5% ($ct vs $cs)" \
             python3 -c "
 ms = lambda v, u: float(v) * {'us': 1e-3, 'ms': 1, 's': 1e3}[u]
 t, s = ms(*'$ct'.split()), ms(*'$cs'.split())
-assert s > 100 and abs(t - s) <= 0.02 * t, (t, s)"
+assert s > 100 and abs(t - s) <= 0.025 * t, (t, s)"
         GP -raw e.sampo.pb.gz >e-raw.txt 2>&1; check "pprof exact: calls/count" has e-raw.txt "calls/count"
         # exact counts are the program's own: Demo prints how many calls nfib made
         nfib() { sed -n 's/^nfib([0-9]*) = \([0-9]*\) calls.*/\1/p' "$1"; }
