@@ -23,17 +23,9 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+import eval as ev  # noqa: E402  (compare: sampo compare's correlation and overlap)
 AWFY_CP = ('.', 'Core', 'CD', 'DeltaBlue', 'Havlak', 'Json', 'NBody', 'Richards')
-
-
-def compare(sampo, a, b, ignore=None):
-    p = subprocess.run([sampo, 'compare'] + (['--ignore', ignore] if ignore else []) + [a, b],
-                       capture_output=True, text=True)
-    c = re.search(r'correlation\(self\):\s+([-0-9.na]+)', p.stdout)
-    o = re.search(r'overlap:\s+([0-9.]+)%', p.stdout)
-    if not c or not o:
-        return None
-    return (float(c.group(1)) if c.group(1) != 'nan' else 0.0), float(o.group(1))
 
 
 def samples(sampo, path):
@@ -52,11 +44,13 @@ def main():
     ap.add_argument('--hz', type=int, default=1000)
     ap.add_argument('--out', default='/tmp/steady_overlap')
     a = ap.parse_args()
+    a.build = os.path.abspath(a.build)  # the runs start in the AWFY directory
     som = os.path.join(a.build, 'tools', 'som', 'som')
     sampo = os.path.join(a.build, 'tools', 'sampo', 'sampo')
     for exe in (som, sampo):
         if not os.access(exe, os.X_OK):
             sys.exit('steady_overlap.py: no %s (build it first)' % exe)
+    ev.OPTS = argparse.Namespace(build=a.build)
     os.makedirs(a.out, exist_ok=True)
     cp = ':'.join([HERE] + [os.path.join(a.awfy, d) for d in AWFY_CP])
     print('| benchmark (warm-up, profiled iterations x inner) | --jit | samples per run | '
@@ -80,7 +74,7 @@ def main():
                 profs.append(out)
             cols = []
             for ignore in (None, r'\[jit compile\]'):
-                pairs = [compare(sampo, x, y, ignore) for x, y in itertools.combinations(profs, 2)]
+                pairs = [ev.compare(x, y, ignore) for x, y in itertools.combinations(profs, 2)]
                 pairs = [q for q in pairs if q]
                 cols.append('%.3f / %.1f (%.1f-%.1f)' % (
                     statistics.mean(q[0] for q in pairs), statistics.mean(q[1] for q in pairs),
