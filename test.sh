@@ -38,6 +38,23 @@ stage() { # stage NAME PRESET CTEST-ARGS...   (STAGE_BUDGET=S: stop starting tes
                 printf '[%s %4d s] %s\n' "$name" $((SECONDS - t1)) "${l# }"
         done
     out=$(cat "$log")
+    # each failed test's own output (ctest prints it after the test's "***Failed" line): its
+    # failure lines and its last lines, so a failure in CI can be read from the CI's output
+    echo "$out" | awk '
+        function flush(  i, s) {
+            if (!name) return
+            print "--- output of failed test " name " (failure lines, then its last 20 lines) ---"
+            for (i = 1; i <= n && k < 40; i++)
+                if (buf[i] ~ /FAIL|ERROR|[Ff]ailure|not ok|[Aa]ssert|[Ee]rror:|Sanitizer|fault/)
+                    { print "  " buf[i]; k++ }
+            s = n > 20 ? n - 20 + 1 : 1
+            for (i = s; i <= n; i++) print "  | " buf[i]
+            name = ""; n = 0; k = 0
+        }
+        /^ *[0-9]+\/[0-9]+ Test +#/ { flush(); if ($0 ~ /\*\*\*|Failed|Timeout|Exception/) name = $4; next }
+        /^ *Start +[0-9]+:/ || /tests passed, / { flush(); next }
+        name { buf[++n] = $0 }
+        END { flush() }'
     echo "$out" | grep -vE '^ *[0-9]+/[0-9]+ Test +#|^ *Start +[0-9]+:' | tail -n 40
     local summary pass fail
     summary=$(echo "$out" | grep -E '[0-9]+% tests passed' | tail -n 1)
