@@ -19,11 +19,17 @@ setting's figure is the median over the rounds.
         unpolluted programs and AWFY; the whole run and its steady second iteration.  Where
         timing cannot resolve 1%, the instruction count can (it repeats to a few hundred
         instructions in a billion); see cmd_instructions
+  run.py --som SOM interleave --awfy-dir DIR [--quads 12] [--block-ms 250] [--aa]
+        the observations' run-time cost with the compiled code held fixed: one process per
+        program (AWFY and the unpolluted programs) switches feedback sampling off and on
+        between blocks of iterations (Interleave.som); on/off per quad, median and its ~95%
+        interval; --aa adds the on/on control
 
 Every run also passes --jit-stats; the latency columns come from its "sampled feedback" line
 (phase = first observation of the narrower kinds -> recompiled code installed).
 """
 import argparse
+import math
 import os
 import re
 import statistics
@@ -250,6 +256,76 @@ def cmd_awfy(a, extra):
         statistics.geometric_mean(ratios), statistics.geometric_mean(fratios)))
 
 
+# interleave: AWFY inner iterations that keep one iteration of compiled code near 50-150 ms
+INTERLEAVE_INNER = {"Havlak": 15, "Storage": 200}
+BLOCK = re.compile(r"^block \d+ (on|off) (\d+)$", re.M)
+
+
+def median_ci(xs):
+    """The median and a distribution-free ~95% interval for it (order statistics: the
+    k-th smallest and largest, k the largest with P(Binomial(n, 1/2) < k) <= 2.5%)."""
+    xs = sorted(xs)
+    n = len(xs)
+    k, acc = 0, 0.0
+    while True:  # acc = P(B < k+1)
+        acc += math.comb(n, k) / 2 ** n
+        if acc > 0.025:
+            break
+        k += 1
+    lo, hi = (xs[k - 1], xs[n - k]) if k >= 1 else (xs[0], xs[-1])
+    return statistics.median(xs), lo, hi
+
+
+def interleaved(a, extra, kind, name, arg, cp, mode):
+    """Quad ratios on/off (or on/on with mode aa) of one Interleave.som run."""
+    cmd = [a.som] + extra + ["-cp", cp, os.path.join(HERE, "Interleave.som"), kind, name,
+                             str(arg), str(a.warmup), str(a.quads), str(a.block_ms), mode]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+    if p.returncode != 0:
+        sys.exit("failed: %s\n%s%s" % (" ".join(cmd), p.stdout[-1000:], p.stderr[-2000:]))
+    blocks = [int(us) for _, us in BLOCK.findall(p.stdout)]
+    # a quad's first and fourth block have one setting, its second and third the other
+    # (Interleave.som: on off off on, then off on on off, ...); with aa both are on, and
+    # the ratio is first+fourth over second+third all the same
+    ratios = []
+    for q in range(len(blocks) // 4):
+        b = blocks[4 * q:4 * q + 4]
+        outer, inner = b[0] + b[3], b[1] + b[2]
+        on_outer = q % 2 == 0
+        ratios.append(outer / inner if on_outer else inner / outer)
+    return ratios, statistics.median(blocks) / 1000
+
+
+def cmd_interleave(a, extra):
+    """The run-time cost of the observations with the compiled code held fixed: one process
+    per program switches feedback sampling off and on between blocks (Interleave.som); per
+    quad, on time / off time; the median over the quads with its ~95% interval."""
+    d = a.awfy_dir
+    progs = [("awfy", n, INTERLEAVE_INNER.get(n, i)) for n, i in AWFY]
+    progs += [("fb", n, 0) for n in PROGRAMS]
+    if a.only:
+        progs = [p for p in progs if p[1] in a.only.split(",")]
+    aa_col = " A/A on/on: median [95% interval] |" if a.aa else ""
+    print("| Program | block (ms, median) | quads | on/off: median [95%% interval] |%s" % aa_col)
+    print("|---|---|---|---|%s" % ("---|" if a.aa else ""))
+    meds, his = [], []
+    for kind, name, arg in progs:
+        cp = awfy_classpath(d) if kind == "awfy" else HERE
+        r, blk = interleaved(a, extra, kind, name, arg, cp, "ab")
+        m, lo, hi = median_ci(r)
+        meds.append(m)
+        his.append(hi)
+        row = "| %s%s | %.0f | %d | %.4f [%.4f, %.4f] |" % (
+            name, "" if kind == "awfy" else " (unpolluted)", blk, len(r), m, lo, hi)
+        if a.aa:
+            r2, _ = interleaved(a, extra, kind, name, arg, cp, "aa")
+            row += " %.4f [%.4f, %.4f] |" % median_ci(r2)
+        print(row)
+        sys.stdout.flush()
+    print("\ngeometric mean of the medians on/off: %.4f; largest median %.4f; largest upper "
+          "bound %.4f" % (statistics.geometric_mean(meds), max(meds), max(his)))
+
+
 OBS = re.compile(r"sampled feedback: (\d+) versions with (\d+) slots, (\d+) observations")
 IR = re.compile(r"Collected : (\d+)")
 
@@ -329,16 +405,23 @@ def main():
     ap.add_argument("--size", type=int, default=0, help="the programs' size (default theirs)")
     ap.add_argument("--scale", type=int, default=10,
                     help="instructions: AWFY inner iterations divided by this (default 10)")
+    ap.add_argument("--quads", type=int, default=12,
+                    help="interleave: quads of blocks (on off off on / off on on off)")
+    ap.add_argument("--warmup", type=int, default=15, help="interleave: warm-up iterations")
+    ap.add_argument("--block-ms", type=int, default=250, help="interleave: block length")
+    ap.add_argument("--aa", action="store_true",
+                    help="interleave: also the A/A control (sampling on in every block)")
     ap.add_argument("what", choices=["steady", "alternate", "study", "awfy", "quick",
-                                     "instructions"])
+                                     "instructions", "interleave"])
     a = ap.parse_args()
     global SIZE
     SIZE = a.size
     extra = a.flags.split()
-    if a.what in ("awfy", "instructions") and not a.awfy_dir:
+    if a.what in ("awfy", "instructions", "interleave") and not a.awfy_dir:
         sys.exit(a.what + " needs --awfy-dir")
     {"steady": cmd_steady, "alternate": cmd_alternate, "study": cmd_study,
-     "awfy": cmd_awfy, "quick": cmd_quick, "instructions": cmd_instructions}[a.what](a, extra)
+     "awfy": cmd_awfy, "quick": cmd_quick, "instructions": cmd_instructions,
+     "interleave": cmd_interleave}[a.what](a, extra)
 
 
 if __name__ == "__main__":
