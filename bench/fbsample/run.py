@@ -23,7 +23,9 @@ setting's figure is the median over the rounds.
         the observations' run-time cost with the compiled code held fixed: one process per
         program (AWFY and the unpolluted programs) switches feedback sampling off and on
         between blocks of iterations (Interleave.som); on/off per quad, median and its ~95%
-        interval; --aa adds the on/on control
+        interval; --aa adds the on/on control.  With --flags=--jit=eager the code is complete
+        after the first iteration (with --jit=on, compilations and recompilations go on for
+        seconds into the blocks: Richards' blocks spread 237-420 ms with it, 245-290 eager)
 
 Every run also passes --jit-stats; the latency columns come from its "sampled feedback" line
 (phase = first observation of the narrower kinds -> recompiled code installed).
@@ -31,6 +33,7 @@ Every run also passes --jit-stats; the latency columns come from its "sampled fe
 import argparse
 import math
 import os
+import random
 import re
 import statistics
 import subprocess
@@ -284,16 +287,33 @@ def interleaved(a, extra, kind, name, arg, cp, mode):
     if p.returncode != 0:
         sys.exit("failed: %s\n%s%s" % (" ".join(cmd), p.stdout[-1000:], p.stderr[-2000:]))
     blocks = [int(us) for _, us in BLOCK.findall(p.stdout)]
+    if a.raw:
+        with open(os.path.join(a.raw, "%s-%s.txt" % (name, mode)), "w") as f:
+            f.write(p.stdout)
     # a quad's first and fourth block have one setting, its second and third the other
     # (Interleave.som: on off off on, then off on on off, ...); with aa both are on, and
     # the ratio is first+fourth over second+third all the same
-    ratios = []
+    ratios, first, second = [], [], []
     for q in range(len(blocks) // 4):
         b = blocks[4 * q:4 * q + 4]
         outer, inner = b[0] + b[3], b[1] + b[2]
         on_outer = q % 2 == 0
         ratios.append(outer / inner if on_outer else inner / outer)
-    return ratios, statistics.median(blocks) / 1000
+        (first if on_outer else second).extend([b[0], b[3]])
+        (second if on_outer else first).extend([b[1], b[2]])
+    return ratios, (first, second), statistics.median(blocks) / 1000
+
+
+def quartile_ratio(on, off, reps=2000):
+    """The lower quartile of the on blocks over that of the off blocks, with a bootstrap
+    ~95% interval: the machine's slowdowns (a few blocks in ten, 10-40% here) only ever add
+    time, so the fast quarter of each setting is what a cost paid in every block shifts."""
+    def q1(xs):
+        return statistics.quantiles(xs, n=4)[0]
+    rng = random.Random(1)
+    boot = sorted(q1(rng.choices(on, k=len(on))) / q1(rng.choices(off, k=len(off)))
+                  for _ in range(reps))
+    return q1(on) / q1(off), boot[int(0.025 * reps)], boot[int(0.975 * reps) - 1]
 
 
 def cmd_interleave(a, extra):
@@ -305,25 +325,29 @@ def cmd_interleave(a, extra):
     progs += [("fb", n, 0) for n in PROGRAMS]
     if a.only:
         progs = [p for p in progs if p[1] in a.only.split(",")]
-    aa_col = " A/A on/on: median [95% interval] |" if a.aa else ""
-    print("| Program | block (ms, median) | quads | on/off: median [95%% interval] |%s" % aa_col)
-    print("|---|---|---|---|%s" % ("---|" if a.aa else ""))
-    meds, his = [], []
+    if a.raw:
+        os.makedirs(a.raw, exist_ok=True)
+    aa_col = (" A/A: quad median [95%] | A/A: lower quartiles [95%] |" if a.aa else "")
+    print("| Program | block (ms, median) | quads | on/off: quad median [95%% interval] | "
+          "on/off: lower quartiles [95%% interval] |%s" % aa_col)
+    print("|---|---|---|---|---|%s" % ("---|---|" if a.aa else ""))
+    meds, qs = [], []
     for kind, name, arg in progs:
         cp = awfy_classpath(d) if kind == "awfy" else HERE
-        r, blk = interleaved(a, extra, kind, name, arg, cp, "ab")
-        m, lo, hi = median_ci(r)
-        meds.append(m)
-        his.append(hi)
-        row = "| %s%s | %.0f | %d | %.4f [%.4f, %.4f] |" % (
-            name, "" if kind == "awfy" else " (unpolluted)", blk, len(r), m, lo, hi)
+        r, (on, off), blk = interleaved(a, extra, kind, name, arg, cp, "ab")
+        m = median_ci(r)
+        q = quartile_ratio(on, off)
+        meds.append(m[0])
+        qs.append(q[0])
+        row = "| %s%s | %.0f | %d | %.4f [%.4f, %.4f] | %.4f [%.4f, %.4f] |" % (
+            (name, "" if kind == "awfy" else " (unpolluted)", blk, len(r)) + m + q)
         if a.aa:
-            r2, _ = interleaved(a, extra, kind, name, arg, cp, "aa")
-            row += " %.4f [%.4f, %.4f] |" % median_ci(r2)
+            r2, (x, y), _ = interleaved(a, extra, kind, name, arg, cp, "aa")
+            row += " %.4f [%.4f, %.4f] | %.4f [%.4f, %.4f] |" % (median_ci(r2) + quartile_ratio(x, y))
         print(row)
         sys.stdout.flush()
-    print("\ngeometric mean of the medians on/off: %.4f; largest median %.4f; largest upper "
-          "bound %.4f" % (statistics.geometric_mean(meds), max(meds), max(his)))
+    print("\ngeometric mean on/off: %.4f (quad medians), %.4f (lower quartiles)" % (
+        statistics.geometric_mean(meds), statistics.geometric_mean(qs)))
 
 
 OBS = re.compile(r"sampled feedback: (\d+) versions with (\d+) slots, (\d+) observations")
@@ -409,6 +433,7 @@ def main():
                     help="interleave: quads of blocks (on off off on / off on on off)")
     ap.add_argument("--warmup", type=int, default=15, help="interleave: warm-up iterations")
     ap.add_argument("--block-ms", type=int, default=250, help="interleave: block length")
+    ap.add_argument("--raw", help="interleave: a directory for each run's output")
     ap.add_argument("--aa", action="store_true",
                     help="interleave: also the A/A control (sampling on in every block)")
     ap.add_argument("what", choices=["steady", "alternate", "study", "awfy", "quick",
