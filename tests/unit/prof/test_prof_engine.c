@@ -404,10 +404,12 @@ static void test_rate_switches_trigger(void **state) {
 /* A perf-sw profile's CPU total is the thread's CPU time: neither the handler's own time (the
  * event is off from its overflow to the handler's REFRESH) nor the overflows the kernel drops
  * in system calls (exclude_kernel) are lost.  Before the schedule (trigger.c, trig_scheduled)
- * this loop, about half of it in read(2), was sampled at 66-72% of its CPU time.  One second of
- * CPU: with two such tests and two busy loops on two cores the error reached 9.4 ms of 0.4 s
- * (bound 11 ms: the likeliest cause of a CI failure of this binary whose output was not
- * kept) and 15 ms of 1 s (bound 23 ms), 0.3-0.6% typically. */
+ * this loop, about half of it in read(2), was sampled at 66-72% of its CPU time.  A sample
+ * stands for one interval, but the periods are jittered (+-20%), so the total walks: one
+ * standard deviation is 0.2 / sqrt(3) ms * sqrt(1000), 3.7 ms, per second at 1 kHz.  So one
+ * second of CPU: at 0.4 s the error reached 9.4 ms of an 11 ms bound (two such tests and two
+ * busy loops on two cores; the likeliest cause of a CI failure of this binary whose output
+ * was not kept); at 1 s it stayed within 15 ms of 23 (0.3-0.6% typically). */
 static void test_perf_sw_total_is_cpu_time(void **state) {
     (void)state;
     char why[256];
