@@ -147,7 +147,10 @@ static void refill(GcHeap *h, size_t cls) {
 void *gc_try_alloc(SomVM *vm, size_t size, int kind, SomClass *cls) {
     GcHeap *h = &vm->heap;
     if (size > SIZE_MAX - sizeof(GcLarge) - GC_GRANULE) return NULL;
-    if (h->inhibit == 0 && (vm->opts.gc_stress || h->allocated_since_gc >= h->threshold))
+    if (h->inhibit == 0 &&
+        ((vm->opts.gc_stress &&
+          (vm->opts.gc_stress_every <= 1 || ++h->stress_count % vm->opts.gc_stress_every == 0)) ||
+         h->allocated_since_gc >= h->threshold))
         gc_collect(vm);
     size = (size + GC_GRANULE - 1) & ~(size_t)(GC_GRANULE - 1);
     h->allocated_since_gc += size;

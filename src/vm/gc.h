@@ -22,7 +22,8 @@
  * next marking. Invariant: a swept chunk has every cell either live with its
  * mark bit clear or free (kind OBJ_FREE, on a free list); an unswept chunk
  * has live cells marked and dead cells unmarked and not yet finalised.
- * GC-stress mode (opts.gc_stress) collects at every allocation.
+ * GC-stress mode (opts.gc_stress) collects at every allocation, or at every N-th with
+ * opts.gc_stress_every = N (besides the collections the threshold asks for).
  * Allocation never runs in a signal handler.
  */
 #ifndef SOM_GC_H
@@ -75,7 +76,8 @@ typedef struct GcHeap {
     size_t threshold; /* collect when allocated_since_gc exceeds it */
     ObjHeader **mark_stack;
     size_t mark_top, mark_cap;
-    int inhibit; /* >0: no collection (bootstrap, compiler) */
+    int inhibit;           /* >0: no collection (bootstrap, compiler) */
+    uint64_t stress_count; /* allocations counted for opts.gc_stress_every */
     GcStats stats;
     /* Out of memory: where a failed allocation that cannot answer NULL
      * unwinds to (set by som_vm_new / som_vm_run around their work; also

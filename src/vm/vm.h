@@ -45,15 +45,16 @@ typedef struct LookupEntry {
 } LookupEntry;
 
 typedef struct SomOptions {
-    bool gc_stress;          /* collect at every allocation */
-    bool gc_verbose;         /* -g: print GC statistics at exit */
-    bool dump_feedback;      /* -d: list executed methods with send-site feedback at exit */
-    bool no_feedback;        /* without a JIT (and dump_feedback): record no type feedback and
-                              * no inline-cache hit counts (a faster interpreter; --jit=off) */
-    size_t heap_hint;        /* -H: initial heap size in bytes (0 = default) */
-    size_t stack_values;     /* value stack size in Values */
-    size_t max_frames;       /* maximum activation depth */
-    const char *corelib_dir; /* directory of the core library, or NULL = built in */
+    bool gc_stress;           /* collect at every allocation */
+    uint32_t gc_stress_every; /* with gc_stress: at every N-th allocation (0, 1: every one) */
+    bool gc_verbose;          /* -g: print GC statistics at exit */
+    bool dump_feedback;       /* -d: list executed methods with send-site feedback at exit */
+    bool no_feedback;         /* without a JIT (and dump_feedback): record no type feedback and
+                               * no inline-cache hit counts (a faster interpreter; --jit=off) */
+    size_t heap_hint;         /* -H: initial heap size in bytes (0 = default) */
+    size_t stack_values;      /* value stack size in Values */
+    size_t max_frames;        /* maximum activation depth */
+    const char *corelib_dir;  /* directory of the core library, or NULL = built in */
 } SomOptions;
 
 /* Where a safe point is.  Each one ends a stretch of execution that ran in a

@@ -31,6 +31,7 @@ static void usage(FILE *f) {
                "  -cp, --classpath PATH  class path, directories separated by ':'\n"
                "  --threads N    run N independent copies of the program, one VM per thread\n"
                "  --gc-stress    collect garbage at every allocation (slow; for testing)\n"
+               "  --gc-stress=N  at every N-th allocation (N times cheaper, for long programs)\n"
                "  -g             print garbage-collection statistics at exit\n"
                "  -H SIZE        initial heap size: the collector starts after SIZE bytes of\n"
                "                 allocation (at least 8M); k, M or G, e.g. -H64M; a bare number\n"
@@ -384,6 +385,16 @@ static int parse_args(int argc, char **argv, Config *c) {
             if (r >= 0) return r;
         } else if (!strcmp(a, "--gc-stress")) {
             c->opts.gc_stress = true;
+        } else if (!strncmp(a, "--gc-stress=", 12)) {
+            long n;
+            if (!parse_int(a + 12, 1, 1000000, &n)) {
+                fprintf(stderr,
+                        "som: --gc-stress=N: expected a number between 1 and 1000000, got '%s'\n",
+                        a + 12);
+                return 2;
+            }
+            c->opts.gc_stress = true;
+            c->opts.gc_stress_every = (uint32_t)n;
         } else if (!strcmp(a, "-g")) {
             c->opts.gc_verbose = true;
         } else if (!strncmp(a, "-H", 2)) {

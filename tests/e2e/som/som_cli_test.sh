@@ -122,6 +122,9 @@ bad_option "som: --prof-out: expected a file name for the profile, got 'Loop.som
 bad_option "som: --prof: expected async, coop or exact, got 'fast'" --prof=fast
 bad_option "som: --jit: expected on, off or eager, got 'maybe'" --jit=maybe
 bad_option "som: --jit-deopt-stress: expected a positive seed, got 'x'" --jit-deopt-stress=x
+bad_option "som: --gc-stress=N: expected a number between 1 and 1000000, got '0'" --gc-stress=0
+bad_option "som: --gc-stress=N: expected a number between 1 and 1000000, got 'x'" --gc-stress=x
+bad_option "som: --gc-stress=N: expected a number between 1 and 1000000, got ''" --gc-stress=
 bad_option "som: unknown option '--bogus' (som --help lists the options)" --bogus
 bad_option "som: unknown option '--prof-outx' (som --help lists the options)" --prof-outx f
 bad_option "som: unknown option '-x' (som --help lists the options)" -x
@@ -132,7 +135,7 @@ check "--threads at the end: says what" has err.txt "som: --threads needs an arg
 check "-cp at the end" status 2 "$SOM" -cp
 check "-cp at the end: says what" has err.txt "som: -cp needs an argument: directories separated by ':'"
 check "source intact after --prof-out Loop.som" has Loop.som "Loop = ("
-for good in -H64M -H64MB "-H 1.5G" -H=512k -H10 "--threads=2" "--classpath=cpdir" "--prof-hz=500 --prof-out=p.sampo"; do
+for good in -H64M -H64MB "-H 1.5G" -H=512k -H10 "--threads=2" "--classpath=cpdir" "--prof-hz=500 --prof-out=p.sampo" "--gc-stress=50"; do
     # shellcheck disable=SC2086
     check "$good accepted" status 0 "$SOM" $good Loop.som
     check "$good: program ran" has out.txt "599997"

@@ -336,6 +336,32 @@ static void test_stress_mode_collects_every_allocation(void **state) {
     som_vm_free(vm);
 }
 
+/* --gc-stress=N: a collection at every N-th allocation (and none in between: the threshold
+ * is far away), the objects kept alive intact. */
+static void test_stress_mode_every_nth_allocation(void **state) {
+    (void)state;
+    char e[512];
+    SomOptions o = {0};
+    o.gc_stress = true;
+    o.gc_stress_every = 10;
+    SomVM *vm = som_vm_new(&o, NULL, e, sizeof e);
+    if (!vm) fail_msg("som_vm_new: %s", e);
+    Value keep = SOM_V(som_array_new(vm, 1000));
+    som_root_push(vm, &keep);
+    uint64_t c0 = vm->heap.stats.collections;
+    for (int i = 0; i < 1000; i++) {
+        SomString *s = som_string_cstr(vm, "payload");
+        ((SomArray *)keep)->items[i] = SOM_V(s);
+    }
+    uint64_t n = vm->heap.stats.collections - c0;
+    if (n < 99 || n > 101) fail_msg("%llu collections for 1000 allocations", (unsigned long long)n);
+    for (int i = 0; i < 1000; i++)
+        assert_string_equal(((SomString *)((SomArray *)keep)->items[i])->bytes, "payload");
+    assert_int_equal(gc_verify(vm), 0);
+    som_root_pop(vm, 1);
+    som_vm_free(vm);
+}
+
 static const char stress_prog[] =
     "Stress = (\n"
     "  | items |\n"
@@ -391,6 +417,7 @@ int main(void) {
         cmocka_unit_test(test_wide_graph),
         cmocka_unit_test(test_verify_detects_corruption),
         cmocka_unit_test(test_stress_mode_collects_every_allocation),
+        cmocka_unit_test(test_stress_mode_every_nth_allocation),
         cmocka_unit_test(test_stress_mode_program),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
