@@ -293,15 +293,15 @@ def interleaved(a, extra, kind, name, arg, cp, mode):
     # a quad's first and fourth block have one setting, its second and third the other
     # (Interleave.som: on off off on, then off on on off, ...); with aa both are on, and
     # the ratio is first+fourth over second+third all the same
-    ratios, first, second = [], [], []
+    ratios, on, off = [], [], []  # with aa: the blocks in the on resp. off positions
     for q in range(len(blocks) // 4):
         b = blocks[4 * q:4 * q + 4]
         outer, inner = b[0] + b[3], b[1] + b[2]
         on_outer = q % 2 == 0
         ratios.append(outer / inner if on_outer else inner / outer)
-        (first if on_outer else second).extend([b[0], b[3]])
-        (second if on_outer else first).extend([b[1], b[2]])
-    return ratios, (first, second), statistics.median(blocks) / 1000
+        (on if on_outer else off).extend([b[0], b[3]])
+        (off if on_outer else on).extend([b[1], b[2]])
+    return ratios, (on, off), statistics.median(blocks) / 1000
 
 
 def quartile_ratio(on, off, reps=2000):
