@@ -116,7 +116,7 @@ typedef enum JitCmp { JC_LT, JC_GT, JC_LE, JC_GE, JC_EQ, JC_NE } JitCmp;
     X(NEW_BLOCK, VALUE) /* method = block method, a0 ctx (PTR or -1 for NULL), a1 self;            \
                          * `virt` set by opt.c when it never escapes (then no code) */             \
     X(NEW_CONTEXT, PTR) /* method, a0 outer (PTR or -1), ival 1 = home frame is fp */              \
-    X(SAFEPOINT, VOID)  /* if vm->poll: jit_rt_safepoint(where = ival) */                          \
+    X(SAFEPOINT, VOID)  /* if vm->poll > 0: jit_rt_safepoint(where = ival) */                      \
     X(NLR, VALUE)       /* jit_rt_nlr(a0 ctx, a1 value); the code then returns the result */       \
     X(SET_POS, VOID)    /* fp->jit_pos = pos (an inlined activation starts or ends) */             \
     X(FB_OBSERVE, VOID) /* if vm->jit_fb_armed: jit_fb_observe(fn->fb_table, ival = slot, a0, a1)  \

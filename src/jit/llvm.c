@@ -899,12 +899,12 @@ static LLVMBasicBlockRef direct_call(Lower *L, const JitInst *in, LLVMBasicBlock
     }
     LLVMValueRef code = load(L, L->ptr, addr(L, cptr(L, t), offsetof(SomMethod, jit)), false);
     ok = LLVMBuildAnd(B, ok, LLVMBuildIsNotNull(B, code, ""), "");
+    /* a negative poll (the coop sampler waiting, vm.h) asks for nothing here */
     LLVMValueRef req = LLVMBuildOr(B, vm_field(L, L->i32, offsetof(SomVM, poll)),
                                    vm_field(L, L->i32, offsetof(SomVM, jit_tick)), "");
-    LLVMValueRef hooks =
-        LLVMBuildZExt(B, vm_field(L, L->i8, offsetof(SomVM, exact_hooks)), L->i32, "");
-    req = LLVMBuildOr(B, req, hooks, "");
-    ok = LLVMBuildAnd(B, ok, LLVMBuildICmp(B, LLVMIntEQ, req, ci32(L, 0), ""), "");
+    LLVMValueRef hooks = vm_field(L, L->i8, offsetof(SomVM, exact_hooks));
+    ok = LLVMBuildAnd(B, ok, LLVMBuildICmp(B, LLVMIntSLE, req, ci32(L, 0), ""), "");
+    ok = LLVMBuildAnd(B, ok, LLVMBuildICmp(B, LLVMIntEQ, hooks, LLVMConstInt(L->i8, 0, 0), ""), "");
     LLVMBasicBlockRef chk = new_bb(L, "direct_check");
     cond_br(L, ok, chk, slow, 1);
     /* 2. the code is valid, and there is room on the three stacks */
@@ -974,7 +974,7 @@ static LLVMBasicBlockRef direct_call(Lower *L, const JitInst *in, LLVMBasicBlock
     /* 4. a plain return pops the record; anything else is the runtime's */
     LLVMValueRef plain = LLVMBuildAnd(
         B, LLVMBuildICmp(B, LLVMIntNE, r, ci64(L, 0), ""),
-        LLVMBuildICmp(B, LLVMIntEQ, vm_field(L, L->i32, offsetof(SomVM, poll)), ci32(L, 0), ""),
+        LLVMBuildICmp(B, LLVMIntSLE, vm_field(L, L->i32, offsetof(SomVM, poll)), ci32(L, 0), ""),
         "");
     LLVMBasicBlockRef pop = new_bb(L, "direct_pop"), end = new_bb(L, "direct_end");
     LLVMBasicBlockRef done = new_bb(L, "direct_done");
@@ -1297,12 +1297,13 @@ static LLVMValueRef emit(Lower *L, JitRef r) {
     }
     case JI_SAFEPOINT: {
         /* a safepoint request, or the controller's (code to install, a sampled version to
-         * rebuild: a loop that runs long in compiled code must not hold them back) */
+         * rebuild: a loop that runs long in compiled code must not hold them back); a
+         * negative vm->poll (the coop sampler waiting, vm.h) calls nothing here */
         LLVMValueRef poll = LLVMBuildOr(B, vm_field(L, L->i32, offsetof(SomVM, poll)),
                                         vm_field(L, L->i32, offsetof(SomVM, jit_tick)), "");
         LLVMBasicBlockRef slow = new_bb(L, "safepoint");
         LLVMBasicBlockRef cont = new_bb(L, "polled");
-        cond_br(L, LLVMBuildICmp(B, LLVMIntNE, poll, ci32(L, 0), ""), slow, cont, -1);
+        cond_br(L, LLVMBuildICmp(B, LLVMIntSGT, poll, ci32(L, 0), ""), slow, cont, -1);
         LLVMPositionBuilderAtEnd(B, slow);
         spill_for(L, r);
         store_pos(L, in->pos);

@@ -88,6 +88,15 @@ typedef struct VmProf {
      * method (spc_mark writes them before the flag, spc_hook reads them after taking it). */
     _Atomic int32_t tick_top;
     _Atomic(const SomMethod *) tick_method;
+    /* A coop tick's own instant (spc_hook): the marking thread's TSC when it set the flag,
+     * and while the VM thread waits for the instant it drew, that instant (TSC, 0: not
+     * waiting) and the tick's sample, labelled with the state there when the wait ends. */
+    _Atomic uint64_t tick_tsc;
+    uint64_t instant;
+    size_t instant_at;   /* the waiting tick's sample in samples[] */
+    uint64_t instant_t0; /* TSC and thread CPU ns when the wait began */
+    uint64_t instant_cpu;
+    uint64_t rng;
     /* exact */
     ExactFrame *stk;
     uint32_t sp, cap_stk;
@@ -99,6 +108,7 @@ typedef struct VmProf {
     /* the exact state split (--prof-states): the state since the latest transition, the TSC
      * at that transition, and the ticks spent in each state (spx_state_to) */
     uint8_t st_cur;
+    uint8_t prim_from; /* the state a primitive was called in (its end returns to it) */
     uint64_t st_t, st_ticks[VMS_COUNT];
     uint64_t st_ck_t, st_ck_cpu; /* TSC and thread CPU ns at its latest descheduling check */
     uint64_t cpu_attach;         /* the VM thread's CPU time at attach (load factor, spx_finish) */
@@ -138,8 +148,15 @@ static struct {
     InterpLabel labels[256]; /* sorted by address */
     int nlabels;
     bool coop_marker; /* coop: charge the activation the marking thread saw (SOMPROF_COOP_CHARGE) */
-    bool late_names;  /* tests: SOMPROF_LATE_NAMES=1 never tells libsampo the names, so every
-                         frame takes the fix-up path at finish (the race's worst case) */
+    /* coop: the tick's instant (spc_hook): its window and delay in TSC ticks (0 until the
+     * marking thread has measured the TSC rate: no window), the window in ns */
+    _Atomic uint64_t coop_win_ticks;
+    uint64_t coop_win_ns;
+    uint64_t coop_check_ticks; /* what one such check costs (spc_check_cost) */
+    double coop_tick_ns;       /* ns per TSC tick (0 until measured: no window) */
+    _Atomic uint64_t coop_delay_ticks;
+    bool late_names; /* tests: SOMPROF_LATE_NAMES=1 never tells libsampo the names, so every
+                        frame takes the fix-up path at finish (the race's worst case) */
     SomVM *all[SOMPROF_MAX_VMS]; /* every attached VM (somprof_request_stop) */
     int nall;
     atomic_int stop_sig;   /* a stop was requested because of this signal (0: none) */
@@ -409,11 +426,86 @@ static void spc_take_sample(VmProf *p, int32_t top, uint8_t state, uint32_t miss
     if (repeated) atomic_fetch_add(&S.coop_repeats, 1);
 }
 
+/* A coop tick's state is the VM thread's at an instant drawn uniformly from a window of
+ * SPC_WINDOW_NS (SOMPROF_COOP_WINDOW_NS; 0: the marking thread's view instead) that starts
+ * SPC_DELAY_NS after the marking thread set the flag (spc_hook). */
+#define SPC_WINDOW_NS 8000ull
+#define SPC_DELAY_NS 40000.0
+
+/* Ends the wait of a tick (spc_hook): it is labelled `state`, the flag is cleared.  The
+ * instant is on the TSC, which runs on while the thread is descheduled, and the samples
+ * count CPU time: if the thread lost the CPU during the wait (more than 2 us + 1/8 of it),
+ * the instant may lie in that gap, and the tick keeps the marking thread's view (rare: 1-4
+ * of ~2000 waits on Sieve, whose allocations fault pages in). */
+static void spc_instant_end(SomVM *vm, VmProf *p, uint8_t state) {
+    uint64_t wall = (uint64_t)((double)(spx_ticks() - p->instant_t0) * S.coop_tick_ns);
+    uint64_t cpu = spx_thread_cpu() - p->instant_cpu;
+    if (p->instant_at < p->nsamples && wall < cpu + 2000 + cpu / 8)
+        p->samples[p->instant_at].state = state;
+    p->instant = 0;
+    int w = -1;
+    __atomic_compare_exchange_n(&vm->poll, &w, 0, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+}
+
+/* While a tick waits, `poll` is -1: the VM calls the hook only where its state may change
+ * (a primitive's call and end, som_set_state), and each such call reads the TSC.  The first
+ * that finds the instant passed labels the tick with the state the thread has been in since
+ * the previous call (none changed it in between).  With --prof-states the exact split's own
+ * transitions decide instead (spx_state_to), at its clock read: the samples and the exact
+ * split then change state at the same point (a fence before that read costs 20-100 ns
+ * depending on the stores pending, more on the way into a primitive than out of it, so
+ * labels taken here put DeltaBlue's primitive share at 46% against 31% exact). */
+static bool spc_instant_check(SomVM *vm, VmProf *p) {
+    /* each call's own time is no instant's: it would lengthen the short stretches on both
+     * sides of every primitive alike (NBody's ~25 ns Double primitives 3 points up) */
+    p->instant += S.coop_check_ticks;
+    /* a positive poll: the next tick's flag came (the marking thread replaced the -1); the
+     * thread may have run without state changes since, and this safe point need not be one
+     * where the state may change: the instant has passed, in the state the thread is in */
+    bool next = vm->poll > 0;
+    if (!next && (S.o.exact_states || spx_ticks() < p->instant)) return false;
+    spc_instant_end(vm, p, vm->state);
+    return next;
+}
+
+static void spc_hook(SomVM *vm, SomSafepoint where);
+
+/* What a check of the instant costs, in TSC ticks: the fastest of 5 rounds of 2000 calls of
+ * the hook through a pointer, as the VM makes them, on a stand-in VM that waits forever. */
+static uint64_t spc_check_cost(void) {
+    SomVM *vm = calloc(1, sizeof *vm);
+    VmProf *p = calloc(1, sizeof *p);
+    if (!vm || !p) {
+        free(vm);
+        free(p);
+        return 0;
+    }
+    vm->prof_data = p;
+    vm->safepoint_hook = spc_hook;
+    uint64_t save = S.coop_check_ticks, best = UINT64_MAX;
+    S.coop_check_ticks = 0;
+    for (int r = 0; r < 5; r++) {
+        p->instant = UINT64_MAX;
+        uint64_t t0 = spx_ticks();
+        for (int i = 0; i < 2000; i++)
+            if (*(volatile int *)&vm->poll == 0 && vm->safepoint_hook)
+                vm->safepoint_hook(vm, SOM_SP_PRIM_DONE);
+        uint64_t t = spx_ticks() - t0;
+        if (t < best) best = t;
+    }
+    S.coop_check_ticks = save;
+    free(p);
+    free(vm);
+    return best / 2000;
+}
+
 static void spc_hook(SomVM *vm, SomSafepoint where) {
     spr_stop_check(vm, where);
+    VmProf *p = vm->prof_data;
+    if (p && p->instant && !spc_instant_check(vm, p))
+        return; /* waiting for its own instant: the flag stays set meanwhile */
     int v = __atomic_exchange_n(&vm->poll, 0, __ATOMIC_ACQ_REL);
     if (v <= 0 || atomic_load(&S.paused)) return;
-    VmProf *p = vm->prof_data;
     /* One system call per flag: the thread's CPU time.  The marker flags once per interval
      * of wall time; each sample stands for one interval of the thread's CPU time, counted
      * in cpu_ref: a thread that has not used half an interval more than its samples stand
@@ -430,6 +522,28 @@ static void spc_hook(SomVM *vm, SomSafepoint where) {
     ref += iv;
     if (cpu > ref + 2 * iv) ref = cpu - 2 * iv; /* no debt from a pause or a slower rate */
     __atomic_store_n(&p->cpu_ref, ref, __ATOMIC_RELAXED); /* the marker counts misses on it */
+    /* The tick's VM state.  The marking thread's view of this thread from another core is
+     * biased on these virtual machines for stretches of ~100 ns: its reads found the VM in a
+     * primitive up to 45% less often than the primitive's share of the time, by an amount
+     * that changed from run to run and with the virtual CPU, and the stretch in which the
+     * flag is first seen was biased the other way (docs/evaluation.md, section 5).  So the
+     * tick's state is this thread's own at an instant that lies SPC_DELAY_NS plus a uniform
+     * draw from the window after the flag was set (the marking thread's TSC stamp, `set`):
+     * as uniform in time as the ticks themselves, and past the cross-core effects (the
+     * flag's way to this thread, this walk's cache misses: instants drawn right after the
+     * walk found Json's primitives 3 points too rarely).  The instant is usually ahead: the
+     * thread waits for it (spc_instant_check, spx_state_to).  If it has passed (the flag
+     * was seen that late, after a long primitive or GC), no state change can have happened
+     * since well before it (each one is a safe point), so the state now is the instant's.
+     * Counting every tick at its instant matters: labelling only the ticks seen promptly
+     * and the late ones by the marker counted long primitives twice (Sieve with the JIT:
+     * 55% primitive against 36% exact). */
+    uint64_t win = atomic_load_explicit(&S.coop_win_ticks, memory_order_acquire), set = 0;
+    bool window = false;
+    if (win && !missed && !S.coop_marker) {
+        set = atomic_load_explicit(&p->tick_tsc, memory_order_relaxed);
+        window = set != 0;
+    }
     /* The flag is charged to the stretch of execution it arrived in, which this safe point
      * ends (SomSafepoint).  An activation's entry ends a stretch of its caller: charging
      * the callee would credit every tick that arrived in a loop to the next method it
@@ -443,9 +557,8 @@ static void spc_hook(SomVM *vm, SomSafepoint where) {
      * the samples by its stretch, 17-18% in async and by the marker); but the marker's
      * reads come from another core, and on AWFY they made runs less alike than the stretch
      * rule (List: Object>>isNil 4.5-33% from run to run), so the stretch is the default
-     * (docs/evaluation.md).  The tick's VM state is the one the marking thread read when it
-     * set the flag; missed ticks happened while the flag waited, in the stretch this safe
-     * point ends: they take this thread's state. */
+     * (docs/evaluation.md).  Missed ticks happened while the flag waited, in the stretch
+     * this safe point ends: they take this thread's state. */
     int32_t top = vm->top, seen = atomic_load_explicit(&p->tick_top, memory_order_relaxed);
     const SomMethod *gone = NULL,
                     *m = S.coop_marker ? atomic_load_explicit(&p->tick_method, memory_order_relaxed)
@@ -456,7 +569,23 @@ static void spc_hook(SomVM *vm, SomSafepoint where) {
         top = seen - 1, gone = m;
     else if (where == SOM_SP_ENTRY && top > 0)
         top--;
+    size_t at = p->nsamples;
     spc_take_sample(p, top, (uint8_t)(v - 1), missed, vm->state, gone);
+    if (window && p->nsamples > at) { /* the marker's state stands in until the wait ends */
+        p->rng ^= p->rng << 13, p->rng ^= p->rng >> 7, p->rng ^= p->rng << 17;
+        uint64_t delay = atomic_load_explicit(&S.coop_delay_ticks, memory_order_relaxed);
+        uint64_t instant = set + delay + 1 + p->rng % win;
+        uint64_t now = spx_ticks();
+        if (instant > now) {
+            p->instant = instant;
+            p->instant_at = at;
+            p->instant_t0 = now;
+            p->instant_cpu = spx_thread_cpu();
+            __atomic_store_n(&vm->poll, -1, __ATOMIC_RELEASE);
+        } else { /* no state change since well before the instant: this one */
+            p->samples[at].state = vm->state;
+        }
+    }
     if (S.o.jit_only) /* the JIT's sampling accounts for its own cost (--jit-stats) */
         atomic_fetch_add(&S.hook_cpu_ns, spx_thread_cpu() - cpu);
 }
@@ -508,17 +637,26 @@ static void spc_tune(uint64_t *last_s, uint64_t *last_r) {
  * stretches keep their share) for each full interval of CPU the thread used since its
  * latest sample: a descheduled thread misses nothing. */
 __attribute__((no_sanitize("thread"))) static void spc_mark(VmProf *p, uint64_t iv) {
-    int expected = 0;
     SomVM *vm = p->vm;
+    /* A flag can be set when none is pending: `poll` clear, or -1 (the VM thread still waits
+     * for the previous tick's instant, spc_hook: in code without state changes it ends the
+     * wait at its next safe point once this flag is set, and then takes this one). */
+    int expected = vm->poll;
+    if (expected > 0) expected = 0;
+    if (!vm->poll || vm->poll == -1) /* only this thread sets a flag while none is pending */
+        atomic_store_explicit(&p->tick_tsc, spx_ticks(), memory_order_relaxed);
     if (S.coop_marker && !vm->poll) { /* only this thread sets the flag, the VM clears it */
         int32_t top = vm->top;
         atomic_store_explicit(&p->tick_top, top, memory_order_relaxed);
         atomic_store_explicit(&p->tick_method, top >= 0 ? vm->frames[top].method : NULL,
                               memory_order_relaxed);
     }
-    if (__atomic_compare_exchange_n(&vm->poll, &expected, 1 + (int)vm->state, false,
-                                    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-        return;
+    for (int i = 0; i < 2; i++) { /* the VM may end its wait (-1 -> 0) in between */
+        if (__atomic_compare_exchange_n(&vm->poll, &expected, 1 + (int)vm->state, false,
+                                        __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+            return;
+        if (expected > 0) break;
+    }
     struct timespec c;
     if (clock_gettime(p->cpu_clock, &c)) return;
     uint64_t cpu = (uint64_t)c.tv_sec * 1000000000ull + (uint64_t)c.tv_nsec;
@@ -536,6 +674,7 @@ static void *spc_marker(void *arg) {
     (void)arg;
     uint64_t rng = spx_now() | 1, last_s = 0, last_r = 0;
     uint64_t next = spx_now();
+    uint64_t ns0 = next, tsc0 = spx_ticks(); /* the TSC's rate, for the in-thread window */
     while (!atomic_load(&S.stop)) {
         uint64_t iv = atomic_load(&S.interval_ns);
         rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
@@ -546,6 +685,12 @@ static void *spc_marker(void *arg) {
         if (atomic_load(&S.stop)) break;
         uint64_t now = spx_now();            /* vDSO: no system call */
         if (now > next + 4 * iv) next = now; /* overslept (stopped, overloaded): no burst */
+        if (S.coop_win_ns && !atomic_load(&S.coop_win_ticks) && now - ns0 >= 20000000) {
+            double rate = (double)(spx_ticks() - tsc0) / (double)(now - ns0);
+            S.coop_tick_ns = 1.0 / rate; /* published by the release stores below */
+            atomic_store(&S.coop_win_ticks, (uint64_t)(rate * (double)S.coop_win_ns) + 1);
+            atomic_store(&S.coop_delay_ticks, (uint64_t)(rate * SPC_DELAY_NS));
+        }
         if (atomic_load(&S.paused)) continue;
         pthread_mutex_lock(&S.mu);
         for (int i = 0; i < S.nvms; i++)
@@ -636,6 +781,9 @@ static void spx_state_to(VmProf *p, SomVM *vm, uint8_t s) {
         return;
     }
     uint64_t t = spx_ticks_fenced(), dt = t - p->st_t;
+    if (p->instant && t >= p->instant) { /* a coop tick's instant fell in the state left */
+        spc_instant_end(vm, p, p->st_cur);
+    }
     vm->state = s;
     atomic_thread_fence(memory_order_seq_cst);
     /* The clock is wall time, the samples count CPU time.  An interval longer than
@@ -695,7 +843,10 @@ static void spx_push(VmProf *p, ExactFrame f) {
 static void spx_enter(SomVM *vm, SomMethod *callee, bool is_prim) {
     bool tree = spx_tree(is_prim), states = is_prim && S.o.exact_states;
     if (!tree) {
-        if (states) spx_state_to(vm->prof_data, vm, VMS_PRIMITIVE);
+        if (states) {
+            ((VmProf *)vm->prof_data)->prim_from = vm->state;
+            spx_state_to(vm->prof_data, vm, VMS_PRIMITIVE);
+        }
         return;
     }
     /* no clock read unless the tree needs one (fewer reads, less distortion); in a sampled
@@ -725,13 +876,17 @@ static void spx_enter(SomVM *vm, SomMethod *callee, bool is_prim) {
         }
     }
     spx_push(p, (ExactFrame){node, t});
-    if (states) spx_state_to(p, vm, VMS_PRIMITIVE);
+    if (states) {
+        p->prim_from = vm->state;
+        spx_state_to(p, vm, VMS_PRIMITIVE);
+    }
     if (tree && S.o.mode == SOMPROF_EXACT) p->t_last = spx_ticks(); /* the hook's end */
 }
 
 static void spx_exit(SomVM *vm, SomMethod *callee, bool is_prim) {
     VmProf *p = vm->prof_data;
-    if (is_prim && S.o.exact_states) spx_state_to(p, vm, VMS_INTERP);
+    if (is_prim && S.o.exact_states) /* back to the caller's: interpreting or compiled code */
+        spx_state_to(p, vm, p->prim_from == VMS_COMPILED ? VMS_COMPILED : VMS_INTERP);
     if (!spx_tree(is_prim)) return;
     uint64_t t1 = S.o.exact_time ? spx_ticks_fenced() : spx_ticks();
     (void)callee;
@@ -1032,7 +1187,17 @@ int somprof_session_start(const SomProfOptions *user, char *err, size_t errlen) 
         return -1;
     }
     S.coop_marker = charge && !strcmp(charge, "marker");
+    const char *win = getenv("SOMPROF_COOP_WINDOW_NS");
+    char *wend = NULL;
+    unsigned long long wv = win ? strtoull(win, &wend, 10) : SPC_WINDOW_NS;
+    if (win && (!*win || *wend || wv > 1000000)) {
+        snprintf(err, errlen, "SOMPROF_COOP_WINDOW_NS: expected 0 to 1000000 (ns), got '%s'", win);
+        return -1;
+    }
+    S.coop_win_ns = wv;
+    atomic_store(&S.coop_win_ticks, 0);
     S.o = *o;
+    S.coop_check_ticks = wv && o->mode == SOMPROF_COOP ? spc_check_cost() : 0;
     atomic_store(&S.compiler_ns, 0);
     atomic_store(&S.hook_cpu_ns, 0);
     atomic_store(&S.vm_cpu_ns, 0);
@@ -1142,6 +1307,7 @@ int somprof_attach(SomVM *vm, int thread_no) {
     if (!p) return -1;
     p->vm = vm;
     p->no = thread_no;
+    p->rng = (spx_ticks() ^ ((uint64_t)(uintptr_t)p << 17)) | 1;
     p->tid = (uint64_t)syscall(SYS_gettid);
     p->mark = 1;
     if (spn_init(&p->names, S.o.mode == SOMPROF_ASYNC && !S.late_names)) goto fail;
@@ -1298,6 +1464,7 @@ void somprof_detach(SomVM *vm) {
         sampo_thread_unregister();
         spa_name_pending(p);
     }
+    if (p->instant) spc_instant_end(vm, p, vm->state); /* a tick still waiting */
     if (S.o.mode == SOMPROF_EXACT || S.o.exact_states || S.o.exact_time) spx_finish(p);
     vm->exact_hooks = false;
     vm->prim_hooks = false;

@@ -252,7 +252,7 @@ activate : {
     PUBLISH(top + 1);
     /* where a sampler starts seeing the callee: what follows (the context, a GC in it) is
      * the callee's, as for a signal-driven sample */
-    if (UNLIKELY(vm->poll) && vm->safepoint_hook) {
+    if (UNLIKELY(vm->poll > 0) && vm->safepoint_hook) {
         SAVE();
         vm->safepoint_hook(vm, SOM_SP_ENTRY);
     }
@@ -753,7 +753,7 @@ L_RETURN_LOCAL:
     ret = sp[-1];
 do_return : {
     if (UNLIKELY(top == base_top + 1)) goto end_return;
-    if (UNLIKELY(vm->poll) && vm->safepoint_hook) {
+    if (UNLIKELY(vm->poll > 0) && vm->safepoint_hook) {
         fp->ip = ip;
         SAVE();
         vm->safepoint_hook(vm, SOM_SP_RETURN);
@@ -777,7 +777,7 @@ end_return:                       /* the level's last activation returns ret */
         vm->sp = sp;
         return 0;
     }
-    if (UNLIKELY(vm->poll) && vm->safepoint_hook) {
+    if (UNLIKELY(vm->poll > 0) && vm->safepoint_hook) {
         fp->ip = ip;
         SAVE();
         vm->safepoint_hook(vm, SOM_SP_RETURN);
@@ -802,7 +802,7 @@ L__JITRET: /* back in the compiled frame of an IM_SEND* level (or IM_CALL of a t
     return 0;
 L_RETURN_NLR : {
     ret = sp[-1];
-    if (UNLIKELY(vm->poll) && vm->safepoint_hook) {
+    if (UNLIKELY(vm->poll > 0) && vm->safepoint_hook) {
         fp->ip = ip;
         SAVE();
         vm->safepoint_hook(vm, SOM_SP_RETURN);
@@ -925,7 +925,7 @@ L_JUMP_IF_NOT_NIL:
 L_JUMP_BACK:
     k = W();
     ip -= k;
-    if (UNLIKELY(vm->poll) && vm->safepoint_hook) {
+    if (UNLIKELY(vm->poll > 0) && vm->safepoint_hook) {
         fp->bci = (uint32_t)(ip - meth->qcode);
         SAVE();
         vm->safepoint_hook(vm, SOM_SP_LOOP);
@@ -1396,7 +1396,7 @@ L_INC_LOCAL_JLE : {
             bp[ci] = som_mkint(ni);
             if (ni <= som_int(lim)) {
                 ip -= k;
-                if (UNLIKELY(vm->poll) && vm->safepoint_hook) {
+                if (UNLIKELY(vm->poll > 0) && vm->safepoint_hook) {
                     fp->bci = (uint32_t)(ip - meth->qcode);
                     SAVE();
                     vm->safepoint_hook(vm, SOM_SP_LOOP);

@@ -118,7 +118,7 @@ static Value rt_call_finish(SomVM *vm, SomFrame *nf, int a, Value r, int32_t hom
     if (a == INTERP_JIT_RETURN) {
         vm->sp = bp + 1 + callee->nargs + callee->nlocals;
         *vm->sp++ = r; /* rooted for the return's safepoint */
-        if (vm->poll && vm->safepoint_hook) vm->safepoint_hook(vm, SOM_SP_RETURN);
+        if (vm->poll > 0 && vm->safepoint_hook) vm->safepoint_hook(vm, SOM_SP_RETURN);
         rt_pop(vm, nf, callee);
         vm->sp = bp;
         som_set_state(vm, VMS_COMPILED);
@@ -164,7 +164,7 @@ static Value rt_send_compiled(SomVM *vm, SomFrame *fp, SomMethod *callee) {
         *sp++ = vm->nil;
     vm->sp = sp;
     rt_publish(vm, fi);
-    if (vm->poll && vm->safepoint_hook) vm->safepoint_hook(vm, SOM_SP_ENTRY);
+    if (vm->poll > 0 && vm->safepoint_hook) vm->safepoint_hook(vm, SOM_SP_ENTRY);
     if (vm->exact_hooks) vm->on_enter(vm, callee, false);
     callee->invocations++;
     if (callee->nctx) {
@@ -183,7 +183,7 @@ static Value rt_send_compiled(SomVM *vm, SomFrame *fp, SomMethod *callee) {
         nf->jit = code;
         som_set_state(vm, VMS_COMPILED);
         Value r = code->entry(vm, nf);
-        if (LIKELY(r && !vm->poll && !vm->exact_hooks)) { /* a plain return: rt_call_finish's */
+        if (LIKELY(r && vm->poll <= 0 && !vm->exact_hooks)) { /* a plain return: rt_call_finish's */
             if (callee->kind == MK_METHOD && callee->nctx) nf->ctx->frame = NULL;
             rt_publish(vm, fi - 1);
             vm->sp = bp;
@@ -229,9 +229,11 @@ static Value rt_send_prim(SomVM *vm, SomMethod *m, unsigned n) {
     Value *args = vm->sp;
     vm->sp = args + n + 1;
     if (vm->poll && vm->safepoint_hook) vm->safepoint_hook(vm, SOM_SP_PRIM_CALL);
+    if (vm->prim_hooks) vm->on_enter(vm, m, true);
     vm->state = VMS_PRIMITIVE;
     int r = m->prim(vm, args);
     if (vm->poll && vm->safepoint_hook) vm->safepoint_hook(vm, SOM_SP_PRIM_DONE);
+    if (vm->prim_hooks) vm->on_exit(vm, m, true); /* still VMS_PRIMITIVE */
     vm->state = VMS_COMPILED;
     vm->sp = args;
     if (LIKELY(r == PRIM_OK)) return args[0];
@@ -317,7 +319,7 @@ Value jit_rt_send(SomVM *vm, SomFrame *fp, CallSite *cs, SomMethod *sender) {
 /* ---- non-local return ------------------------------------------------------------- */
 
 Value jit_rt_nlr(SomVM *vm, SomFrame *fp, SomContext *ctx, Value v) {
-    if (vm->poll && vm->safepoint_hook) {
+    if (vm->poll > 0 && vm->safepoint_hook) {
         som_root_push(vm, &v);
         vm->safepoint_hook(vm, SOM_SP_RETURN);
         som_root_pop(vm, 1);
@@ -358,7 +360,7 @@ Value jit_rt_nlr(SomVM *vm, SomFrame *fp, SomContext *ctx, Value v) {
 /* ---- safepoints and allocation ---------------------------------------------------- */
 
 void jit_rt_safepoint(SomVM *vm, SomFrame *fp, int where) {
-    if (vm->poll && vm->safepoint_hook) vm->safepoint_hook(vm, (SomSafepoint)where);
+    if (vm->poll > 0 && vm->safepoint_hook) vm->safepoint_hook(vm, (SomSafepoint)where);
     if (vm->jit_tick && vm->jit_hook) {
         vm->jit_tick = 0;
         vm->jit_hook(vm, fp->method, SOM_JIT_TICK);

@@ -124,11 +124,14 @@ struct SomVM {
     uint16_t next_method_id;
     FILE *out, *err; /* stdout/stderr of the program */
     void *profiler;  /* reserved for the embedded profiler */
-    /* Safepoint polling: when `poll` is non-zero the VM calls
+    /* Safepoint polling: when `poll` is positive the VM calls
      * safepoint_hook(vm, where) and clears nothing itself; the hook decides.
      * Set from any thread (e.g. a sampler).  The safe points split the run
      * into stretches that each lie in one activation and one VM state, so a
-     * flag can be charged to the stretch it arrived in (SomSafepoint). */
+     * flag can be charged to the stretch it arrived in (SomSafepoint).  A
+     * negative `poll` calls the hook only where the state may change (a
+     * primitive's call and end, som_set_state): the coop sampler waits so for
+     * an instant of its own without slowing the code in between. */
     volatile int poll;
     void (*safepoint_hook)(SomVM *vm, SomSafepoint where);
     SomMethod *boot_method; /* `system initialize: args` driver */
