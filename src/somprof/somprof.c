@@ -1202,7 +1202,7 @@ int somprof_session_start(const SomProfOptions *user, char *err, size_t errlen) 
         snprintf(err, errlen, "SOMPROF_COOP_WINDOW_NS: expected 0 to 1000000 (ns), got '%s'", win);
         return -1;
     }
-    S.coop_win_ns = wv;
+    S.coop_win_ns = o->jit_only ? 0 : wv; /* the JIT reads no states: no waits for its ticks */
     atomic_store(&S.coop_win_ticks, 0);
     S.o = *o;
     S.coop_check_ticks = wv && o->mode == SOMPROF_COOP ? spc_check_cost() : 0;
