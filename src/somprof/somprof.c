@@ -1205,7 +1205,7 @@ int somprof_session_start(const SomProfOptions *user, char *err, size_t errlen) 
     S.coop_win_ns = o->jit_only ? 0 : wv; /* the JIT reads no states: no waits for its ticks */
     atomic_store(&S.coop_win_ticks, 0);
     S.o = *o;
-    S.coop_check_ticks = wv && o->mode == SOMPROF_COOP ? spc_check_cost() : 0;
+    S.coop_check_ticks = S.coop_win_ns && o->mode == SOMPROF_COOP ? spc_check_cost() : 0;
     atomic_store(&S.compiler_ns, 0);
     atomic_store(&S.hook_cpu_ns, 0);
     atomic_store(&S.vm_cpu_ns, 0);

@@ -356,15 +356,19 @@ def test_coop_states_without_exact():
     """Without --prof-states coop labels a tick at the first safe point past its instant
     where the state may change (no exact transitions to end the wait): its split must match
     async's of another run (~1500 samples each: the difference's standard deviation is
-    ~1.6 points of the primitive share)."""
+    ~1.6 points of the primitive share).  Each check while waiting costs time that the
+    instant skips, calibrated on a stand-in; a sanitizer makes the checks in the running VM
+    far dearer than on the stand-in (ASan: 7 points more primitive), so there only a lost
+    or swapped state is caught."""
     sp = {}
     for mode in ("async", "coop"):
         out = os.path.join(WORK, "strs_states_%s.prof" % mode)
         som("--prof=%s" % mode, "--prof-hz", "1000", "--prof-out", out, prog("Strs.som"), "16000")
         sp[mode] = report_states(out)
     assert sp["async"].get("primitive", 0) > 10, sp
+    bound = 15 if SANITIZE else 6.5
     for k in ("interpreting", "primitive"):
-        assert abs(sp["coop"].get(k, 0) - sp["async"].get(k, 0)) < 6.5, (k, sp)
+        assert abs(sp["coop"].get(k, 0) - sp["async"].get(k, 0)) < bound, (k, sp)
     p = som("--prof=coop", prog("Tiny.som"), "10", check=False,
             env={"SOMPROF_COOP_WINDOW_NS": "8us"})
     assert p.returncode != 0 and "SOMPROF_COOP_WINDOW_NS: expected 0 to 1000000" in p.stderr, (
