@@ -433,6 +433,12 @@ static void spc_take_sample(VmProf *p, int32_t top, uint8_t state, uint32_t miss
 #define SPC_WINDOW_NS 8000ull
 #define SPC_DELAY_NS 40000.0
 
+/* xorshift64: the marking thread's jitter and the VM threads' instants. */
+static uint64_t spc_rand(uint64_t *s) {
+    *s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
+    return *s;
+}
+
 /* Ends the wait of a tick (spc_hook): it is labelled `state`, the flag is cleared.  The
  * instant is on the TSC, which runs on while the thread is descheduled, and the samples
  * count CPU time: if the thread lost the CPU during the wait (more than 2 us + 1/8 of it),
@@ -573,9 +579,8 @@ static void spc_hook(SomVM *vm, SomSafepoint where) {
     size_t at = p->nsamples;
     spc_take_sample(p, top, (uint8_t)(v - 1), missed, vm->state, gone);
     if (window && p->nsamples > at) { /* the marker's state stands in until the wait ends */
-        p->rng ^= p->rng << 13, p->rng ^= p->rng >> 7, p->rng ^= p->rng << 17;
         uint64_t delay = atomic_load_explicit(&S.coop_delay_ticks, memory_order_relaxed);
-        uint64_t instant = set + delay + 1 + p->rng % win;
+        uint64_t instant = set + delay + 1 + spc_rand(&p->rng) % win;
         uint64_t now = spx_ticks();
         if (instant > now) {
             p->instant = instant;
@@ -645,14 +650,13 @@ __attribute__((no_sanitize("thread"))) static void spc_mark(VmProf *p, uint64_t 
      * that comes while the instant is still ahead is skipped: a wait is ~45 us, so that is
      * ~5% of the ticks, at times that do not depend on what the VM thread is doing (ending
      * the wait early there put NBody's split 4.5 points off). */
-    int expected = vm->poll;
-    if (expected > 0) expected = 0;
-    if (expected < 0 && spx_ticks() < __atomic_load_n(&p->instant, __ATOMIC_RELAXED) +
-                                          atomic_load(&S.coop_skew_ticks))
+    int cur = vm->poll, expected = cur > 0 ? 0 : cur;
+    if (cur < 0 && spx_ticks() < __atomic_load_n(&p->instant, __ATOMIC_RELAXED) +
+                                     atomic_load(&S.coop_skew_ticks))
         return;
-    if (!vm->poll || vm->poll == -1) /* only this thread sets a flag while none is pending */
+    if (cur <= 0) /* only this thread sets a flag while none is pending */
         atomic_store_explicit(&p->tick_tsc, spx_ticks(), memory_order_relaxed);
-    if (S.coop_marker && !vm->poll) { /* only this thread sets the flag, the VM clears it */
+    if (S.coop_marker && !cur) { /* only this thread sets the flag, the VM clears it */
         int32_t top = vm->top;
         atomic_store_explicit(&p->tick_top, top, memory_order_relaxed);
         atomic_store_explicit(&p->tick_method, top >= 0 ? vm->frames[top].method : NULL,
@@ -684,8 +688,7 @@ static void *spc_marker(void *arg) {
     uint64_t ns0 = next, tsc0 = spx_ticks(); /* the TSC's rate, for the in-thread window */
     while (!atomic_load(&S.stop)) {
         uint64_t iv = atomic_load(&S.interval_ns);
-        rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-        next += iv - iv / 5 + rng % (iv / 5 * 2 + 1);
+        next += iv - iv / 5 + spc_rand(&rng) % (iv / 5 * 2 + 1);
         struct timespec ts = {(time_t)(next / 1000000000ull), (long)(next % 1000000000ull)};
         while (sem_clockwait(&S.marker_wake, CLOCK_MONOTONIC, &ts) && errno == EINTR)
             ;
@@ -850,17 +853,15 @@ static void spx_push(VmProf *p, ExactFrame f) {
  * enter, +7..+10 without), and by < 1 point fenced (docs/evaluation.md, section 5). */
 static void spx_enter(SomVM *vm, SomMethod *callee, bool is_prim) {
     bool tree = spx_tree(is_prim), states = is_prim && S.o.exact_states;
+    VmProf *p = vm->prof_data;
+    if (states) p->prim_from = vm->state; /* its end returns there */
     if (!tree) {
-        if (states) {
-            ((VmProf *)vm->prof_data)->prim_from = vm->state;
-            spx_state_to(vm->prof_data, vm, VMS_PRIMITIVE);
-        }
+        if (states) spx_state_to(p, vm, VMS_PRIMITIVE);
         return;
     }
     /* no clock read unless the tree needs one (fewer reads, less distortion); in a sampled
      * run every read is fenced, so that it splits time where the samples' view changes */
     uint64_t t = !tree ? 0 : S.o.exact_time ? spx_ticks_fenced() : spx_ticks();
-    VmProf *p = vm->prof_data;
     int32_t top = vm->top;
     uint32_t node = SPC_NONE;
     if (tree) {
@@ -884,10 +885,7 @@ static void spx_enter(SomVM *vm, SomMethod *callee, bool is_prim) {
         }
     }
     spx_push(p, (ExactFrame){node, t});
-    if (states) {
-        p->prim_from = vm->state;
-        spx_state_to(p, vm, VMS_PRIMITIVE);
-    }
+    if (states) spx_state_to(p, vm, VMS_PRIMITIVE);
     if (tree && S.o.mode == SOMPROF_EXACT) p->t_last = spx_ticks(); /* the hook's end */
 }
 
