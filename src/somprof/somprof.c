@@ -96,6 +96,14 @@ typedef struct VmProf {
     size_t instant_at;   /* the waiting tick's sample in samples[] */
     uint64_t instant_t0; /* TSC and thread CPU ns when the wait began */
     uint64_t instant_cpu;
+    uint64_t wait_checks; /* places passed since the wait began, skipped ones included */
+    uint64_t check_ticks; /* the checks' own time, all waits (state_check_ns) */
+    uint64_t rate_t0;     /* since when wait_checks counts */
+    uint32_t redraws;     /* instants this tick drew again */
+    uint64_t margin;      /* this thread's margin (TSC ticks; 0: SPC_MARGIN_NS) */
+    uint32_t calm;        /* waits ended since a count last missed or the margin halved */
+    uint32_t counts_ok;   /* counts ended before the instant since then */
+    uint32_t skip;        /* places being skipped (poll below -1), 0: each one checks */
     uint64_t rng;
     /* exact */
     ExactFrame *stk;
@@ -156,6 +164,9 @@ static struct {
     uint64_t coop_check_ticks; /* what one such check costs (spc_check_cost) */
     double coop_tick_ns;       /* ns per TSC tick (0 until measured: no window) */
     _Atomic uint64_t coop_delay_ticks;
+    _Atomic uint64_t coop_margin_ticks; /* the checks nearer the instant than this all run */
+    atomic_ulong coop_waits, coop_unresolved, coop_skipped, coop_redrawn;
+    atomic_ulong coop_check_total; /* the checks' own time (TSC ticks), detached VMs */
     bool late_names; /* tests: SOMPROF_LATE_NAMES=1 never tells libsampo the names, so every
                         frame takes the fix-up path at finish (the race's worst case) */
     SomVM *all[SOMPROF_MAX_VMS]; /* every attached VM (somprof_request_stop) */
@@ -432,6 +443,18 @@ static void spc_take_sample(VmProf *p, int32_t top, uint8_t state, uint32_t miss
  * SPC_DELAY_NS after the marking thread set the flag (spc_hook). */
 #define SPC_WINDOW_NS 8000ull
 #define SPC_DELAY_NS 40000.0
+/* The places nearer the instant than SPC_MARGIN_NS all check; a count covers at most 1 /
+ * SPC_SKIP_PART of the time left before that, at the rate seen since the wait began, and at
+ * least SPC_SKIP_MIN places (fewer are checked one by one). */
+#define SPC_MARGIN_NS 2000.0
+#define SPC_SKIP_PART 4.0
+#define SPC_SKIP_MIN 16.0
+/* A count that the instant passed in (a stretch between places longer than the margin began
+ * in it) doubles the thread's margin, up to the whole delay; 32 counts in a row that ended in
+ * time, or 32 waits without a miss (where the margin left no room to count), halve it again,
+ * down to SPC_MARGIN_NS.  So threads with long stretches between dense places
+ * (Strs.som: string primitives of tens of us) check every place near the instant, and the
+ * others count most places off. */
 
 /* xorshift64: the marking thread's jitter and the VM threads' instants. */
 static uint64_t spc_rand(uint64_t *s) {
@@ -450,35 +473,113 @@ static void spc_instant_end(SomVM *vm, VmProf *p, uint8_t state) {
     if (p->instant_at < p->nsamples && wall < cpu + 2000 + cpu / 8)
         p->samples[p->instant_at].state = state;
     p->instant = 0;
+    atomic_fetch_add_explicit(&S.coop_waits, 1, memory_order_relaxed);
     int w = -1;
     __atomic_compare_exchange_n(&vm->poll, &w, 0, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+    /* a stop request's flag may have been counted over (som_state_point): raise it again */
+    if (atomic_load_explicit(&S.stop_sig, memory_order_relaxed)) vm->poll = 1;
 }
 
 /* While a tick waits, `poll` is -1: the VM calls the hook only where its state may change
- * (a primitive's call and end, som_set_state), and each such call reads the TSC.  The first
- * that finds the instant passed labels the tick with the state the thread has been in since
- * the previous call (none changed it in between).  With --prof-states the exact split's own
- * transitions decide instead (spx_state_to), at its clock read: the samples and the exact
- * split then change state at the same point (a fence before that read costs 20-100 ns
- * depending on the stores pending, more on the way into a primitive than out of it, so
- * labels taken here put DeltaBlue's primitive share at 46% against 31% exact). */
+ * (a primitive's call and end, som_set_state: som_state_point), and each such call reads the
+ * TSC.  The first that finds the instant passed labels the tick with the state the thread has
+ * been in since the previous call (none changed it in between).  With --prof-states the exact
+ * split's own transitions decide instead (spx_state_to), at its clock read: the samples and
+ * the exact split then change state at the same point (a fence before that read costs 20-100
+ * ns depending on the stores pending, more on the way into a primitive than out of it, so
+ * labels taken here put DeltaBlue's primitive share at 46% against 31% exact).
+ *
+ * A TSC read costs ~10 ns here (AMD EPYC), and primitive-heavy code passes such places every
+ * ~30 ns (Json): reading it at all of them through a ~45 us wait cost Json 1.7-1.9% of its
+ * CPU at 1 kHz.  So the places well before the instant are counted off instead: once 16 have
+ * been checked, the rate at which the thread passed places since the wait began gives how
+ * many fit in a quarter of the time left before the last SPC_MARGIN_NS, and `poll` counts that
+ * many off inline (vm.h) before the hook reads the TSC again; nearer the instant, or where
+ * fewer than SPC_SKIP_MIN places would be counted, every place checks.  If the instant has
+ * passed when a count ends (a stretch between places far longer than the rate said: a loop
+ * without primitives, a long primitive), the stretch it fell in is unknown.  The tick then
+ * draws a new instant (up to 3 times; `state_instants_redrawn` in the profile's metadata);
+ * a tick that still cannot tell, or whose wait a new flag ended while places were being
+ * counted, takes the state now (`state_waits_unresolved`). */
 static bool spc_instant_check(SomVM *vm, VmProf *p) {
-    /* each call's own time is no instant's: it would lengthen the short stretches on both
-     * sides of every primitive alike (NBody's ~25 ns Double primitives 3 points up) */
-    p->instant += S.coop_check_ticks;
-    /* a positive poll: the next tick's flag came (the marking thread replaced the -1); the
-     * thread may have run without state changes since, and this safe point need not be one
-     * where the state may change: the instant has passed, in the state the thread is in */
-    bool next = vm->poll > 0;
-    if (!next && (S.o.exact_states || spx_ticks() < p->instant)) return false;
+    /* a positive poll: the next tick's flag came (the marking thread replaced the -1 or the
+     * count); the thread may have run without state changes since, and this safe point need
+     * not be one where the state may change: the instant has passed, in the state the thread
+     * is in (unless places were being counted off: then one may have changed it) */
+    int cur = vm->poll;
+    bool next = cur > 0;
+    if (!next && S.o.exact_states) { /* no clock read here (spx_state_to): a constant cost */
+        p->instant += S.coop_check_ticks;
+        return false;
+    }
+    /* a state change ends a count early (vm.h): the places left uncounted were not passed */
+    uint32_t skipped = p->skip - (cur < -1 ? (uint32_t)(-1 - cur) : 0u);
+    p->skip = 0;
+    if (cur < -1) vm->poll = -1;
+    p->wait_checks += 1 + (uint64_t)skipped;
+    uint64_t now = spx_ticks();
+    uint64_t base = S.coop_margin_ticks;
+    if (p->margin < base) p->margin = base;
+    if (skipped && !next && now >= p->instant) { /* the count missed */
+        uint64_t most = S.coop_delay_ticks;
+        p->margin = p->margin * 2 < most ? p->margin * 2 : most;
+        p->calm = 0;
+        p->counts_ok = 0;
+    } else if (skipped && ++p->counts_ok >= 32) { /* 32 counts in a row ended in time */
+        p->margin = p->margin / 2 > base ? p->margin / 2 : base;
+        p->counts_ok = 0;
+    }
+    if (!next && now < p->instant) {
+        uint64_t left = p->instant - now, margin = p->margin;
+        if (p->wait_checks >= 16 && left > 2 * margin && now > p->rate_t0) {
+            double k = (double)p->wait_checks / (double)(now - p->rate_t0) *
+                       (double)(left - margin) / SPC_SKIP_PART;
+            if (k >= SPC_SKIP_MIN) {
+                p->skip = k < 1e6 ? (uint32_t)k : 1000000u;
+                atomic_fetch_add_explicit(&S.coop_skipped, p->skip, memory_order_relaxed);
+                vm->poll = -1 - (int)p->skip; /* counted up by this thread only (vm.h) */
+            }
+        }
+        /* Each check's own time is no instant's: it would lengthen the short stretches on
+         * both sides of every primitive alike, and where they last ~30 ns (Json, NBody's
+         * Double primitives) that pulls the split towards 50/50.  So the instant moves on by
+         * this check's time, measured here, plus the call's (spc_check_cost).  A constant
+         * from a stand-in VM was not enough: each 10 ns of error moved Json's split by ~8
+         * points, and the running VM's checks cost ~1.4 times the stand-in's. */
+        uint64_t own = spx_ticks() - now + S.coop_check_ticks;
+        p->instant += own;
+        p->check_ticks += own;
+        return false;
+    }
+    if (skipped && !next && p->redraws < 3) {
+        /* The instant fell somewhere in the places just counted off.  Rather than a guess
+         * (the state now: where places alternate, a coin toss between the primitive and its
+         * caller), the tick draws a new instant, as far on as the first, and waits again (an
+         * instant ~10 us after this place fell into the next long primitive of a loop that
+         * builds strings: Strs.som without optimization, 35% primitive against 16%).  The
+         * ticks redrawn are those whose instant fell in a long stretch between places,
+         * so redrawing moves the split by at most their share times how much their states
+         * differ from the rest's (measured: evaluation.md). */
+        p->redraws++;
+        atomic_fetch_add_explicit(&S.coop_redrawn, 1, memory_order_relaxed);
+        uint64_t win = atomic_load_explicit(&S.coop_win_ticks, memory_order_relaxed);
+        p->instant = now + S.coop_delay_ticks + 1 + spc_rand(&p->rng) % win;
+        p->rate_t0 = now;
+        p->wait_checks = 0;
+        return false;
+    }
+    if (skipped) atomic_fetch_add_explicit(&S.coop_unresolved, 1, memory_order_relaxed);
     spc_instant_end(vm, p, vm->state);
     return next;
 }
 
 static void spc_hook(SomVM *vm, SomSafepoint where);
 
-/* What a check of the instant costs, in TSC ticks: the fastest of 5 rounds of 2000 calls of
- * the hook through a pointer, as the VM makes them, on a stand-in VM that waits forever. */
+/* What a check of the instant costs beyond what it measures itself (spc_instant_check), in
+ * TSC ticks: the call through a pointer as the VM makes it, its return, the reads before the
+ * first clock read.  The fastest of 5 rounds of 2000 calls on a stand-in VM that waits
+ * forever, less the time the checks measured.  With --prof-states the check reads no clock
+ * and this is its whole cost. */
 static uint64_t spc_check_cost(void) {
     SomVM *vm = calloc(1, sizeof *vm);
     VmProf *p = calloc(1, sizeof *p);
@@ -489,16 +590,19 @@ static uint64_t spc_check_cost(void) {
     }
     vm->prof_data = p;
     vm->safepoint_hook = spc_hook;
-    uint64_t save = S.coop_check_ticks, best = UINT64_MAX;
+    uint64_t save = S.coop_check_ticks, best = UINT64_MAX, start = UINT64_MAX / 2;
     S.coop_check_ticks = 0;
     for (int r = 0; r < 5; r++) {
-        p->instant = UINT64_MAX;
+        p->instant = start;
         uint64_t t0 = spx_ticks();
-        for (int i = 0; i < 2000; i++)
+        for (int i = 0; i < 2000; i++) {
+            p->wait_checks = 0; /* every call a check: none skipped */
             if (*(volatile int *)&vm->poll == 0 && vm->safepoint_hook)
                 vm->safepoint_hook(vm, SOM_SP_PRIM_DONE);
-        uint64_t t = spx_ticks() - t0;
-        if (t < best) best = t;
+        }
+        uint64_t t = spx_ticks() - t0, inner = p->instant - start;
+        uint64_t call = t > inner ? t - inner : 0;
+        if (call < best) best = call;
     }
     S.coop_check_ticks = save;
     free(p);
@@ -587,6 +691,15 @@ static void spc_hook(SomVM *vm, SomSafepoint where) {
             p->instant_at = at;
             p->instant_t0 = now;
             p->instant_cpu = spx_thread_cpu();
+            p->wait_checks = 0;
+            p->rate_t0 = now;
+            p->skip = 0;
+            p->redraws = 0;
+            if (++p->calm >= 32) { /* no count missed in 32 waits: a margin half as wide */
+                uint64_t base = S.coop_margin_ticks;
+                p->margin = p->margin / 2 > base ? p->margin / 2 : base;
+                p->calm = 0;
+            }
             __atomic_store_n(&vm->poll, -1, __ATOMIC_RELEASE);
         } else { /* no state change since well before the instant: this one */
             p->samples[at].state = vm->state;
@@ -701,6 +814,7 @@ static void *spc_marker(void *arg) {
             atomic_store(&S.coop_skew_ticks, (uint64_t)(rate * 2000.0));
             atomic_store(&S.coop_win_ticks, (uint64_t)(rate * (double)S.coop_win_ns) + 1);
             atomic_store(&S.coop_delay_ticks, (uint64_t)(rate * SPC_DELAY_NS));
+            atomic_store(&S.coop_margin_ticks, (uint64_t)(rate * SPC_MARGIN_NS));
         }
         if (atomic_load(&S.paused)) continue;
         pthread_mutex_lock(&S.mu);
@@ -1204,6 +1318,11 @@ int somprof_session_start(const SomProfOptions *user, char *err, size_t errlen) 
     atomic_store(&S.coop_win_ticks, 0);
     S.o = *o;
     S.coop_check_ticks = S.coop_win_ns && o->mode == SOMPROF_COOP ? spc_check_cost() : 0;
+    atomic_store(&S.coop_waits, 0);
+    atomic_store(&S.coop_unresolved, 0);
+    atomic_store(&S.coop_skipped, 0);
+    atomic_store(&S.coop_redrawn, 0);
+    atomic_store(&S.coop_check_total, 0);
     atomic_store(&S.compiler_ns, 0);
     atomic_store(&S.hook_cpu_ns, 0);
     atomic_store(&S.vm_cpu_ns, 0);
@@ -1484,6 +1603,7 @@ void somprof_detach(SomVM *vm) {
         if (S.all[i] == vm) S.all[i] = S.all[--S.nall];
     S.ctx_folded += p->tree.folded;
     S.ctx_merged += p->tree.merged;
+    atomic_fetch_add(&S.coop_check_total, p->check_ticks);
     atomic_fetch_add(&S.vm_cpu_ns, spx_thread_cpu() - p->cpu_attach);
     if (S.o.jit_only) {
         /* the controller's samples only: nothing to merge */
@@ -1592,6 +1712,14 @@ static void spr_meta(SpProfile *p) {
         sp_meta_setu(p, "samples", atomic_load(&S.coop_samples));
         sp_meta_setu(p, "repeated_tops", atomic_load(&S.coop_repeats));
         sp_meta_setu(p, "rate_changes", atomic_load(&S.coop_changes));
+        if (S.coop_win_ns) { /* the ticks' own instants (spc_instant_check) */
+            sp_meta_setu(p, "state_waits", atomic_load(&S.coop_waits));
+            sp_meta_setu(p, "state_waits_unresolved", atomic_load(&S.coop_unresolved));
+            sp_meta_setu(p, "state_checks_skipped", atomic_load(&S.coop_skipped));
+            sp_meta_setu(p, "state_instants_redrawn", atomic_load(&S.coop_redrawn));
+            sp_meta_setu(p, "state_check_ns",
+                         (uint64_t)((double)atomic_load(&S.coop_check_total) * S.coop_tick_ns));
+        }
     }
     if (S.o.mode == SOMPROF_EXACT) sp_meta_set(p, "unit", "invocations");
     if (S.o.mode != SOMPROF_ASYNC) spr_tree_meta(p);

@@ -319,11 +319,11 @@ primitive:
     case PK_PLAIN: {
         if (fp) fp->ip = ip; /* fp->bci already names the send (send_site) */
         SAVE();
-        if (UNLIKELY(vm->poll) && vm->safepoint_hook) vm->safepoint_hook(vm, SOM_SP_PRIM_CALL);
+        som_state_point(vm, SOM_SP_PRIM_CALL);
         if (UNLIKELY(vm->prim_hooks)) vm->on_enter(vm, callee, true);
         vm->state = VMS_PRIMITIVE;
         int r = callee->prim(vm, sp - n - 1);
-        if (UNLIKELY(vm->poll) && vm->safepoint_hook) vm->safepoint_hook(vm, SOM_SP_PRIM_DONE);
+        som_state_point(vm, SOM_SP_PRIM_DONE);
         if (UNLIKELY(vm->prim_hooks)) vm->on_exit(vm, callee, true); /* still VMS_PRIMITIVE */
         vm->state = VMS_INTERP;
         if (LIKELY(r == PRIM_OK)) {

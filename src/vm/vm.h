@@ -130,8 +130,11 @@ struct SomVM {
      * into stretches that each lie in one activation and one VM state, so a
      * flag can be charged to the stretch it arrived in (SomSafepoint).  A
      * negative `poll` calls the hook only where the state may change (a
-     * primitive's call and end, som_set_state): the coop sampler waits so for
-     * an instant of its own without slowing the code in between. */
+     * primitive's call and end, som_set_state; som_state_point): the coop
+     * sampler waits so for an instant of its own without slowing the code in
+     * between.  Below -1 those places count `poll` up instead, and the hook
+     * runs again at -1: the sampler skips checks it knows to lie well before
+     * its instant. */
     volatile int poll;
     void (*safepoint_hook)(SomVM *vm, SomSafepoint where);
     SomMethod *boot_method; /* `system initialize: args` driver */
@@ -278,10 +281,25 @@ static inline void som_root_pop(SomVM *vm, int n) {
     vm->nroots -= n;
 }
 
+/* A place where vm->state may change (a primitive's call and end, a state
+ * change): a pending flag or a waiting sampler (poll -1) runs the hook; below
+ * -1 a primitive's call or end is counted off (poll, above), while a state
+ * change (GC, compiling, ...) still runs the hook, which sees the count left.
+ * Only this thread counts; a sampler thread replaces a count only once the
+ * instant it waits for is past.  `where` is a constant at every call. */
+static inline void som_state_point(SomVM *vm, SomSafepoint where) {
+    int v = vm->poll;
+    if (__builtin_expect(v == 0, 1)) return;
+    if (v < -1 && where != SOM_SP_STATE)
+        vm->poll = v + 1;
+    else if (vm->safepoint_hook)
+        vm->safepoint_hook(vm, where);
+}
+
 /* Changes vm->state.  A state change is a safe point: a sampler's pending
  * flag is taken in the state it arrived in. */
 static inline void som_set_state(SomVM *vm, uint8_t state) {
-    if (vm->poll && vm->safepoint_hook) vm->safepoint_hook(vm, SOM_SP_STATE);
+    som_state_point(vm, SOM_SP_STATE);
     if (vm->state_hook)
         vm->state_hook(vm, state); /* stores it */
     else

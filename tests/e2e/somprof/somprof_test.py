@@ -369,6 +369,26 @@ def test_coop_states_without_exact():
     bound = 15 if SANITIZE else 6.5
     for k in ("interpreting", "primitive"):
         assert abs(sp["coop"].get(k, 0) - sp["async"].get(k, 0)) < bound, (k, sp)
+    # a tick whose instant a count of places passed draws a new one rather than guess (few
+    # take the state at hand); Strs's long string primitives keep most places checked
+    m = report_meta(os.path.join(WORK, "strs_states_coop.prof"))
+    waits, samples = int(m.get("state_waits", 0)), int(m.get("samples", 0))
+    assert waits > samples // 2, m
+    assert int(m.get("state_waits_unresolved", 0)) <= waits // 50, m
+    assert int(m.get("state_instants_redrawn", 0)) <= waits // 5, m
+    # Dense: a primitive every few tens of ns, evenly; the waits count most places off
+    # instead of reading the clock at each, and the split still matches async's
+    for mode in ("async", "coop"):
+        out = os.path.join(WORK, "dense_states_%s.prof" % mode)
+        som("--prof=%s" % mode, "--prof-hz", "1000", "--prof-out", out, prog("Dense.som"), "1500")
+        sp[mode] = report_states(out)
+    for k in ("interpreting", "primitive"):
+        assert abs(sp["coop"].get(k, 0) - sp["async"].get(k, 0)) < bound, (k, sp)
+    m = report_meta(os.path.join(WORK, "dense_states_coop.prof"))
+    waits = int(m.get("state_waits", 0))
+    assert waits > int(m.get("samples", 0)) // 2, m
+    assert int(m.get("state_checks_skipped", 0)) > 10 * waits, m
+    assert int(m.get("state_instants_redrawn", 0)) <= waits // 10, m
     p = som("--prof=coop", prog("Tiny.som"), "10", check=False,
             env={"SOMPROF_COOP_WINDOW_NS": "8us"})
     assert p.returncode != 0 and "SOMPROF_COOP_WINDOW_NS: expected 0 to 1000000" in p.stderr, (
