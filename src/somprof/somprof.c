@@ -517,6 +517,7 @@ static bool spc_instant_check(SomVM *vm, VmProf *p) {
     p->skip = 0;
     if (cur < -1) vm->poll = -1;
     p->wait_checks += 1 + (uint64_t)skipped;
+    if (skipped) atomic_fetch_add_explicit(&S.coop_skipped, skipped, memory_order_relaxed);
     uint64_t now = spx_ticks();
     uint64_t base = S.coop_margin_ticks;
     if (p->margin < base) p->margin = base;
@@ -536,7 +537,6 @@ static bool spc_instant_check(SomVM *vm, VmProf *p) {
                        (double)(left - margin) / SPC_SKIP_PART;
             if (k >= SPC_SKIP_MIN) {
                 p->skip = k < 1e6 ? (uint32_t)k : 1000000u;
-                atomic_fetch_add_explicit(&S.coop_skipped, p->skip, memory_order_relaxed);
                 vm->poll = -1 - (int)p->skip; /* counted up by this thread only (vm.h) */
             }
         }

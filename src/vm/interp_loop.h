@@ -319,11 +319,11 @@ primitive:
     case PK_PLAIN: {
         if (fp) fp->ip = ip; /* fp->bci already names the send (send_site) */
         SAVE();
-        som_state_point(vm, SOM_SP_PRIM_CALL);
+        som_state_point(vm, SOM_SP_PRIM_CALL, true);
         if (UNLIKELY(vm->prim_hooks)) vm->on_enter(vm, callee, true);
         vm->state = VMS_PRIMITIVE;
         int r = callee->prim(vm, sp - n - 1);
-        som_state_point(vm, SOM_SP_PRIM_DONE);
+        som_state_point(vm, SOM_SP_PRIM_DONE, true);
         if (UNLIKELY(vm->prim_hooks)) vm->on_exit(vm, callee, true); /* still VMS_PRIMITIVE */
         vm->state = VMS_INTERP;
         if (LIKELY(r == PRIM_OK)) {

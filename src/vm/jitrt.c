@@ -228,11 +228,11 @@ Value jit_rt_call_end(SomVM *vm, SomFrame *nf, Value r) {
 static Value rt_send_prim(SomVM *vm, SomMethod *m, unsigned n) {
     Value *args = vm->sp;
     vm->sp = args + n + 1;
-    som_state_point(vm, SOM_SP_PRIM_CALL);
+    som_state_point(vm, SOM_SP_PRIM_CALL, true);
     if (vm->prim_hooks) vm->on_enter(vm, m, true);
     vm->state = VMS_PRIMITIVE;
     int r = m->prim(vm, args);
-    som_state_point(vm, SOM_SP_PRIM_DONE);
+    som_state_point(vm, SOM_SP_PRIM_DONE, true);
     if (vm->prim_hooks) vm->on_exit(vm, m, true); /* still VMS_PRIMITIVE */
     vm->state = VMS_COMPILED;
     vm->sp = args;

@@ -283,23 +283,32 @@ static inline void som_root_pop(SomVM *vm, int n) {
 
 /* A place where vm->state may change (a primitive's call and end, a state
  * change): a pending flag or a waiting sampler (poll -1) runs the hook; below
- * -1 a primitive's call or end is counted off (poll, above), while a state
- * change (GC, compiling, ...) still runs the hook, which sees the count left.
- * Only this thread counts; a sampler thread replaces a count only once the
- * instant it waits for is past.  `where` is a constant at every call. */
-static inline void som_state_point(SomVM *vm, SomSafepoint where) {
+ * -1 the place is counted off (poll, above), unless `counted` is false (the
+ * hook then sees the count left).  Only this thread counts; a sampler thread
+ * replaces a count only once the instant it waits for is past. */
+static inline void som_state_point(SomVM *vm, SomSafepoint where, bool counted) {
     int v = vm->poll;
     if (__builtin_expect(v == 0, 1)) return;
-    if (v < -1 && where != SOM_SP_STATE)
+    if (v < -1 && counted)
         vm->poll = v + 1;
     else if (vm->safepoint_hook)
         vm->safepoint_hook(vm, where);
 }
 
+/* Interpreting, a primitive, compiled code: the states the VM switches
+ * between millions of times a second (the JIT's calls into the interpreter and
+ * back); the others (GC, compiling, runtime code, idle) may last long. */
+static inline bool som_state_brief(int state) {
+    return state == VMS_INTERP || state == VMS_PRIMITIVE || state == VMS_COMPILED;
+}
+
 /* Changes vm->state.  A state change is a safe point: a sampler's pending
- * flag is taken in the state it arrived in. */
+ * flag is taken in the state it arrived in.  A sampler counting places off
+ * counts a switch between brief states; one into or out of a state that may
+ * last long always runs the hook. */
 static inline void som_set_state(SomVM *vm, uint8_t state) {
-    som_state_point(vm, SOM_SP_STATE);
+    if (__builtin_expect(vm->poll != 0, 0))
+        som_state_point(vm, SOM_SP_STATE, som_state_brief(state) && som_state_brief(vm->state));
     if (vm->state_hook)
         vm->state_hook(vm, state); /* stores it */
     else
