@@ -373,7 +373,9 @@ def test_coop_states_without_exact():
     # take the state at hand); Strs's long string primitives keep most places checked
     m = report_meta(os.path.join(WORK, "strs_states_coop.prof"))
     waits, samples = int(m.get("state_waits", 0)), int(m.get("samples", 0))
-    assert waits > samples // 2, m
+    # (a tick that comes while an earlier one's instant is ahead, or that finds the thread
+    # descheduled, waits for none: many on a loaded machine)
+    assert waits > samples // 5, m
     assert int(m.get("state_waits_unresolved", 0)) <= waits // 50, m
     assert int(m.get("state_instants_redrawn", 0)) <= waits // 5, m
     # Dense: a primitive every few tens of ns, evenly; the waits count most places off
@@ -386,7 +388,7 @@ def test_coop_states_without_exact():
         assert abs(sp["coop"].get(k, 0) - sp["async"].get(k, 0)) < bound, (k, sp)
     m = report_meta(os.path.join(WORK, "dense_states_coop.prof"))
     waits = int(m.get("state_waits", 0))
-    assert waits > int(m.get("samples", 0)) // 2, m
+    assert waits > int(m.get("samples", 0)) // 5, m
     assert int(m.get("state_checks_skipped", 0)) > 10 * waits, m
     assert int(m.get("state_instants_redrawn", 0)) <= waits // 10, m
     p = som("--prof=coop", prog("Tiny.som"), "10", check=False,
