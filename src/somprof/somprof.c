@@ -97,13 +97,15 @@ typedef struct VmProf {
     uint64_t instant_t0; /* TSC and thread CPU ns when the wait began */
     uint64_t instant_cpu;
     uint64_t wait_checks; /* places passed since the wait began, skipped ones included */
-    uint64_t check_ticks; /* the checks' own time, all waits (state_check_ns) */
-    uint64_t rate_t0;     /* since when wait_checks counts */
-    uint32_t redraws;     /* instants this tick drew again */
-    uint64_t margin;      /* this thread's margin (TSC ticks; 0: SPC_MARGIN_NS) */
-    uint32_t calm;        /* waits ended since a count last missed or the margin halved */
-    uint32_t counts_ok;   /* counts ended before the instant since then */
-    uint32_t skip;        /* places being skipped (poll below -1), 0: each one checks */
+    /* all waits of this thread, summed into the profile's metadata at detach: the checks' own
+     * time (state_check_ns), waits, places counted off, instants redrawn, unresolved */
+    uint64_t check_ticks, waits, skipped, redrawn, unresolved;
+    uint64_t rate_t0;   /* since when wait_checks counts */
+    uint32_t redraws;   /* instants this tick drew again */
+    uint64_t margin;    /* this thread's margin (TSC ticks; 0: SPC_MARGIN_NS) */
+    uint32_t calm;      /* waits ended since a count last missed or the margin halved */
+    uint32_t counts_ok; /* counts ended before the instant since then */
+    uint32_t skip;      /* places being skipped (poll below -1), 0: each one checks */
     uint64_t rng;
     /* exact */
     ExactFrame *stk;
@@ -165,8 +167,8 @@ static struct {
     double coop_tick_ns;       /* ns per TSC tick (0 until measured: no window) */
     _Atomic uint64_t coop_delay_ticks;
     _Atomic uint64_t coop_margin_ticks; /* the checks nearer the instant than this all run */
-    atomic_ulong coop_waits, coop_unresolved, coop_skipped, coop_redrawn;
-    atomic_ulong coop_check_total; /* the checks' own time (TSC ticks), detached VMs */
+    /* the detached VMs' VmProf counters of the same names (coop_check_total: check_ticks) */
+    atomic_ulong coop_waits, coop_unresolved, coop_skipped, coop_redrawn, coop_check_total;
     bool late_names; /* tests: SOMPROF_LATE_NAMES=1 never tells libsampo the names, so every
                         frame takes the fix-up path at finish (the race's worst case) */
     SomVM *all[SOMPROF_MAX_VMS]; /* every attached VM (somprof_request_stop) */
@@ -456,6 +458,12 @@ static void spc_take_sample(VmProf *p, int32_t top, uint8_t state, uint32_t miss
  * (Strs.som: string primitives of tens of us) check every place near the instant, and the
  * others count most places off. */
 
+/* Halves a thread's margin, down to SPC_MARGIN_NS (coop_margin_ticks). */
+static void spc_margin_halve(VmProf *p) {
+    uint64_t base = S.coop_margin_ticks;
+    p->margin = p->margin / 2 > base ? p->margin / 2 : base;
+}
+
 /* xorshift64: the marking thread's jitter and the VM threads' instants. */
 static uint64_t spc_rand(uint64_t *s) {
     *s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
@@ -473,7 +481,7 @@ static void spc_instant_end(SomVM *vm, VmProf *p, uint8_t state) {
     if (p->instant_at < p->nsamples && wall < cpu + 2000 + cpu / 8)
         p->samples[p->instant_at].state = state;
     p->instant = 0;
-    atomic_fetch_add_explicit(&S.coop_waits, 1, memory_order_relaxed);
+    p->waits++;
     int w = -1;
     __atomic_compare_exchange_n(&vm->poll, &w, 0, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
     /* a stop request's flag may have been counted over (som_state_point): raise it again */
@@ -517,7 +525,7 @@ static bool spc_instant_check(SomVM *vm, VmProf *p) {
     p->skip = 0;
     if (cur < -1) vm->poll = -1;
     p->wait_checks += 1 + (uint64_t)skipped;
-    if (skipped) atomic_fetch_add_explicit(&S.coop_skipped, skipped, memory_order_relaxed);
+    p->skipped += skipped;
     uint64_t now = spx_ticks();
     uint64_t base = S.coop_margin_ticks;
     if (p->margin < base) p->margin = base;
@@ -527,7 +535,7 @@ static bool spc_instant_check(SomVM *vm, VmProf *p) {
         p->calm = 0;
         p->counts_ok = 0;
     } else if (skipped && ++p->counts_ok >= 32) { /* 32 counts in a row ended in time */
-        p->margin = p->margin / 2 > base ? p->margin / 2 : base;
+        spc_margin_halve(p);
         p->counts_ok = 0;
     }
     if (!next && now < p->instant) {
@@ -561,14 +569,14 @@ static bool spc_instant_check(SomVM *vm, VmProf *p) {
          * so redrawing moves the split by at most their share times how much their states
          * differ from the rest's (measured: evaluation.md). */
         p->redraws++;
-        atomic_fetch_add_explicit(&S.coop_redrawn, 1, memory_order_relaxed);
+        p->redrawn++;
         uint64_t win = atomic_load_explicit(&S.coop_win_ticks, memory_order_relaxed);
         p->instant = now + S.coop_delay_ticks + 1 + spc_rand(&p->rng) % win;
         p->rate_t0 = now;
         p->wait_checks = 0;
         return false;
     }
-    if (skipped) atomic_fetch_add_explicit(&S.coop_unresolved, 1, memory_order_relaxed);
+    if (skipped) p->unresolved++;
     spc_instant_end(vm, p, vm->state);
     return next;
 }
@@ -696,8 +704,7 @@ static void spc_hook(SomVM *vm, SomSafepoint where) {
             p->skip = 0;
             p->redraws = 0;
             if (++p->calm >= 32) { /* no count missed in 32 waits: a margin half as wide */
-                uint64_t base = S.coop_margin_ticks;
-                p->margin = p->margin / 2 > base ? p->margin / 2 : base;
+                spc_margin_halve(p);
                 p->calm = 0;
             }
             __atomic_store_n(&vm->poll, -1, __ATOMIC_RELEASE);
@@ -1604,6 +1611,10 @@ void somprof_detach(SomVM *vm) {
     S.ctx_folded += p->tree.folded;
     S.ctx_merged += p->tree.merged;
     atomic_fetch_add(&S.coop_check_total, p->check_ticks);
+    atomic_fetch_add(&S.coop_waits, p->waits);
+    atomic_fetch_add(&S.coop_skipped, p->skipped);
+    atomic_fetch_add(&S.coop_redrawn, p->redrawn);
+    atomic_fetch_add(&S.coop_unresolved, p->unresolved);
     atomic_fetch_add(&S.vm_cpu_ns, spx_thread_cpu() - p->cpu_attach);
     if (S.o.jit_only) {
         /* the controller's samples only: nothing to merge */
