@@ -440,9 +440,16 @@ static void spc_take_sample(VmProf *p, int32_t top, uint8_t state, uint32_t miss
     if (repeated) atomic_fetch_add(&S.coop_repeats, 1);
 }
 
-/* A coop tick's state is the VM thread's at an instant drawn uniformly from a window of
- * SPC_WINDOW_NS (SOMPROF_COOP_WINDOW_NS; 0: the marking thread's view instead) that starts
- * SPC_DELAY_NS after the marking thread set the flag (spc_hook). */
+/* With --prof-states, a coop tick's state is the VM thread's at an instant drawn uniformly
+ * from a window of SPC_WINDOW_NS that starts SPC_DELAY_NS after the marking thread set the
+ * flag (spc_hook), and the exact split's transitions end the wait: samples and exact split
+ * change state at the same point of a run that the exact split's clock reads slow down
+ * (50-70% of Json's or Richards' time is theirs).  Without it the tick keeps the marking
+ * thread's view, which is as close to perf's view of the same run as async's and costs no
+ * wait: the VM thread's own instant leaned 1-8 points towards primitives there (its checks
+ * lengthen the short stretches on both sides of every primitive by more than the instant
+ * can skip; docs/design/vm-profiling.md).  SOMPROF_COOP_WINDOW_NS sets the window (0: the
+ * marking thread's view) in either case. */
 #define SPC_WINDOW_NS 8000ull
 #define SPC_DELAY_NS 40000.0
 /* The places nearer the instant than SPC_MARGIN_NS all check; a count covers at most 1 /
@@ -1321,7 +1328,9 @@ int somprof_session_start(const SomProfOptions *user, char *err, size_t errlen) 
         snprintf(err, errlen, "SOMPROF_COOP_WINDOW_NS: expected 0 to 1000000 (ns), got '%s'", win);
         return -1;
     }
-    S.coop_win_ns = o->jit_only ? 0 : wv; /* the JIT reads no states: no waits for its ticks */
+    /* the JIT reads no states: no waits for its ticks; without --prof-states the marking
+     * thread's view unless the window is asked for */
+    S.coop_win_ns = o->jit_only || (!win && !o->exact_states) ? 0 : wv;
     atomic_store(&S.coop_win_ticks, 0);
     S.o = *o;
     S.coop_check_ticks = S.coop_win_ns && o->mode == SOMPROF_COOP ? spc_check_cost() : 0;

@@ -303,11 +303,14 @@ static inline bool som_state_brief(int state) {
 }
 
 /* Changes vm->state.  A state change is a safe point: a sampler's pending
- * flag is taken in the state it arrived in.  A sampler counting places off
- * counts a switch between brief states; one into or out of a state that may
- * last long always runs the hook. */
+ * flag is taken in the state it arrived in.  A sampler waiting for an instant
+ * (poll below 0) sees only real changes: compiled code sets VMS_COMPILED at
+ * every compiled-to-compiled call, every few ns in call-heavy code, and no
+ * state begins there.  One counting places off counts a switch between brief
+ * states; one into or out of a state that may last long always runs the hook. */
 static inline void som_set_state(SomVM *vm, uint8_t state) {
-    if (__builtin_expect(vm->poll != 0, 0))
+    int v = vm->poll;
+    if (__builtin_expect(v != 0, 0) && (v > 0 || state != vm->state))
         som_state_point(vm, SOM_SP_STATE, som_state_brief(state) && som_state_brief(vm->state));
     if (vm->state_hook)
         vm->state_hook(vm, state); /* stores it */

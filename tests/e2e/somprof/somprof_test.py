@@ -352,41 +352,47 @@ def test_states_agree():
             assert abs(s[k] - e[k]) < 4.5, (mode, k, s, e)
 
 
-def test_coop_states_without_exact():
-    """Without --prof-states coop labels a tick at the first safe point past its instant
-    where the state may change (no exact transitions to end the wait): its split must match
-    async's of another run (~1500 samples each: the difference's standard deviation is
-    ~1.6 points of the primitive share).  Each check while waiting costs time that the
-    instant skips, calibrated on a stand-in; a sanitizer makes the checks in the running VM
-    far dearer than on the stand-in (ASan: 7 points more primitive), so there only a lost
-    or swapped state is caught."""
+def coop_async_states(name, n, env, bound):
+    """Strs or Dense profiled by async and by coop (with `env`) in separate runs: the coop
+    profile's metadata; the two splits must agree within `bound` points (~1500 samples
+    each: the difference's standard deviation is ~1.6 points of the primitive share)."""
     sp = {}
     for mode in ("async", "coop"):
-        out = os.path.join(WORK, "strs_states_%s.prof" % mode)
-        som("--prof=%s" % mode, "--prof-hz", "1000", "--prof-out", out, prog("Strs.som"), "16000")
+        out = os.path.join(WORK, "%s_states_%s.prof" % (name.lower(), mode))
+        som("--prof=%s" % mode, "--prof-hz", "1000", "--prof-out", out, prog(name + ".som"),
+            str(n), env=env if mode == "coop" else None)
         sp[mode] = report_states(out)
-    assert sp["async"].get("primitive", 0) > 10, sp
-    bound = 15 if SANITIZE else 6.5
+    assert sp["async"].get("primitive", 0) > 8, (name, sp)
     for k in ("interpreting", "primitive"):
-        assert abs(sp["coop"].get(k, 0) - sp["async"].get(k, 0)) < bound, (k, sp)
+        assert abs(sp["coop"].get(k, 0) - sp["async"].get(k, 0)) < bound, (name, k, sp)
+    return report_meta(os.path.join(WORK, "%s_states_coop.prof" % name.lower()))
+
+
+def test_coop_states_without_exact():
+    """Without --prof-states coop keeps the marking thread's view of a tick's state: no wait,
+    and its split must match async's.  Strs has string primitives of tens of us, Dense a
+    Double primitive every few tens of ns.  SOMPROF_COOP_WINDOW_NS asks for the VM thread's
+    own instant there too: it labels a tick at the first place past its instant where the
+    state may change, counting most places before it off.  Its checks cost time that the
+    instant skips, calibrated on a stand-in; a sanitizer makes the checks in the running VM
+    far dearer than on the stand-in (ASan: 7 points more primitive), so there only a lost or
+    swapped state is caught."""
+    bound = 15 if SANITIZE else 6.5
+    for name, n in (("Strs", 16000), ("Dense", 1500)):
+        m = coop_async_states(name, n, None, bound)
+        assert "state_waits" not in m and int(m.get("samples", 0)) > 500, m
+    window = {"SOMPROF_COOP_WINDOW_NS": "8000"}
     # a tick whose instant a count of places passed draws a new one rather than guess (few
     # take the state at hand); Strs's long string primitives keep most places checked
-    m = report_meta(os.path.join(WORK, "strs_states_coop.prof"))
+    m = coop_async_states("Strs", 16000, window, bound)
     waits, samples = int(m.get("state_waits", 0)), int(m.get("samples", 0))
     # (a tick that comes while an earlier one's instant is ahead, or that finds the thread
     # descheduled, waits for none: many on a loaded machine)
     assert waits > samples // 5, m
     assert int(m.get("state_waits_unresolved", 0)) <= waits // 50, m
     assert int(m.get("state_instants_redrawn", 0)) <= waits // 5, m
-    # Dense: a primitive every few tens of ns, evenly; the waits count most places off
-    # instead of reading the clock at each, and the split still matches async's
-    for mode in ("async", "coop"):
-        out = os.path.join(WORK, "dense_states_%s.prof" % mode)
-        som("--prof=%s" % mode, "--prof-hz", "1000", "--prof-out", out, prog("Dense.som"), "1500")
-        sp[mode] = report_states(out)
-    for k in ("interpreting", "primitive"):
-        assert abs(sp["coop"].get(k, 0) - sp["async"].get(k, 0)) < bound, (k, sp)
-    m = report_meta(os.path.join(WORK, "dense_states_coop.prof"))
+    # Dense: the waits count most places off instead of reading the clock at each
+    m = coop_async_states("Dense", 1500, window, bound)
     waits = int(m.get("state_waits", 0))
     assert waits > int(m.get("samples", 0)) // 5, m
     assert int(m.get("state_checks_skipped", 0)) > 10 * waits, m
