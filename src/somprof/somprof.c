@@ -1470,8 +1470,12 @@ int somprof_attach(SomVM *vm, int thread_no) {
         vm->on_enter = spx_enter;
         vm->on_exit = spx_exit;
         /* primitives are timed for the state split and counted by the full exact mode;
-         * otherwise they keep their fast paths and cost what they cost unprofiled */
+         * otherwise they cost what they cost unprofiled.  Only the full exact mode turns
+         * the fast paths off (every primitive a context); for the state split a fast path
+         * is interpreting, as it is unprofiled (with them off, Queens' array accesses made
+         * it 40% primitive against 0.7% by perf, and its hooks most of the run) */
         vm->prim_hooks = S.o.exact_states || (S.o.mode == SOMPROF_EXACT && !S.o.lean);
+        vm->prims_all = S.o.mode == SOMPROF_EXACT && !S.o.lean;
         /* the method hooks only where a tree is timed: they keep compiled code from being
          * entered (jitabi.h), and the state split needs only the transitions */
         vm->exact_hooks = S.o.mode == SOMPROF_EXACT || S.o.exact_time;
@@ -1609,6 +1613,7 @@ void somprof_detach(SomVM *vm) {
     if (S.o.mode == SOMPROF_EXACT || S.o.exact_states || S.o.exact_time) spx_finish(p);
     vm->exact_hooks = false;
     vm->prim_hooks = false;
+    vm->prims_all = false;
     vm->state_hook = NULL;
     vm->safepoint_hook = NULL;
     vm->prof_control = NULL;

@@ -409,7 +409,7 @@ static inline __attribute__((always_inline)) int compare_fast(int op, Value a, V
  * it counts as interpreting); -1 when that does not apply. */
 static inline __attribute__((always_inline)) int str_eq_fast(const SomVM *vm, const CallSite *cs,
                                                              Value a, Value b) {
-    if (!som_is_obj(a) || som_hdr(a)->cls != cs->ic[0].cls || vm->prim_hooks) return -1;
+    if (!som_is_obj(a) || som_hdr(a)->cls != cs->ic[0].cls || vm->prims_all) return -1;
     unsigned ka = som_hdr(a)->kind;
     if ((ka != OBJ_STRING && ka != OBJ_SYMBOL) || cs->ic[0].method->prim != str_prim_eq) return -1;
     if (a == b) return 1;

@@ -294,7 +294,7 @@ jit_activate : /* fp: the activation just made (context included); sp: above its
 primitive:
     if (callee->prim_kind == PK_ARRAY_AT) {
         Value a = sp[-2], i = sp[-1];
-        if (LIKELY(!vm->prim_hooks && som_is_obj(a) && som_hdr(a)->kind == OBJ_ARRAY &&
+        if (LIKELY(!vm->prims_all && som_is_obj(a) && som_hdr(a)->kind == OBJ_ARRAY &&
                    som_is_int(i) && (uint64_t)(som_int(i) - 1) < ((SomArray *)a)->len)) {
             sp[-2] = ((SomArray *)a)->items[som_int(i) - 1];
             sp--;
@@ -304,7 +304,7 @@ primitive:
     }
     if (callee->prim_kind == PK_ARRAY_AT_PUT) {
         Value a = sp[-3], i = sp[-2];
-        if (LIKELY(!vm->prim_hooks && som_is_obj(a) && som_hdr(a)->kind == OBJ_ARRAY &&
+        if (LIKELY(!vm->prims_all && som_is_obj(a) && som_hdr(a)->kind == OBJ_ARRAY &&
                    som_is_int(i) && (uint64_t)(som_int(i) - 1) < ((SomArray *)a)->len)) {
             ((SomArray *)a)->items[som_int(i) - 1] = sp[-1];
             sp -= 2; /* answers the array */
@@ -634,7 +634,7 @@ L_SEND2:
         }                                                                                          \
     } while (0)
 #define ARRAY_ENTRY(cs, a)                                                                         \
-    (LIKELY(som_is_obj(a)) && LIKELY(som_hdr(a)->cls == (cs)->ic[0].cls && !vm->prim_hooks &&      \
+    (LIKELY(som_is_obj(a)) && LIKELY(som_hdr(a)->cls == (cs)->ic[0].cls && !vm->prims_all &&       \
                                      som_hdr(a)->kind == OBJ_ARRAY))
 #define IN_BOUNDS(a, i) (som_is_int(i) && (uint64_t)(som_int(i) - 1) < ((SomArray *)(a))->len)
 /* PUSH_LOCAL a; SEND k fused: v = the local, pushed; k decoded; ip past both */

@@ -148,10 +148,13 @@ struct SomVM {
      * finished (vm->state is still VMS_PRIMITIVE; the VM stores VMS_INTERP
      * after the hook).  Both run where a sampler's view changes, so a hook's
      * clock read splits time as the samples do.  The primitive calls happen
-     * only while `prim_hooks` is true too (off, primitives keep their fast
-     * paths). */
+     * only while `prim_hooks` is true too.  `prims_all` turns the fast paths
+     * of Array>>at:, at:put: and String>>= off, so that every primitive is a
+     * call the hooks see (the full exact mode counts them as contexts); the
+     * state split keeps them (they count as interpreting, hooked or not). */
     bool exact_hooks;
     bool prim_hooks;
+    bool prims_all;
     void (*on_enter)(SomVM *vm, SomMethod *callee, bool is_prim);
     void (*on_exit)(SomVM *vm, SomMethod *callee, bool is_prim);
     /* Called by som_set_state instead of its store, on the VM's thread, at every call (the
