@@ -8,7 +8,8 @@
  *          the first activation already marked visited (Rotor's partial samples).
  *   coop   a marking thread sets vm->poll on every attached VM at the sampling rate; each VM
  *          thread takes its sample at its next safe point (method entry, loop back edge).
- *          The VM state is the one the marking thread saw when it set the flag.
+ *          The VM state is the one the marking thread saw when it set the flag (with
+ *          --prof-states: the VM thread's own at an instant drawn after the flag).
  *   exact  every activation, primitive and exit is counted through the VM's exact hooks into
  *          a calling-context tree with invocation counts and inclusive/self times.
  * Every mode writes a profile readable by the `sampo` tools; exact mode also writes
