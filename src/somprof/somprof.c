@@ -2035,8 +2035,8 @@ static void spj_cpu_at_stop(void) {
     if (S.jit_live && !clock_gettime(S.jit_clock, &ts)) {
         uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
         S.jit_cpu_ns += now > S.jit_cpu0 ? now - S.jit_cpu0 : 0;
-        S.jit_cpu0 = now;
     }
+    S.jit_live = false; /* no samples after this: its unregistration adds nothing */
     pthread_mutex_unlock(&S.jit_mu);
 }
 
