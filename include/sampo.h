@@ -111,6 +111,11 @@ typedef struct SampoConfig {
     int wall_interpose;   /* wall mode: see SAMPO_WALL_INTERPOSE */
     int verbose;          /* log to stderr (never from the handler) */
     int empty_handler;    /* benchmarks only: the handler returns at once (signal floor) */
+    int feed_paused;      /* CPU mode: while paused, VM samples still count in each thread's
+                             CC-Map (sampo_ccmap_snapshot(tid): a JIT's controller keeps its
+                             eyes) but nowhere else - not in the profile, the global CC-Map,
+                             the histogram or the stats but paused_samples.  Their walks
+                             neither set nor stop at visited marks (sampo_vm_sample_paused) */
     const char *out_path; /* written by sampo_stop(); NULL = do not write; borrowed */
 } SampoConfig;
 
@@ -129,7 +134,8 @@ int sampo_start(const SampoConfig *c);
 /* Stops sampling, drains every buffer, writes c->out_path if set.  Data stays queryable
  * (CC-Map, stats) until the next sampo_start(). */
 int sampo_stop(void);
-/* Pause/resume sampling without tearing down (pause disarms the triggers). */
+/* Pause/resume sampling without tearing down (pause disarms the triggers, unless
+ * feed_paused keeps them for the threads' CC-Maps). */
 int sampo_pause(void);
 int sampo_resume(void);
 /* Changes the per-thread rate (disables self-tuning until sampo_set_tuning(1)). */
@@ -143,26 +149,28 @@ int sampo_write(const char *path);
 int sampo_running(void);
 
 typedef struct SampoStats {
-    SampoTrigger trigger;  /* the trigger actually in use */
-    uint64_t interval_ns;  /* current sampling interval */
-    uint64_t samples;      /* samples processed by the manager */
-    uint64_t captured;     /* samples taken by handlers (= samples after stop, plus
-                              start-up calibration samples when the cost was measured) */
-    uint64_t dropped;      /* samples lost to full buffers (counted, never blocking) */
-    uint64_t walk_errors;  /* stack walks cut by a bad frame pointer */
-    uint64_t truncated;    /* stack walks cut by max_depth */
-    uint64_t partial;      /* samples stopped at a visited VM frame */
-    uint64_t orphans;      /* partial samples whose visited frame had no context */
-    uint64_t foreign;      /* signals that arrived on unregistered threads */
-    uint64_t rate_changes; /* self-tuning changes */
-    uint64_t cost_ns;      /* per-sample cost used for the budget */
-    uint64_t manager_ns;   /* CPU time of the manager thread (valid after stop) */
-    uint32_t threads;      /* threads ever registered */
-    uint64_t trigger_lost; /* per-thread triggers the program destroyed (closed our perf fd)
-                              and the engine re-armed */
-    uint64_t weight;       /* the processed samples' weights: a sample stands for 1 + the
-                              periods its trigger skipped (CPU-timer overruns, perf-sw
-                              overflows the kernel dropped); the CC-Map's total */
+    SampoTrigger trigger;    /* the trigger actually in use */
+    uint64_t interval_ns;    /* current sampling interval */
+    uint64_t samples;        /* samples processed by the manager */
+    uint64_t captured;       /* samples taken by handlers (= samples after stop, plus
+                                start-up calibration samples when the cost was measured) */
+    uint64_t dropped;        /* samples lost to full buffers (counted, never blocking) */
+    uint64_t walk_errors;    /* stack walks cut by a bad frame pointer */
+    uint64_t truncated;      /* stack walks cut by max_depth */
+    uint64_t partial;        /* samples stopped at a visited VM frame */
+    uint64_t orphans;        /* partial samples whose visited frame had no context */
+    uint64_t foreign;        /* signals that arrived on unregistered threads */
+    uint64_t rate_changes;   /* self-tuning changes */
+    uint64_t cost_ns;        /* per-sample cost used for the budget */
+    uint64_t manager_ns;     /* CPU time of the manager thread (valid after stop) */
+    uint32_t threads;        /* threads ever registered */
+    uint64_t trigger_lost;   /* per-thread triggers the program destroyed (closed our perf fd)
+                                and the engine re-armed */
+    uint64_t weight;         /* the processed samples' weights: a sample stands for 1 + the
+                                periods its trigger skipped (CPU-timer overruns, perf-sw
+                                overflows the kernel dropped); the CC-Map's total */
+    uint64_t paused_samples; /* feed_paused: samples taken while paused, counted in their
+                                thread's CC-Map only (in none of the counts above) */
 } SampoStats;
 
 /* Copies the counters.  [any-thread] */
@@ -234,6 +242,11 @@ typedef int (*SampoFrameCallback)(void *ctx, SampoFrameInfo *out, int max);
 int sampo_vm_set_frame_chain(SampoVmFrame *volatile *top);
 /* Registers a callback for the calling thread (NULL removes it).  [owner] */
 int sampo_vm_set_frame_callback(SampoFrameCallback cb, void *ctx);
+/* In a frame callback: 1 when the sample is taken while paused (feed_paused), which a
+ * callback must walk in full, neither setting nor reporting visited marks: the sample
+ * counts in the thread's CC-Map only, and a mark would send a later recorded sample to a
+ * context the profile never saw.  [signal-safe] */
+int sampo_vm_sample_paused(void);
 /* Sets the calling thread's VM state (one relaxed store; cheap enough for every state
  * transition).  [owner][signal-safe] */
 void sampo_vm_set_state(SampoVmState s);

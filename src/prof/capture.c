@@ -92,13 +92,14 @@ PROF_NO_SAN uint32_t prof_walk_native(uintptr_t pc, uintptr_t sp, uintptr_t fp, 
 PROF_NO_SAN static uint32_t walk_chain(ProfThread *t, SampoFrameInfo *out, uint32_t max,
                                        uint8_t *flags) {
     uint32_t mark = atomic_load_explicit(&prof_g.mark, memory_order_relaxed);
+    int paused = (*flags & REC_PAUSED) != 0; /* a full walk that leaves no marks */
     SampoVmFrame *f = *t->vm_top;
     uint32_t n = 0;
     for (; f && n < max; f = f->caller) {
-        int seen = f->flags == mark;
+        int seen = !paused && f->flags == mark;
         out[n++] = (SampoFrameInfo){f->method, f->pos, (uint32_t)seen, (uint64_t)(uintptr_t)f};
         if (seen) break;
-        f->flags = mark;
+        if (!paused) f->flags = mark;
     }
     if (n && out[n - 1].visited)
         *flags |= REC_PARTIAL;
@@ -139,7 +140,7 @@ static void capture_regs(void *ucv, uintptr_t *pc, uintptr_t *sp, uintptr_t *fp)
 }
 
 /* Takes one sample of the interrupted context into t's batch. */
-PROF_NO_SAN static void capture_sample(ProfThread *t, void *uc, uint8_t weight) {
+PROF_NO_SAN static void capture_sample(ProfThread *t, void *uc, uint8_t weight, int paused) {
     ProfBatch *b = capture_room(t);
     if (!b) return;
     uintptr_t pc, sp, fp;
@@ -147,6 +148,8 @@ PROF_NO_SAN static void capture_sample(ProfThread *t, void *uc, uint8_t weight) 
     ProfRec *r = (ProfRec *)(b->data + b->used);
     uint64_t *pcs = (uint64_t *)(r + 1);
     uint8_t flags = atomic_load_explicit(&prof_g.calibrating, memory_order_relaxed) ? REC_CALIB : 0;
+    if (paused) flags |= REC_PAUSED;
+    t->cap_paused = paused;
     uint32_t max = prof_g.cfg.max_depth;
     uint32_t nn = prof_walk_native(pc, sp, fp, t->stack_lo, t->stack_hi, pcs, max, &flags);
     uint32_t nsw = 0;
@@ -158,6 +161,8 @@ PROF_NO_SAN static void capture_sample(ProfThread *t, void *uc, uint8_t weight) 
     }
     SampoFrameInfo *vf = (SampoFrameInfo *)(pcs + nn + nsw);
     uint32_t nv = walk_vm(t, vf, max, &flags);
+    t->cap_paused = 0; /* (a paused sample that a callback still cut at a mark is partial:
+                        * the manager drops it) */
     uint64_t now = prof_now_ns();
     *r = (ProfRec){.words = (uint32_t)(PROF_REC_WORDS + nn + nsw + nv * PROF_VMF_WORDS),
                    .tid = (uint32_t)t->tid,
@@ -173,6 +178,12 @@ PROF_NO_SAN static void capture_sample(ProfThread *t, void *uc, uint8_t weight) 
     if (!b->nsamples) b->first_ns = now;
     b->used += r->words;
     b->nsamples++;
+    if (paused) {
+        atomic_fetch_add_explicit(&t->taken_paused, 1, memory_order_relaxed);
+        if (b->cap - b->used < prof_g.rec_max_words || now - b->first_ns > PROF_FLUSH_NS)
+            prof_flush(t);
+        return;
+    }
     atomic_fetch_add_explicit(&t->taken, 1, memory_order_relaxed);
     if (prof_g.cfg.mode == SAMPO_MODE_WALL) { /* for samples of this thread while it waits */
         uint32_t s = atomic_load_explicit(&t->lseq, memory_order_relaxed);
@@ -258,9 +269,9 @@ void prof_handler(int sig, siginfo_t *si, void *uc) {
     atomic_store_explicit(&t->sig_pending, 0, memory_order_relaxed);
     if (atomic_load_explicit(&t->blocked, memory_order_relaxed))
         atomic_store_explicit(&t->hit_blocked, 1, memory_order_relaxed);
-    if (atomic_load(&prof_g.enabled) &&
-        !atomic_load_explicit(&prof_g.paused, memory_order_relaxed)) {
-        capture_sample(t, uc, prof_trigger_sample_weight(t, si));
+    int paused = atomic_load_explicit(&prof_g.paused, memory_order_relaxed);
+    if (atomic_load(&prof_g.enabled) && (!paused || prof_g.cfg.feed_paused)) {
+        capture_sample(t, uc, prof_trigger_sample_weight(t, si), paused);
         prof_trigger_after_sample(t);
     } else {
         prof_trigger_keep_armed(t);

@@ -140,7 +140,10 @@ static ProfThread *eng_register_locked(const char *name) {
     t->next_all = prof_g.threads;
     prof_g.threads = t;
     prof_tls = t;
-    if (prof_g.started) {
+    /* paused is written under reg (eng_set_paused): a thread that registers while sampling
+     * is paused (a JIT's compiler thread, a VM thread started then) stays unarmed until the
+     * resume arms every thread */
+    if (prof_g.started && prof_armed()) {
         prof_trigger_thread_baseline(t);
         prof_trigger_arm(t);
     }
@@ -320,6 +323,23 @@ static void eng_arm_all(ProfThread *except) {
     pthread_mutex_unlock(&prof_g.reg);
 }
 
+/* Pauses (disarms every thread) or resumes (arms every thread but the sampler's slot); the
+ * flag changes under reg, so a thread registering meanwhile sees the state it must follow.
+ * With feed_paused the triggers stay armed: the handlers see the flag. */
+static void eng_set_paused(int paused) {
+    pthread_mutex_lock(&prof_g.reg);
+    atomic_store(&prof_g.paused, paused ? 1 : 0);
+    for (ProfThread *t = prof_g.threads; t && !prof_g.cfg.feed_paused; t = t->next_all) {
+        if (paused) {
+            prof_trigger_disarm(t);
+        } else if (t != prof_g.sampler_slot && atomic_load(&t->alive)) {
+            prof_trigger_thread_baseline(t);
+            prof_trigger_arm(t);
+        }
+    }
+    pthread_mutex_unlock(&prof_g.reg);
+}
+
 static void eng_disarm_all(void) {
     pthread_mutex_lock(&prof_g.reg);
     for (ProfThread *t = prof_g.threads; t; t = t->next_all)
@@ -385,6 +405,7 @@ static int eng_start_locked(const SampoConfig *c) {
         atomic_store(&t->walk_err, 0);
         atomic_store(&t->truncated, 0);
         atomic_store(&t->taken, 0);
+        atomic_store(&t->taken_paused, 0);
         atomic_store(&t->sig_pending, 0);
     }
     ProfThread *me = rc ? NULL : eng_register_locked(NULL);
@@ -451,7 +472,7 @@ static void eng_quiesce(void) {
 
 static void eng_collect_stats(void) {
     SampoStats *st = &prof_g.st;
-    st->dropped = st->walk_errors = st->truncated = st->captured = 0;
+    st->dropped = st->walk_errors = st->truncated = st->captured = st->paused_samples = 0;
     st->threads = 0;
     pthread_mutex_lock(&prof_g.reg);
     for (ProfThread *t = prof_g.threads; t; t = t->next_all) {
@@ -459,6 +480,7 @@ static void eng_collect_stats(void) {
         st->walk_errors += atomic_load(&t->walk_err);
         st->truncated += atomic_load(&t->truncated);
         st->captured += atomic_load(&t->taken);
+        st->paused_samples += atomic_load(&t->taken_paused);
         st->threads += t != prof_g.sampler_slot;
     }
     pthread_mutex_unlock(&prof_g.reg);
@@ -519,8 +541,7 @@ int sampo_pause(void) {
     pthread_mutex_lock(&prof_g.ctl);
     int rc = SAMPO_ESTATE;
     if (prof_g.started && !atomic_load(&prof_g.paused)) {
-        atomic_store(&prof_g.paused, 1);
-        eng_disarm_all();
+        eng_set_paused(1);
         eng_event(2, 0, 0, "pause");
         rc = SAMPO_OK;
     }
@@ -532,8 +553,7 @@ int sampo_resume(void) {
     pthread_mutex_lock(&prof_g.ctl);
     int rc = SAMPO_ESTATE;
     if (prof_g.started && atomic_load(&prof_g.paused)) {
-        eng_arm_all(NULL);
-        atomic_store(&prof_g.paused, 0);
+        eng_set_paused(0);
         eng_event(3, 0, 0, "resume");
         rc = SAMPO_OK;
     }
@@ -559,11 +579,11 @@ static void eng_retrigger(uint64_t iv) {
     char why[sizeof prof_g.trigger_why];
     if (!t || prof_trigger_choose(t, why, sizeof why)) {
         prof_g.trigger = cur; /* nothing else arms: keep the old one */
-        if (!atomic_load(&prof_g.paused)) eng_arm_all(NULL);
+        if (prof_armed()) eng_arm_all(NULL);
         return;
     }
     prof_g.cpu_trigger = prof_g.trigger;
-    if (atomic_load(&prof_g.paused))
+    if (!prof_armed())
         prof_trigger_disarm(t);
     else
         eng_arm_all(t);
@@ -615,7 +635,7 @@ int sampo_set_mode(SampoMode mode) {
     prof_g.cfg.mode = mode;
     prof_g.trigger = mode == SAMPO_MODE_WALL ? SAMPO_TRIGGER_THREAD : prof_g.cpu_trigger;
     if (mode == SAMPO_MODE_CPU && !prof_g.cpu_trigger) prof_g.trigger = SAMPO_TRIGGER_THREAD;
-    if (!atomic_load(&prof_g.paused)) eng_arm_all(NULL);
+    if (prof_armed()) eng_arm_all(NULL);
     if (prof_g.trigger == SAMPO_TRIGGER_THREAD && prof_sampler_start()) rc = SAMPO_ENOTRIGGER;
     eng_event(4, old, mode, mode == SAMPO_MODE_WALL ? "mode wall" : "mode cpu");
 out:
@@ -644,6 +664,11 @@ int sampo_vm_set_frame_callback(SampoFrameCallback cb, void *ctx) {
     t->cb_ctx = ctx;
     t->cb = cb;
     return SAMPO_OK;
+}
+
+int sampo_vm_sample_paused(void) {
+    ProfThread *t = prof_tls;
+    return t && t->cap_paused;
 }
 
 void sampo_vm_set_state(SampoVmState s) {

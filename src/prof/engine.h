@@ -50,7 +50,8 @@ enum {
     REC_WALK_ERR = 4,   /* native walk cut by an invalid frame pointer */
     REC_TRUNC = 8,      /* cut by max_depth */
     REC_SYNTH = 16,     /* wall mode: made by the sampler for a blocked thread */
-    REC_CALIB = 32      /* calibration sample: counted for cost, not profiled */
+    REC_CALIB = 32,     /* calibration sample: counted for cost, not profiled */
+    REC_PAUSED = 64     /* feed_paused: taken while paused, for the thread's CC-Map only */
 };
 
 /* One sample; followed by n_native u64 PCs (pcs[0] = interrupted PC, then return
@@ -111,7 +112,8 @@ struct ProfThread {
     int in_pause;
     uint64_t rng;
     /* counters written by the handler */
-    _Atomic uint64_t dropped, walk_err, truncated, taken;
+    _Atomic uint64_t dropped, walk_err, truncated, taken, taken_paused;
+    int cap_paused; /* the handler's sample in hand is REC_PAUSED (read in its callback) */
     /* wall mode: stack cached on entry to an interposed blocking call (seqlock) */
     _Atomic uint32_t bseq;
     _Atomic int blocked;
@@ -209,6 +211,12 @@ typedef struct ProfEngine {
 } ProfEngine;
 
 extern ProfEngine prof_g;
+
+/* Whether the threads' triggers are armed: sampling runs, or is paused with feed_paused
+ * (whose samples go to the threads' CC-Maps only). */
+static inline int prof_armed(void) {
+    return !atomic_load(&prof_g.paused) || prof_g.cfg.feed_paused;
+}
 
 /* Monotonic clock in ns. [signal-safe] */
 uint64_t prof_now_ns(void);

@@ -286,8 +286,23 @@ static void mgr_tune(const ProfRec *r, int repeated) {
     mg.retime_pending = 1;
 }
 
+/* A sample taken while paused (feed_paused): its thread's CC-Map only, as a full walk
+ * (no visited marks were read or set); VM samples only. */
+static void mgr_paused(ProfThread *t, const ProfRec *r) {
+    if (!r->n_vm || (r->flags & REC_PARTIAL)) return;
+    const SampoFrameInfo *vf =
+        (const SampoFrameInfo *)((const uint64_t *)(r + 1) + r->n_native + r->nsw);
+    for (uint32_t i = 0; i < r->n_vm; i++)
+        mg.methods[i] = vf[i].method, mg.pos[i] = vf[i].pos;
+    prof_ccmap_add(t->cc, mg.methods, mg.pos, r->n_vm, r->weight, CC_NONE, mg.ctx_t);
+}
+
 static void mgr_record(ProfThread *owner, const ProfRec *r) {
     if (r->flags & REC_CALIB) return;
+    if (r->flags & REC_PAUSED) {
+        if (!mgr_reserve((uint32_t)r->n_vm + 2)) mgr_paused(owner, r);
+        return;
+    }
     ProfThread *t = r->flags & REC_SYNTH ? mgr_thread_by_tid(r->tid) : owner;
     uint32_t n = 0;
     int repeated = 0, rc;

@@ -306,7 +306,7 @@ void prof_trigger_check_lost(void) {
      * while a control call holds it, skip this wake-up (the next one is at most 20 ms away).
      * Never wait for it: sampo_stop() holds g.ctl while it joins this thread. */
     if (pthread_mutex_trylock(&prof_g.ctl)) return;
-    if (!prof_g.started || prof_g.cfg.mode != SAMPO_MODE_CPU || atomic_load(&prof_g.paused) ||
+    if (!prof_g.started || prof_g.cfg.mode != SAMPO_MODE_CPU || !prof_armed() ||
         (prof_g.trigger != SAMPO_TRIGGER_PERF_HW && prof_g.trigger != SAMPO_TRIGGER_PERF_SW)) {
         pthread_mutex_unlock(&prof_g.ctl);
         return;
@@ -571,7 +571,9 @@ static void *sampler_main(void *arg) {
             ;
         if (atomic_load(&prof_g.sampler_stop)) break;
         uint64_t woke = prof_now_ns();
-        if (atomic_load(&prof_g.enabled) && !atomic_load(&prof_g.paused)) sampler_tick(iv, next);
+        if (atomic_load(&prof_g.enabled) &&
+            (!atomic_load(&prof_g.paused) || (prof_armed() && prof_g.cfg.mode == SAMPO_MODE_CPU)))
+            sampler_tick(iv, next);
         /* a real-time thread must not take a CPU over: ticks that cost more than a quarter
          * of the interval (many threads, a very short interval) drop it to normal */
         if (prof_g.sampler_rt == 1 && prof_now_ns() - woke > iv / 4) {

@@ -54,6 +54,7 @@ static void wr_meta(SpProfile *p) {
     snprintf(buf, sizeof buf, "%u:%u", g->cfg.burst, g->cfg.burst_gap);
     sp_meta_set(p, "burst", buf);
     sp_meta_setu(p, "samples", st->samples);
+    if (g->cfg.feed_paused) sp_meta_setu(p, "paused_samples", st->paused_samples);
     sp_meta_setu(p, "dropped", st->dropped);
     sp_meta_setu(p, "walk_errors", st->walk_errors);
     sp_meta_setu(p, "truncated", st->truncated);

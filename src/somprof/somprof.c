@@ -292,6 +292,9 @@ static int spa_frames(void *ctx, SampoFrameInfo *out, int max) {
     SomVM *vm = p->vm;
     int32_t top = __atomic_load_n(&vm->top, __ATOMIC_ACQUIRE);
     uint32_t mark = p->mark;
+    /* while the user's profile is paused the samples still feed the JIT's queries (the
+     * thread's CC-Map, SomProfOptions.feed_jit): a full walk that leaves no marks */
+    bool paused = sampo_vm_sample_paused();
     int n = 0;
     if (vm->jit_fb_burst) vm->jit_fb_armed = vm->jit_fb_burst; /* sampled type feedback */
     SomProfLogical in[SOMPROF_MAX_INLINED];
@@ -304,10 +307,10 @@ static int spa_frames(void *ctx, SampoFrameInfo *out, int max) {
         }
         if (n >= max) break;
         SomMethod *m = f->method;
-        uint32_t seen = f->visited == mark;
+        uint32_t seen = !paused && f->visited == mark;
         out[n++] = (SampoFrameInfo){(uint64_t)(uintptr_t)m, f->bci, seen, (uint64_t)(uintptr_t)f};
         if (seen) break;
-        f->visited = mark;
+        if (!paused) f->visited = mark;
         if (!spn_has(&p->names, m)) spa_pending_push(p, m);
     }
     return n;
@@ -1238,6 +1241,7 @@ static int spr_start_async(const SomProfOptions *o, char *err, size_t errlen) {
     if (sampo_config_from_env(&c, err, errlen)) return -1;
     if (o->hz) c.hz = o->hz;
     c.tune = o->tune || !o->hz;
+    c.feed_paused = o->feed_jit;
     c.max_depth = 255;
     c.perf_map = 0;
     c.out_path = S.lib_out; /* a private file, read back at finish: the user's path gets

@@ -45,6 +45,9 @@ typedef struct SomProfOptions {
     const char *out;   /* profile file, or NULL */
     const char *dump;  /* JSON CC-Map dump, or NULL */
     bool paused;       /* start paused (System profilerStart starts it) */
+    bool feed_jit;     /* async: the JIT reads this session's samples, so a pause (paused,
+                          System profilerStop) keeps sampling for the JIT's queries, out of
+                          the profile (SampoConfig.feed_paused); coop's pause stops both */
     bool lean;         /* exact mode: leave primitives uncounted and trivial methods
                           inlined, so the timed run sees the frames a sampler sees */
     bool exact_time;   /* async mode: also time every activation exactly (the lean tree) in

@@ -614,6 +614,7 @@ int main(int argc, char **argv) {
     if (cfg.prof.mode != SOMPROF_OFF) {
         default_prof_out(&cfg, default_out, sizeof default_out);
         block_stop_signals();
+        cfg.prof.feed_jit = cfg.jit.mode == JIT_ON; /* its controller reads these samples */
         if (somprof_session_start(&cfg.prof, err, sizeof err)) {
             fprintf(stderr, "som: profiler: %s\n", err);
             config_free(&cfg);

@@ -455,6 +455,24 @@ def test_system_primitives():
         assert p.stdout.split() == ["true"] * 5, (mode, p.stdout)
 
 
+def test_paused_profile_feeds_jit():
+    """With the JIT on, the async session's samples are the JIT controller's eyes: a paused
+    profile (--prof-paused, System profilerStop) keeps them flowing to the controller, out of
+    the profile.  Before, the controller saw no sample while paused and decided from
+    counters alone (a benchmark's warm-up behind --prof-paused compiled other code)."""
+    out = os.path.join(WORK, "paused_jit.prof")
+    p = som("--jit=on", "--prof=async", "--prof-hz", "1000", "--prof-paused", "--prof-out", out,
+            prog("Hot.som"), "20000", env={"SOM_JIT_TRACE": "1"})
+    decided = [l for l in p.stderr.splitlines()
+               if l.startswith("jit-trace: compile") and "(samples)" in l]
+    meta = report_meta(out)
+    assert meta.get("samples") == "0", meta
+    assert int(meta.get("paused_samples", "0")) > 0, meta
+    if "jit-trace" not in p.stderr:
+        return  # a build without the JIT's backend: nothing else to check
+    assert decided, "no decision from samples while paused:\n" + p.stderr[-2000:]
+
+
 def test_threads_stress():
     for mode in ("async", "coop"):
         out = os.path.join(WORK, "threads_%s.prof" % mode)

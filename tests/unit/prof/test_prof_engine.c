@@ -15,6 +15,7 @@
 
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +29,7 @@
 #include "profile_io.h"
 #include "sampo.h"
 
-enum { A = 0x100, B, C, D, E, F };
+enum { A = 0x100, B, C, D, E, F, G };
 
 /* TSan defers asynchronous signals to its next interceptor call (here: sampo_get_stats,
  * when the fake VM stack is empty), so VM-frame checks only hold without it. */
@@ -299,6 +300,112 @@ static void test_control_calls(void **state) {
     assert_false(sampo_running());
 }
 
+/* A thread that registers while sampling is paused (som's JIT compiler thread starts at the
+ * first compilation, often inside a --prof-paused warm-up) gets no samples until the resume,
+ * and gets them after it.  The main thread only waits meanwhile, so every sample captured
+ * is the late thread's. */
+static atomic_int late_phase; /* 0 spin paused, 1 done, 2 resumed: spin, 3 done */
+
+static void *late_thread(void *arg) {
+    (void)arg;
+    if (sampo_thread_register("late")) return NULL;
+    double cpu0 = now_s(CLOCK_THREAD_CPUTIME_ID);
+    while (now_s(CLOCK_THREAD_CPUTIME_ID) - cpu0 < 0.2) /* 400 periods at 2 kHz */
+        spin(100000);
+    atomic_store(&late_phase, 1);
+    while (atomic_load(&late_phase) != 2)
+        usleep(1000);
+    double wall0 = now_s(CLOCK_MONOTONIC);
+    cpu0 = now_s(CLOCK_THREAD_CPUTIME_ID);
+    SampoStats st = {0};
+    while (now_s(CLOCK_THREAD_CPUTIME_ID) - cpu0 < 30 && now_s(CLOCK_MONOTONIC) - wall0 < 100) {
+        spin(100000);
+        sampo_get_stats(&st);
+        if (st.captured >= 20) break;
+    }
+    sampo_thread_unregister();
+    atomic_store(&late_phase, 3);
+    return NULL;
+}
+
+static void test_thread_registered_while_paused(void **state) {
+    (void)state;
+    SampoConfig c = cfg();
+    assert_int_equal(sampo_start(&c), 0);
+    assert_int_equal(sampo_pause(), 0);
+    SampoStats st0, st1, st2;
+    sampo_get_stats(&st0);
+    atomic_store(&late_phase, 0);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, late_thread, NULL), 0);
+    while (atomic_load(&late_phase) != 1)
+        usleep(1000);
+    sampo_get_stats(&st1);
+    assert_int_equal(sampo_resume(), 0);
+    atomic_store(&late_phase, 2);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    sampo_get_stats(&st2);
+    assert_int_equal(sampo_stop(), 0);
+    if (st1.captured != st0.captured)
+        fail_msg("%llu samples while paused", (unsigned long long)(st1.captured - st0.captured));
+    if (st2.captured < st1.captured + 20)
+        fail_msg("%llu samples after the resume",
+                 (unsigned long long)(st2.captured - st1.captured));
+}
+
+/* feed_paused (som with the JIT on: its controller reads the VM thread's CC-Map): while
+ * paused, samples still count in the thread's CC-Map, and nowhere else - not in the global
+ * CC-Map (the profile's), not in captured/samples - and their walks leave no visited marks,
+ * which would send a later recorded sample to a context the profile never saw. */
+static void test_feed_paused(void **state) {
+    (void)state;
+    SampoConfig c = cfg();
+    c.feed_paused = 1;
+    assert_int_equal(sampo_vm_set_frame_chain(&vm_top), 0);
+    assert_int_equal(sampo_start(&c), 0);
+    run_until(50);
+    assert_int_equal(sampo_pause(), 0);
+    SampoStats st0, st1;
+    sampo_get_stats(&st0);
+    SampoVmFrame fg, fl;
+    uint64_t want = UNDER_TSAN ? 20 : 50; /* TSan merges the signals it defers */
+    vm_push(&fg, G);                      /* only ever on the stack while paused */
+    double cpu0 = now_s(CLOCK_PROCESS_CPUTIME_ID), wall0 = now_s(CLOCK_MONOTONIC);
+    while (keep_going(cpu0, wall0)) {
+        vm_push(&fl, F);
+        spin(200000);
+        vm_pop(&fl);
+        sampo_get_stats(&st1);
+        if (st1.paused_samples >= want) break;
+    }
+    uint32_t marks = fg.flags;
+    vm_pop(&fg);
+    assert_int_equal(sampo_resume(), 0);
+    run_until(st0.samples + 20); /* recorded again */
+    assert_int_equal(sampo_stop(), 0);
+    sampo_vm_set_frame_chain(NULL);
+    SampoStats st;
+    sampo_get_stats(&st);
+    if (st1.paused_samples < want || st1.captured != st0.captured)
+        fail_msg("paused: %llu samples fed, %llu recorded", (unsigned long long)st1.paused_samples,
+                 (unsigned long long)(st1.captured - st0.captured));
+    assert_int_equal(marks, 0);
+    assert_int_equal(st.captured, st.samples);
+    assert_true(st.paused_samples >= st1.paused_samples);
+    SampoMethodStat ms;
+    SampoCCMap *m = sampo_ccmap_snapshot((uint64_t)prof_gettid());
+    assert_non_null(m);
+    assert_int_equal(sampo_ccmap_method(m, G, &ms), 0);
+    assert_true(ms.total >= st1.paused_samples / 2); /* under G: every paused sample */
+    assert_true(sampo_ccmap_total(m) >= st.weight + st.paused_samples); /* weights >= 1 */
+    sampo_ccmap_free(m);
+    m = sampo_ccmap_snapshot(0);
+    assert_non_null(m);
+    assert_int_not_equal(sampo_ccmap_method(m, G, &ms), 0);
+    assert_int_equal(sampo_ccmap_total(m), st.weight);
+    sampo_ccmap_free(m);
+}
+
 static void test_jit_and_histogram(void **state) {
     (void)state;
     assert_int_equal(sampo_jit_register(0x20000000, 64, "jit_stub"), 0);
@@ -524,6 +631,8 @@ int main(void) {
         cmocka_unit_test(test_vm_chain_partial_samples),
         cmocka_unit_test(test_vm_callback),
         cmocka_unit_test(test_control_calls),
+        cmocka_unit_test(test_thread_registered_while_paused),
+        cmocka_unit_test(test_feed_paused),
         cmocka_unit_test(test_jit_and_histogram),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
