@@ -36,11 +36,15 @@
  * context: with a profile of at least 20 samples of the root, its edge weight caller@bci ->
  * callee is surely (beyond sampling noise, sampled_hot) at least 1/50 of the root's weight;
  * without one, with too few samples, or with a weight too close to 1/50 to tell, its cache
- * entry has at least 1/8 of the site's hits.  Size, depth and recursion limits always apply.
+ * entry has at least 1/8 of the site's hits or inline_hits (1024) of them: a share alone
+ * follows the program's phase at the moment of compiling.  Size, depth and recursion limits
+ * always apply.  SOM_JIT_TRACE_INLINE prints each decision with its reason (trace_decision).
  */
 #include "compile.h"
 
+#include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -811,16 +815,46 @@ static int sampled_hot(uint64_t w, uint64_t root) {
     return -1;
 }
 
+/* SOM_JIT_TRACE_INLINE: one line per decision on a send, with its reason:
+ * "jit-inline: ROOT vN: CALLER@BCI dDEPTH -> CALLEE: inline|send|trap (why x/y)". */
+static const char *holder_name(const SomMethod *m) {
+    return m->holder ? m->holder->name->bytes : "?";
+}
+
+static void trace_send(B *b, Scope *s, const char *callee, const char *what) {
+    const SomMethod *r = b->f->method;
+    fprintf(stderr, "jit-inline: %s>>%s v%u: %s>>%s@%u d%u -> %s: %s\n", holder_name(r),
+            r->signature->bytes, b->o->version, holder_name(s->m), s->m->signature->bytes, s->bci,
+            s->depth, callee, what);
+}
+
+static void trace_decision(B *b, Scope *s, SomMethod *t, const char *what, const char *why,
+                           uint64_t x, uint64_t y) {
+    if (!b->o->trace) return;
+    char callee[256], how[128];
+    snprintf(callee, sizeof callee, "%s>>%s", holder_name(t), t->signature->bytes);
+    snprintf(how, sizeof how, "%s (%s %" PRIu64 "/%" PRIu64 ")", what, why, x, y);
+    trace_send(b, s, callee, how);
+}
+
 static bool hot(B *b, Scope *s, SomMethod *t, uint64_t hits, uint64_t total) {
-    if (t->code_len <= b->o->tiny_size) return true;
+    if (t->code_len <= b->o->tiny_size) {
+        trace_decision(b, s, t, "inline", "tiny", t->code_len, b->o->tiny_size);
+        return true;
+    }
     const JitProfile *p = b->o->profile;
     if (p && p->edge_weight && p->root_weight >= 20) {
         uint64_t w = p->edge_weight(p->arg, s->m, s->bci, t);
         if (!b->o->sampled_band) return w * 50 >= p->root_weight;
         int h = sampled_hot(w, p->root_weight);
-        if (h >= 0) return h;
+        if (h >= 0) {
+            trace_decision(b, s, t, h ? "inline" : "send", h ? "hot" : "cold", w, p->root_weight);
+            return h;
+        }
     }
-    return hits > 0 && hits * 8 >= total;
+    bool h = hits > 0 && (hits * 8 >= total || hits >= b->o->inline_hits);
+    trace_decision(b, s, t, h ? "inline" : "send", "cache", hits, total);
+    return h;
 }
 
 /* Call sites of t whose inline cache has seen t itself (its recursive calls so far). */
@@ -865,8 +899,11 @@ static int classify(B *b, Scope *s, SomClass *cls, SomMethod *t, uint64_t hits, 
         if (t->prim_kind == PK_ARRAY_AT_PUT) return TK_ATPUT;
         return intrinsic_of(t) != IN_NONE ? TK_INTRINSIC : TK_SEND;
     }
-    if (can_inline_method(b, s, t) && hot(b, s, t, hits, total)) return TK_INLINE;
-    return TK_SEND;
+    if (!can_inline_method(b, s, t)) {
+        trace_decision(b, s, t, "send", "limits", t->code_len, b->total);
+        return TK_SEND;
+    }
+    return hot(b, s, t, hits, total) ? TK_INLINE : TK_SEND;
 }
 
 static JitRef generic_send(B *b, Scope *s, CallSite *cs) {
@@ -1133,6 +1170,7 @@ static JitRef do_send(B *b, Scope *s, CallSite *cs, bool super, bool executed) {
         /* a site that never ran (its cache is empty) is an uncommon trap even when the
          * receiver's class is known */
         if (!super && !total && !cs->megamorphic && b->o->unreached_traps && !executed) {
+            trace_decision(b, s, t, "trap", "unreached", 0, 0);
             deopt_here(b, s, JDR_CLASS);
             return b->nil;
         }
@@ -1160,6 +1198,10 @@ static JitRef do_send(B *b, Scope *s, CallSite *cs, bool super, bool executed) {
             total += v->ic[i].hits;
         }
     if (ne == 0) {
+        if (b->o->trace)
+            trace_send(b, s, cs->selector->bytes,
+                       b->o->unreached_traps && !executed ? "trap (unreached)"
+                                                          : "send (unreached)");
         if (b->o->unreached_traps && !executed) {
             deopt_here(b, s, JDR_CLASS);
             return b->nil;
@@ -1734,6 +1776,7 @@ void jit_build_defaults(JitBuildOpts *o) {
     o->max_recursion_small = 3;
     o->small_recursive = 64;
     o->tiny_size = 24;
+    o->inline_hits = 1024;
     o->sampled_band = true;
     o->inline_blocks = true;
     o->unreached_traps = true;

@@ -41,6 +41,8 @@ typedef struct JitBuildOpts {
     uint32_t small_recursive;     /* "small": bytecode bytes, default 64 */
     uint32_t tiny_size;           /* bytecode bytes: a callee this small is inlined wherever it
                                    * is reached (its call costs more than its body), default 24 */
+    uint64_t inline_hits;         /* cache hits that make a callee hot whatever its share of the
+                                   * site's hits (default 1024) */
     bool sampled_band;            /* a profile decides only where its samples are beyond their
                                    * noise; within it the inline cache does (default on) */
     bool inline_blocks;           /* inline block literals into inlined callees (default on) */
@@ -48,6 +50,7 @@ typedef struct JitBuildOpts {
                                    * (uncommon trap) instead of code (default on; the controller
                                    * turns it off for a method that keeps deoptimizing) */
     uint32_t version;             /* the version being built (1, 2, ...) */
+    bool trace;                   /* each inlining decision on stderr (SOM_JIT_TRACE_INLINE) */
     const JitProfile *profile;
     /* Sampled type feedback (feedback.h).  fb_slots: an arithmetic site compiled as a
      * generic send because its feedback mixes kinds, and a send compiled generically because

@@ -62,6 +62,8 @@ typedef struct JitRuleParams {
     double inline_band;      /* SOM_JIT_INLINE_BAND: sampled edge weights decide inlining
                               * only beyond their noise, the inline cache within it (1; 0:
                               * the weight against 1/50 of the root's, however few samples) */
+    double inline_hits;      /* SOM_JIT_INLINE_HITS: cache hits that make a callee hot
+                              * whatever its share of the site (-1: the builder's default) */
     double quick_recompile;  /* SOM_JIT_QUICK_RECOMPILE: a version recompiled from sampled
                               * feedback is compiled quickly first (no LLVM passes, fast
                               * instruction selection: a few ms), then at the full level as

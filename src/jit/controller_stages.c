@@ -34,6 +34,7 @@ void jit_build_defaults(JitBuildOpts *o) {
                         .max_recursion_small = 3,
                         .small_recursive = 64,
                         .tiny_size = 24,
+                        .inline_hits = 1024,
                         .sampled_band = true,
                         .inline_blocks = true,
                         .unreached_traps = true,

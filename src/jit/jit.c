@@ -112,6 +112,7 @@ typedef struct JitVm {
     uint32_t skip, skip_left; /* clock ticks to let pass between refreshes (their cost) */
     uint32_t serial;          /* refreshes so far */
     bool trace;               /* SOM_JIT_TRACE: each decision and installation on stderr */
+    bool trace_inline;        /* SOM_JIT_TRACE_INLINE: the builder's inlining decisions */
     uint32_t inline_max;      /* the builder's max_inline_size (JitBuildOpts defaults) */
     double sample_ns;
     /* the profile handed to the builder (valid during one jit_build) */
@@ -629,6 +630,8 @@ static void jv_compile(JitVm *jv, JitMInfo *x, bool sync, double priority, JitFb
     if (jv->p.small_recursive >= 0) bo.small_recursive = (uint32_t)jv->p.small_recursive;
     if (jv->p.tiny_inline >= 0) bo.tiny_size = (uint32_t)jv->p.tiny_inline;
     bo.sampled_band = jv->p.inline_band >= 0.5;
+    if (jv->p.inline_hits >= 0) bo.inline_hits = (uint64_t)jv->p.inline_hits;
+    bo.trace = jv->trace_inline;
     jit_rule_version_ok(&jv->p, version - x->vshift, &bo.unreached_traps);
     JitJob *j = calloc(1, sizeof *j);
     if (!j) return;
@@ -973,6 +976,7 @@ int jit_attach(SomVM *vm, const JitOptions *o, char *err, size_t errlen) {
     jit_calib_init(&jv->calib, &p);
     jv->cpu0 = jit_thread_cpu_ns();
     jv->trace = getenv("SOM_JIT_TRACE") != NULL;
+    jv->trace_inline = getenv("SOM_JIT_TRACE_INLINE") != NULL;
     JitBuildOpts bo;
     jit_backend()->build_defaults(&bo);
     jv->inline_max = bo.max_inline_size;

@@ -607,6 +607,52 @@ static void test_polymorphic_two_guards(void **state) {
     done_vm(vm, dir);
 }
 
+/* Without a profile (or inside its noise band), a receiver class at a polymorphic site is
+ * inlined when its cache entry has 1/8 of the site's hits or at least inline_hits of them:
+ * a share alone follows the program's phase at the moment of compiling (DeltaBlue's
+ * constraint classes, 9.6% of a site's hits in one run and 14% in another), a count of
+ * a thousand calls is worth the inlining in any phase. */
+static void test_cache_hits_decide_inlining(void **state) {
+    (void)state;
+    char *dir;
+    SomVM *vm = test_vm(&dir);
+    SomMethod *m = method(vm, "JitT", "poly:");
+    CallSite *cs = NULL;
+    for (uint32_t i = 0; i < m->nsites; i++)
+        if (!strcmp(m->sites[i].selector->bytes, "val")) cs = &m->sites[i];
+    assert_non_null(cs);
+    int ka = -1, kb = -1;
+    for (int k = 0; k < SOM_IC_SIZE; k++)
+        if (cs->ic[k].cls && !strcmp(cs->ic[k].cls->name->bytes, "JitA"))
+            ka = k;
+        else if (cs->ic[k].cls && !strcmp(cs->ic[k].cls->name->bytes, "JitB"))
+            kb = k;
+    assert_true(ka >= 0 && kb >= 0);
+    JitBuildOpts o;
+    jit_build_defaults(&o);
+    o.tiny_size = 0; /* JitA>>val and JitB>>val are callees like any other */
+    static const struct {
+        uint64_t a, b, floor;
+        int sends; /* JitA left as a send (then JitB alone is checked) */
+    } cases[] = {
+        {100, 10000, 1024, 1},        /* 1% and 100 hits: a send */
+        {2000, 30000, 1024, 0},       /* 6%, but 2000 hits: inlined */
+        {2000, 30000, UINT64_MAX, 1}, /* the share alone: a send */
+        {2000, 10000, UINT64_MAX, 0}, /* 17%: inlined */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        cs->ic[ka].hits = cases[i].a;
+        cs->ic[kb].hits = cases[i].b;
+        o.inline_hits = cases[i].floor;
+        char *ir = ir_of(vm, "JitT", "poly:", &o, NULL);
+        if (count(ir, " #val") != cases[i].sends || count(ir, "HAS_CLASS") != 2 - cases[i].sends)
+            fail_msg("case %zu: %d sends of #val, %d class checks:\n%s", i, count(ir, " #val"),
+                     count(ir, "HAS_CLASS"), ir);
+        free(ir);
+    }
+    done_vm(vm, dir);
+}
+
 static void test_do_block_inlined(void **state) {
     (void)state;
     char *dir;
@@ -1008,6 +1054,7 @@ int main(void) {
         cmocka_unit_test(test_monomorphic_inlined),
         cmocka_unit_test(test_recursive_inlining),
         cmocka_unit_test(test_polymorphic_two_guards),
+        cmocka_unit_test(test_cache_hits_decide_inlining),
         cmocka_unit_test(test_do_block_inlined),
         cmocka_unit_test(test_nlr_to_root_is_return),
         cmocka_unit_test(test_root_block_nlr),
