@@ -124,6 +124,29 @@ static void test_identity_hash_stable(void **state) {
     som_vm_free(vm);
 }
 
+/* The threshold after a collection: at least 8 MB, and twice the live data beyond that (the
+ * marking's cost per allocated byte is live / threshold). */
+static void test_threshold_grows_with_live_data(void **state) {
+    (void)state;
+    SomVM *vm = new_vm(false);
+    settle(vm);
+    assert_int_equal(vm->heap.threshold, 8u << 20); /* a fresh VM's live data is small */
+    Value outer = SOM_V(som_array_new(vm, 2000));
+    som_root_push(vm, &outer);
+    for (int i = 0; i < 2000; i++) { /* 2000 x (24 + 8 x 1000) bytes: ~16 MB live */
+        SomArray *a = som_array_new(vm, 1000);
+        ((SomArray *)outer)->items[i] = SOM_V(a);
+    }
+    settle(vm);
+    uint64_t live = vm->heap.stats.bytes_live;
+    assert_true(live > (15u << 20));
+    assert_int_equal(vm->heap.threshold, 2 * live);
+    som_root_pop(vm, 1);
+    settle(vm);
+    assert_int_equal(vm->heap.threshold, 8u << 20);
+    som_vm_free(vm);
+}
+
 static void test_unreachable_freed(void **state) {
     (void)state;
     SomVM *vm = new_vm(false);
@@ -410,6 +433,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_allocation_layouts),
         cmocka_unit_test(test_identity_hash_stable),
+        cmocka_unit_test(test_threshold_grows_with_live_data),
         cmocka_unit_test(test_unreachable_freed),
         cmocka_unit_test(test_rooting_rules),
         cmocka_unit_test(test_deep_list),
