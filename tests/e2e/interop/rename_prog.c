@@ -14,7 +14,7 @@
 #include <time.h>
 
 static double g_secs = 0.3;
-static volatile unsigned long g_sink;
+static volatile unsigned long g_sink, g_sink2;
 static double g_spin_cpu; /* written by the worker before the join, then by main */
 
 static double cpu_now(void) {
@@ -31,8 +31,12 @@ static inline __attribute__((always_inline)) unsigned long mix(int i) {
 __attribute__((noinline)) static void spin(void) {
     double start = cpu_now(), end = start + g_secs, now;
     while ((now = cpu_now()) < end)
-        for (int i = 0; i < 1000000; i++) /* the clock read is a syscall: keep it rare */
+        for (int i = 0; i < 1000000; i++) { /* the clock read is a syscall: keep it rare */
             g_sink += mix(i);
+            g_sink2 ^= g_sink; /* a second dependent load: samples on several instructions
+                                * whatever the skid (one hot instruction took 99.8% of them
+                                * on some machines) */
+        }
     g_spin_cpu += now - start;
 }
 
