@@ -7,7 +7,10 @@ queue) takes a different course in every run, because when each version arrives 
 timing.  This script profiles only the iterations after a warm-up (SteadyHarness.som, som
 --prof-paused, System profilerStart), RUNS times per --jit mode, and prints the mean
 correlation / overlap over all pairs of runs, with and without the JIT compiler thread's
-samples (sampo compare --ignore '\\[jit compile\\]').
+samples (sampo compare --ignore '\\[jit compile\\]').  Since stop 35 the JIT's controller
+keeps getting samples while the profile is paused (libsampo's feed_paused); before, the
+paused warm-up compiled from counters alone and the sample-driven compilations came in the
+profiled iterations (docs/evaluation.md J.5, "Stop 35").
 
   steady_overlap.py --build build/release --awfy AWFY_DIR --bench DeltaBlue:4:12:60000 \\
       [--modes off,on,eager] [--runs 4] [--hz 1000] [--out DIR]
