@@ -35,6 +35,8 @@
  *   SAMPO_COST_NS=N       per-sample cost to assume instead of measuring it at start.
  *   SAMPO_WALL_INTERPOSE=0|1  wall mode: record blocking libc calls without signalling the
  *                         blocked thread (default 1; 0 shows the EINTR problem, see docs).
+ *   SAMPO_COUNT_KERNEL=0|1  perf triggers count kernel time too (page faults, system calls),
+ *                         where perf_event_paranoid allows (default 0; som's async mode 1).
  *   SAMPO_CHILDREN=0|1    exec'd children keep profiling into OUT.PID (default 1).
  *   SAMPO_VERBOSE=0|1     log trigger choice and every tuning change to stderr.
  *   SAMPO_DISABLE=1       load but do nothing.
@@ -111,6 +113,11 @@ typedef struct SampoConfig {
     int wall_interpose;   /* wall mode: see SAMPO_WALL_INTERPOSE */
     int verbose;          /* log to stderr (never from the handler) */
     int empty_handler;    /* benchmarks only: the handler returns at once (signal floor) */
+    int count_kernel;     /* perf triggers count the thread's kernel time too (page faults,
+                             system calls), where the kernel allows it (else user time only,
+                             "kernel refused" in the profile): a sample then lands where
+                             that time went, not on the user code one period later.  Off by
+                             default: a signal in a system call can end it with EINTR */
     int feed_paused;      /* CPU mode: while paused, VM samples still count in each thread's
                              CC-Map (sampo_ccmap_snapshot(tid): a JIT's controller keeps its
                              eyes) but nowhere else - not in the profile, the global CC-Map,

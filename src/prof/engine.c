@@ -241,6 +241,7 @@ static int env_numbers(SampoConfig *c, char *err, size_t len) {
     NUM("SAMPO_WALL_INTERPOSE", 0, 1, c->wall_interpose = (int)d)
     NUM("SAMPO_VERBOSE", 0, 9, c->verbose = (int)d)
     NUM("SAMPO_EMPTY_HANDLER", 0, 1, c->empty_handler = (int)d)
+    NUM("SAMPO_COUNT_KERNEL", 0, 1, c->count_kernel = (int)d)
 #undef NUM
     return SAMPO_OK;
 }
@@ -423,6 +424,7 @@ static int eng_start_locked(const SampoConfig *c) {
     }
     if (g->cfg.mode == SAMPO_MODE_CPU) g->cpu_trigger = g->trigger;
     atomic_store(&g->paused, 0);
+    atomic_store(&g->kernel_refused, 0);
     atomic_store(&g->enabled, 1);
     g->st.cost_ns = eng_cost(me);
     g->interval0_ns = eng_initial_interval();

@@ -156,6 +156,7 @@ typedef struct ProfEngine {
     int started;
     _Atomic int enabled; /* handler gate */
     _Atomic int paused;
+    _Atomic int kernel_refused; /* count_kernel asked, perf_event_open refused it */
     _Atomic uint64_t interval_ns;
     SampoTrigger trigger;
     int handler_installed;

@@ -146,7 +146,14 @@ static void trig_perf_close(ProfThread *t, int disable) {
 static int trig_perf_open(ProfThread *t, int hw, uint64_t period, uint64_t first) {
     struct perf_event_attr a;
     trig_perf_attr(&a, hw, first ? first : trig_phase(t->tid, period));
+    /* count_kernel: the thread's kernel time too, unless perf_event_paranoid refuses it */
+    if (prof_g.cfg.count_kernel && !atomic_load(&prof_g.kernel_refused)) a.exclude_kernel = 0;
     int fd = (int)syscall(SYS_perf_event_open, &a, t->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0 && !a.exclude_kernel && (errno == EACCES || errno == EPERM)) {
+        atomic_store(&prof_g.kernel_refused, 1);
+        a.exclude_kernel = 1;
+        fd = (int)syscall(SYS_perf_event_open, &a, t->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    }
     if (fd < 0) return -errno;
     int high = fcntl(fd, F_DUPFD_CLOEXEC, trig_fd_floor());
     if (high >= 0) close(fd), fd = high;

@@ -55,6 +55,9 @@ static void wr_meta(SpProfile *p) {
     sp_meta_set(p, "burst", buf);
     sp_meta_setu(p, "samples", st->samples);
     if (g->cfg.feed_paused) sp_meta_setu(p, "paused_samples", st->paused_samples);
+    if (g->cfg.count_kernel &&
+        (g->trigger == SAMPO_TRIGGER_PERF_SW || g->trigger == SAMPO_TRIGGER_PERF_HW))
+        sp_meta_set(p, "kernel_time", atomic_load(&g->kernel_refused) ? "refused" : "counted");
     sp_meta_setu(p, "dropped", st->dropped);
     sp_meta_setu(p, "walk_errors", st->walk_errors);
     sp_meta_setu(p, "truncated", st->truncated);

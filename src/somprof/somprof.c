@@ -1238,6 +1238,10 @@ static void spr_register_labels(void) {
 static int spr_start_async(const SomProfOptions *o, char *err, size_t errlen) {
     SampoConfig c;
     sampo_config_default(&c);
+    /* the VM's kernel time (the page faults of fresh allocations, Sieve's Array new:) lands
+     * on the state and frame that spent it; som's own system calls restart (SA_RESTART).
+     * SAMPO_COUNT_KERNEL=0 leaves it out. */
+    c.count_kernel = 1;
     if (sampo_config_from_env(&c, err, errlen)) return -1;
     if (o->hz) c.hz = o->hz;
     c.tune = o->tune || !o->hz;
