@@ -178,14 +178,9 @@ PROF_NO_SAN static void capture_sample(ProfThread *t, void *uc, uint8_t weight, 
     if (!b->nsamples) b->first_ns = now;
     b->used += r->words;
     b->nsamples++;
-    if (paused) {
-        atomic_fetch_add_explicit(&t->taken_paused, 1, memory_order_relaxed);
-        if (b->cap - b->used < prof_g.rec_max_words || now - b->first_ns > PROF_FLUSH_NS)
-            prof_flush(t);
-        return;
-    }
-    atomic_fetch_add_explicit(&t->taken, 1, memory_order_relaxed);
-    if (prof_g.cfg.mode == SAMPO_MODE_WALL) { /* for samples of this thread while it waits */
+    atomic_fetch_add_explicit(paused ? &t->taken_paused : &t->taken, 1, memory_order_relaxed);
+    /* wall mode: the stack kept for samples of this thread while it waits */
+    if (!paused && prof_g.cfg.mode == SAMPO_MODE_WALL) {
         uint32_t s = atomic_load_explicit(&t->lseq, memory_order_relaxed);
         atomic_store_explicit(&t->lseq, s + 1, memory_order_relaxed);
         atomic_signal_fence(memory_order_release);
@@ -197,8 +192,10 @@ PROF_NO_SAN static void capture_sample(ProfThread *t, void *uc, uint8_t weight, 
             t->lsw[i] = pcs[nn + i];
         atomic_store_explicit(&t->lseq, s + 2, memory_order_release);
     }
-    if (flags & REC_WALK_ERR) atomic_fetch_add_explicit(&t->walk_err, 1, memory_order_relaxed);
-    if (flags & REC_TRUNC) atomic_fetch_add_explicit(&t->truncated, 1, memory_order_relaxed);
+    if (!paused && (flags & REC_WALK_ERR))
+        atomic_fetch_add_explicit(&t->walk_err, 1, memory_order_relaxed);
+    if (!paused && (flags & REC_TRUNC))
+        atomic_fetch_add_explicit(&t->truncated, 1, memory_order_relaxed);
     if (b->cap - b->used < prof_g.rec_max_words || now - b->first_ns > PROF_FLUSH_NS) prof_flush(t);
 }
 

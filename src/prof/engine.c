@@ -314,37 +314,44 @@ static void eng_sanitize(SampoConfig *c) {
     if (c->tune_high <= c->tune_low) c->tune_high = c->tune_low + 0.01;
 }
 
-static void eng_arm_all(ProfThread *except) {
-    pthread_mutex_lock(&prof_g.reg);
+/* Arms every live thread but except and the sampler's slot (g.reg held). */
+static void eng_arm_all_locked(ProfThread *except) {
     for (ProfThread *t = prof_g.threads; t; t = t->next_all)
         if (t != except && t != prof_g.sampler_slot && atomic_load(&t->alive)) {
             prof_trigger_thread_baseline(t);
             prof_trigger_arm(t);
         }
-    pthread_mutex_unlock(&prof_g.reg);
 }
 
-/* Pauses (disarms every thread) or resumes (arms every thread but the sampler's slot); the
- * flag changes under reg, so a thread registering meanwhile sees the state it must follow.
- * With feed_paused the triggers stay armed: the handlers see the flag. */
-static void eng_set_paused(int paused) {
+static void eng_disarm_all_locked(void) {
+    for (ProfThread *t = prof_g.threads; t; t = t->next_all)
+        prof_trigger_disarm(t);
+}
+
+static void eng_arm_all(ProfThread *except) {
     pthread_mutex_lock(&prof_g.reg);
-    atomic_store(&prof_g.paused, paused ? 1 : 0);
-    for (ProfThread *t = prof_g.threads; t && !prof_g.cfg.feed_paused; t = t->next_all) {
-        if (paused) {
-            prof_trigger_disarm(t);
-        } else if (t != prof_g.sampler_slot && atomic_load(&t->alive)) {
-            prof_trigger_thread_baseline(t);
-            prof_trigger_arm(t);
-        }
-    }
+    eng_arm_all_locked(except);
     pthread_mutex_unlock(&prof_g.reg);
 }
 
 static void eng_disarm_all(void) {
     pthread_mutex_lock(&prof_g.reg);
-    for (ProfThread *t = prof_g.threads; t; t = t->next_all)
-        prof_trigger_disarm(t);
+    eng_disarm_all_locked();
+    pthread_mutex_unlock(&prof_g.reg);
+}
+
+/* Pauses (disarms every thread) or resumes (arms them); the flag changes under reg, so a
+ * thread registering meanwhile sees the state it must follow.  With feed_paused the
+ * triggers stay armed: the handlers see the flag. */
+static void eng_set_paused(int paused) {
+    pthread_mutex_lock(&prof_g.reg);
+    atomic_store(&prof_g.paused, paused ? 1 : 0);
+    if (!prof_g.cfg.feed_paused) {
+        if (paused)
+            eng_disarm_all_locked();
+        else
+            eng_arm_all_locked(NULL);
+    }
     pthread_mutex_unlock(&prof_g.reg);
 }
 

@@ -198,14 +198,21 @@ static int mgr_native(ProfThread *t, const ProfRec *r, uint32_t *n_out, int *rep
     return 0;
 }
 
-/* VM sample, possibly partial: continues from the contexts recorded for the visited frame. */
-static int mgr_vm(ProfThread *t, const ProfRec *r, uint32_t *n_out, int *repeated) {
+/* A record's VM frames (after its PCs and stack words), their methods and positions copied
+ * into mg.methods and mg.pos. */
+static const SampoFrameInfo *mgr_vm_frames(const ProfRec *r) {
     const SampoFrameInfo *vf =
         (const SampoFrameInfo *)((const uint64_t *)(r + 1) + r->n_native + r->nsw);
+    for (uint32_t i = 0; i < r->n_vm; i++)
+        mg.methods[i] = vf[i].method, mg.pos[i] = vf[i].pos;
+    return vf;
+}
+
+/* VM sample, possibly partial: continues from the contexts recorded for the visited frame. */
+static int mgr_vm(ProfThread *t, const ProfRec *r, uint32_t *n_out, int *repeated) {
+    const SampoFrameInfo *vf = mgr_vm_frames(r);
     uint32_t n = r->n_vm, st = CC_NONE, sp = CC_NONE;
     ProfU64Map *tok = t->tokens;
-    for (uint32_t i = 0; i < n; i++)
-        mg.methods[i] = vf[i].method, mg.pos[i] = vf[i].pos;
     if (r->flags & REC_PARTIAL) {
         uint64_t v;
         if (prof_u64map_get(tok, vf[n - 1].token, &v))
@@ -290,10 +297,7 @@ static void mgr_tune(const ProfRec *r, int repeated) {
  * (no visited marks were read or set); VM samples only. */
 static void mgr_paused(ProfThread *t, const ProfRec *r) {
     if (!r->n_vm || (r->flags & REC_PARTIAL)) return;
-    const SampoFrameInfo *vf =
-        (const SampoFrameInfo *)((const uint64_t *)(r + 1) + r->n_native + r->nsw);
-    for (uint32_t i = 0; i < r->n_vm; i++)
-        mg.methods[i] = vf[i].method, mg.pos[i] = vf[i].pos;
+    mgr_vm_frames(r);
     prof_ccmap_add(t->cc, mg.methods, mg.pos, r->n_vm, r->weight, CC_NONE, mg.ctx_t);
 }
 
