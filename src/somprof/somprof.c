@@ -15,6 +15,7 @@
 #include "somprof.h"
 
 #include <errno.h>
+#include <math.h>
 #include <semaphore.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -61,6 +62,13 @@ typedef struct SprKnown {
     uintptr_t method;
     const char *name; /* interned */
 } SprKnown;
+
+/* GC attribution (docs/design/vm-profiling.md, "Collections"): about SPG_PER_CYCLE
+ * allocation samples per collection cycle, at least SPG_MIN_BYTES apart on average. */
+#define SPG_SLOTS 32
+#define SPG_DEPTH 256
+#define SPG_PER_CYCLE 24
+#define SPG_MIN_BYTES (256u << 10)
 
 typedef struct VmProf {
     SomVM *vm;
@@ -123,6 +131,22 @@ typedef struct VmProf {
     uint64_t st_ck_t, st_ck_cpu; /* TSC and thread CPU ns at its latest descheduling check */
     uint64_t cpu_attach;         /* the VM thread's CPU time at attach (load factor, spx_finish) */
     uint64_t state_ns[VMS_COUNT];
+    /* async: the allocation samples of the current collection cycle (spg_*): SPG_SLOTS
+     * stacks of up to SPG_DEPTH frames (leaf first), each with its weight in sampling
+     * intervals; a sample in a collection that an allocation needed takes one of them */
+    const SomMethod **gc_m;
+    uint32_t *gc_p;
+    uint32_t gc_n[SPG_SLOTS], gc_w[SPG_SLOTS];
+    uint32_t gc_slots;  /* filled */
+    uint64_t gc_seen;   /* allocation samples this cycle (the reservoir's count) */
+    uint64_t gc_wsum;   /* weights of the filled slots */
+    uint64_t gc_cycle;  /* heap.stats.collections when they were taken */
+    uint64_t gc_mean;   /* the mean distance between allocation samples, bytes */
+    uint64_t gc_rng;    /* the hook's draws */
+    uint64_t gc_hrng;   /* the handler's draws */
+    uint64_t gc_walks;  /* allocation samples taken */
+    uint64_t gc_spread; /* samples in collections that took an allocation's stack */
+    uint64_t gc_own;    /* samples in such collections that kept their own (no usable slot) */
 } VmProf;
 
 static struct {
@@ -193,6 +217,10 @@ static struct {
     struct SprCode *codes;          /* async: compiled code registered (symbols for hist) */
     size_t ncodes, capcodes;
     size_t nknown, capknown;
+    /* async: collections charged to the allocations of their cycle (spg_*; SOMPROF_GC_SPREAD=0
+     * turns it off), and the detached VMs' counters */
+    bool gc_spread;
+    uint64_t gc_walks, gc_spread_n, gc_own;
 } S = {.mu = PTHREAD_MUTEX_INITIALIZER, .jit_mu = PTHREAD_MUTEX_INITIALIZER};
 
 /* The exact mode's cheap clock: the TSC scaled to ns where there is one. */
@@ -271,6 +299,12 @@ uint32_t somprof_inlined(const SomFrame *f, SomProfLogical *out, uint32_t max) {
     return n;
 }
 
+/* xorshift64: the coop ticks' instants and the GC attribution's draws (signal-safe) */
+static uint64_t spc_rand(uint64_t *s) {
+    *s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
+    return *s;
+}
+
 /* ---- async mode ------------------------------------------------------------------------ */
 
 static void spa_pending_push(VmProf *p, const SomMethod *m) {
@@ -282,6 +316,112 @@ static void spa_pending_push(VmProf *p, const SomMethod *m) {
         __atomic_store_n(&p->npending, k + 1, __ATOMIC_RELEASE);
     }
     p->vm->poll = 1;
+}
+
+/* ---- collections: charged to the allocations that needed them ---------------------------
+ * A collection starts at the allocation that finds the budget spent, but the allocations of
+ * the whole cycle since the previous one needed it.  Charging its samples (tens of them in a
+ * row: DeltaBlue's collections take ~10 ms) to the one that started it makes a lottery of
+ * them: the same program's runs put its time on different contexts (run to run, 8 points of
+ * overlap lost with the JIT).  So the VM thread takes the stack of an allocation every
+ * ~1/SPG_PER_CYCLE of the budget (byte-weighted: the distances are drawn from an
+ * exponential, so that no allocation pattern can fall in step with them), keeps up to
+ * SPG_SLOTS of the cycle's (a reservoir when more), and a sample in a collection that an
+ * allocation needed takes one of them, drawn by weight: the same expectation, a much smaller
+ * variance.  `System fullGC` keeps its caller's stack. */
+
+/* The VM's frames, full (no marks), into slot i; n = 0 when deeper than SPG_DEPTH. */
+static void spg_walk(VmProf *p, uint32_t i) {
+    SomVM *vm = p->vm;
+    const SomMethod **m = p->gc_m + (size_t)i * SPG_DEPTH;
+    uint32_t *pos = p->gc_p + (size_t)i * SPG_DEPTH, n = 0;
+    for (int32_t k = vm->top; k >= 0; k--) {
+        SomFrame *f = &vm->frames[k];
+        SomProfLogical in[SOMPROF_MAX_INLINED];
+        uint32_t ni = somprof_inlined(f, in, SOMPROF_MAX_INLINED);
+        if (n + ni + 1 > SPG_DEPTH) {
+            n = 0;
+            break;
+        }
+        for (uint32_t j = 0; j < ni; j++) {
+            spn_name(&p->names, in[j].method);
+            m[n] = in[j].method;
+            pos[n++] = in[j].bci;
+        }
+        spn_name(&p->names, f->method);
+        m[n] = f->method;
+        pos[n++] = f->bci;
+    }
+    p->gc_n[i] = n;
+}
+
+/* A uniform draw in (0, 1]. */
+static double spg_unit(uint64_t *rng) {
+    return ((double)(spc_rand(rng) >> 11) + 1.0) / 9007199254740992.0;
+}
+
+/* vm->alloc_hook: an allocation sample (VM thread, not in a collection). */
+static int64_t spg_alloc_hook(SomVM *vm, size_t size) {
+    VmProf *p = vm->prof_data;
+    GcHeap *h = &vm->heap;
+    (void)size;
+    if (!p || !p->gc_m) return INT64_MAX;
+    uint64_t over = h->sample_left < 0 ? (uint64_t)-h->sample_left : 0;
+    if (p->gc_cycle != h->stats.collections) { /* a new cycle */
+        p->gc_cycle = h->stats.collections;
+        p->gc_slots = 0;
+        p->gc_seen = 0;
+        p->gc_wsum = 0;
+        uint64_t mean = h->threshold / SPG_PER_CYCLE;
+        p->gc_mean = mean > SPG_MIN_BYTES ? mean : SPG_MIN_BYTES;
+    }
+    /* an allocation larger than the distance covers more than one interval */
+    uint64_t w = 1 + over / p->gc_mean;
+    if (w > UINT32_MAX) w = UINT32_MAX;
+    uint64_t seen = ++p->gc_seen;
+    uint32_t slot = p->gc_slots < SPG_SLOTS ? p->gc_slots : SPG_SLOTS;
+    if (slot == SPG_SLOTS) { /* full: keep a uniform choice of the cycle's samples */
+        uint64_t r = spc_rand(&p->gc_rng) % seen;
+        if (r >= SPG_SLOTS) goto next;
+        slot = (uint32_t)r;
+        p->gc_wsum -= p->gc_n[slot] ? p->gc_w[slot] : 0;
+    } else {
+        p->gc_slots++;
+    }
+    spg_walk(p, slot);
+    p->gc_w[slot] = (uint32_t)w;
+    if (p->gc_n[slot]) p->gc_wsum += w;
+    p->gc_walks++;
+next:;
+    double d = -log(spg_unit(&p->gc_rng)) * (double)p->gc_mean;
+    return d < 1 ? 1 : d > 1e15 ? (int64_t)1e15 : (int64_t)d;
+}
+
+/* In the handler, for a sample in a collection an allocation needed: one of the cycle's
+ * allocation stacks, drawn by weight (0: none to take; the sample walks as usual). */
+static int spg_frames(VmProf *p, SampoFrameInfo *out, int max) {
+    SomVM *vm = p->vm;
+    if (!p->gc_m || !p->gc_wsum || p->gc_cycle != vm->heap.stats.collections) {
+        p->gc_own++;
+        return 0;
+    }
+    uint64_t r = spc_rand(&p->gc_hrng) % p->gc_wsum;
+    uint32_t i = 0;
+    for (; i < p->gc_slots; i++) {
+        if (!p->gc_n[i]) continue;
+        if (r < p->gc_w[i]) break;
+        r -= p->gc_w[i];
+    }
+    if (i == p->gc_slots || p->gc_n[i] > (uint32_t)max) {
+        p->gc_own++;
+        return 0;
+    }
+    const SomMethod **m = p->gc_m + (size_t)i * SPG_DEPTH;
+    const uint32_t *pos = p->gc_p + (size_t)i * SPG_DEPTH;
+    for (uint32_t k = 0; k < p->gc_n[i]; k++)
+        out[k] = (SampoFrameInfo){(uint64_t)(uintptr_t)m[k], pos[k], 0, 0};
+    p->gc_spread++;
+    return (int)p->gc_n[i];
 }
 
 /* The frame callback: runs in the SIGPROF handler on the VM's own thread.  A compiled frame
@@ -297,6 +437,7 @@ static int spa_frames(void *ctx, SampoFrameInfo *out, int max) {
     bool paused = sampo_vm_sample_paused();
     int n = 0;
     if (vm->jit_fb_burst) vm->jit_fb_armed = vm->jit_fb_burst; /* sampled type feedback */
+    if (vm->state == VMS_GC && vm->heap.for_alloc && (n = spg_frames(p, out, max)) > 0) return n;
     SomProfLogical in[SOMPROF_MAX_INLINED];
     for (int32_t i = top; i >= 0 && n < max; i--) {
         SomFrame *f = &vm->frames[i];
@@ -482,10 +623,6 @@ static void spc_margin_halve(VmProf *p) {
 }
 
 /* xorshift64: the marking thread's jitter and the VM threads' instants. */
-static uint64_t spc_rand(uint64_t *s) {
-    *s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
-    return *s;
-}
 
 /* Ends the wait of a tick (spc_hook): it is labelled `state`, the flag is cleared.  The
  * instant is on the TSC, which runs on while the thread is descheduled, and the samples
@@ -1374,6 +1511,9 @@ int somprof_session_start(const SomProfOptions *user, char *err, size_t errlen) 
     S.o.dump = o->dump ? S.dump : NULL;
     S.t0 = spx_now();
     S.late_names = getenv("SOMPROF_LATE_NAMES") && !strcmp(getenv("SOMPROF_LATE_NAMES"), "1");
+    const char *spread = getenv("SOMPROF_GC_SPREAD");
+    S.gc_spread = o->mode == SOMPROF_ASYNC && !(spread && !strcmp(spread, "0"));
+    S.gc_walks = S.gc_spread_n = S.gc_own = 0;
     bool timed = o->exact_states || o->exact_time || o->mode == SOMPROF_EXACT;
     if (timed) spx_clock_init();
     S.win_ns = S.hook_ns = 0;
@@ -1437,6 +1577,16 @@ static int spr_attach_mode(VmProf *p, int thread_no) {
             sampo_vm_set_state_ptr(&vm->state))
             return -1;
         vm->safepoint_hook = spa_hook;
+        if (S.gc_spread) { /* collections charged to the allocations (spg_*) */
+            p->gc_m = calloc((size_t)SPG_SLOTS * SPG_DEPTH, sizeof *p->gc_m);
+            p->gc_p = calloc((size_t)SPG_SLOTS * SPG_DEPTH, sizeof *p->gc_p);
+            if (!p->gc_m || !p->gc_p) return -1;
+            p->gc_rng = (p->rng * 0x9E3779B97F4A7C15ull) | 1;
+            p->gc_hrng = (p->rng ^ 0xD1B54A32D192ED03ull) | 1;
+            p->gc_cycle = UINT64_MAX; /* the first sample starts a cycle */
+            vm->heap.sample_left = SPG_MIN_BYTES;
+            vm->alloc_hook = spg_alloc_hook;
+        }
         if (!S.o.exact_time) return 0;
         if (spc_init(&p->tree)) return -1;
         p->tree.max_nodes = S.max_contexts;
@@ -1505,7 +1655,10 @@ fail:
     vm->prof_data = NULL;
     vm->prof_control = NULL;
     vm->safepoint_hook = NULL;
+    vm->alloc_hook = NULL;
     spn_fini(&p->names);
+    free(p->gc_m);
+    free(p->gc_p);
     free(p);
     return -1;
 }
@@ -1635,7 +1788,11 @@ void somprof_detach(SomVM *vm) {
     vm->state_hook = NULL;
     vm->safepoint_hook = NULL;
     vm->prof_control = NULL;
+    vm->alloc_hook = NULL;
     pthread_mutex_lock(&S.mu);
+    S.gc_walks += p->gc_walks;
+    S.gc_spread_n += p->gc_spread;
+    S.gc_own += p->gc_own;
     for (int i = 0; i < S.nvms; i++)
         if (S.vms[i] == p) S.vms[i] = S.vms[--S.nvms];
     for (int i = 0; i < S.nall; i++)
@@ -1672,6 +1829,8 @@ void somprof_detach(SomVM *vm) {
     free(p->scr_f);
     free(p->samples);
     free(p->stk);
+    free(p->gc_m);
+    free(p->gc_p);
     free(p);
 }
 
@@ -1773,6 +1932,14 @@ static void spr_meta(SpProfile *p) {
             sp_meta_setu(p, "state_instants_redrawn", atomic_load(&S.coop_redrawn));
             sp_meta_setu(p, "state_check_ns",
                          (uint64_t)((double)atomic_load(&S.coop_check_total) * S.coop_tick_ns));
+        }
+    }
+    if (S.o.mode == SOMPROF_ASYNC) {
+        sp_meta_set(p, "gc_attribution", S.gc_spread ? "allocations" : "trigger");
+        if (S.gc_spread) {
+            sp_meta_setu(p, "gc_alloc_samples", S.gc_walks);
+            sp_meta_setu(p, "gc_samples_spread", S.gc_spread_n);
+            sp_meta_setu(p, "gc_samples_own", S.gc_own);
         }
     }
     if (S.o.mode == SOMPROF_EXACT) sp_meta_set(p, "unit", "invocations");

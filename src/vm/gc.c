@@ -41,6 +41,7 @@ void gc_init(SomVM *vm) {
     GcHeap *h = &vm->heap;
     memset(h, 0, sizeof *h);
     h->threshold = vm->opts.heap_hint > GC_MIN_THRESHOLD ? vm->opts.heap_hint : GC_MIN_THRESHOLD;
+    h->sample_left = INT64_MAX;
     h->mark_cap = 4096;
     h->mark_stack = xmalloc(h, h->mark_cap * sizeof *h->mark_stack);
 }
@@ -150,6 +151,11 @@ static void refill(GcHeap *h, size_t cls) {
     h->free[cls] = head;
 }
 
+/* for_alloc: an allocation needs the collection (not `System fullGC`); the profiler charges
+ * its time to the allocations since the previous one (vm.h: alloc_hook), not to the one that
+ * happened to start it. */
+static void collect(SomVM *vm, uint8_t for_alloc);
+
 void *gc_try_alloc(SomVM *vm, size_t size, int kind, SomClass *cls) {
     GcHeap *h = &vm->heap;
     if (size > SIZE_MAX - sizeof(GcLarge) - GC_GRANULE) return NULL;
@@ -157,10 +163,12 @@ void *gc_try_alloc(SomVM *vm, size_t size, int kind, SomClass *cls) {
         ((vm->opts.gc_stress &&
           (vm->opts.gc_stress_every <= 1 || ++h->stress_count % vm->opts.gc_stress_every == 0)) ||
          h->allocated_since_gc >= h->threshold))
-        gc_collect(vm);
+        collect(vm, 1);
     size = (size + GC_GRANULE - 1) & ~(size_t)(GC_GRANULE - 1);
     h->allocated_since_gc += size;
     h->stats.bytes_allocated += size;
+    if ((h->sample_left -= (int64_t)size) <= 0)
+        h->sample_left = vm->alloc_hook ? vm->alloc_hook(vm, size) : INT64_MAX;
     ObjHeader *o;
     if (size <= GC_MAX_SMALL) {
         size_t c = size / GC_GRANULE;
@@ -172,7 +180,7 @@ void *gc_try_alloc(SomVM *vm, size_t size, int kind, SomClass *cls) {
     } else {
         GcLarge *l = malloc(sizeof(GcLarge) + size);
         if (!l && h->inhibit == 0) { /* what a collection frees may be enough */
-            gc_collect(vm);
+            collect(vm, 1);
             l = malloc(sizeof(GcLarge) + size);
         }
         if (!l) {
@@ -350,8 +358,13 @@ static void start_sweep(GcHeap *h) {
 }
 
 void gc_collect(SomVM *vm) {
+    collect(vm, 0);
+}
+
+static void collect(SomVM *vm, uint8_t for_alloc) {
     GcHeap *h = &vm->heap;
     if (h->inhibit) return;
+    h->for_alloc = for_alloc; /* before the state says GC (a sample reads both) */
     uint8_t saved = vm->state;
     som_set_state(vm, VMS_GC);
     uint64_t t0 = som_now_ns();

@@ -78,6 +78,12 @@ typedef struct GcHeap {
     size_t mark_top, mark_cap;
     int inhibit;           /* >0: no collection (bootstrap, compiler) */
     uint64_t stress_count; /* allocations counted for opts.gc_stress_every */
+    /* Allocation sampling: bytes left before gc_try_alloc calls vm->alloc_hook (which
+     * answers the next distance; INT64_MAX without a hook).  The hook may read how far
+     * below 0 the allocation took it.  `for_alloc` is nonzero while a collection runs
+     * because an allocation needed it (not `System fullGC`): its time is the allocations'. */
+    int64_t sample_left;
+    volatile uint8_t for_alloc;
     GcStats stats;
     /* Out of memory: where a failed allocation that cannot answer NULL
      * unwinds to (set by som_vm_new / som_vm_run around their work; also

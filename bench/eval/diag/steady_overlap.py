@@ -46,6 +46,8 @@ def main():
     ap.add_argument('--runs', type=int, default=4)
     ap.add_argument('--hz', type=int, default=1000)
     ap.add_argument('--out', default='/tmp/steady_overlap')
+    ap.add_argument('--som-arg', action='append', default=[],
+                    help='an extra som option (repeatable), e.g. --som-arg=-H1G')
     a = ap.parse_args()
     a.build = os.path.abspath(a.build)  # the runs start in the AWFY directory
     som = os.path.join(a.build, 'tools', 'som', 'som')
@@ -68,7 +70,7 @@ def main():
             profs = []
             for r in range(a.runs):
                 out = os.path.join(a.out, '%s.%s.%d.prof' % (name, mode, r))
-                cmd = [som, '--jit=' + mode, '--prof=async', '--prof-hz', str(a.hz), '--prof-paused',
+                cmd = [som, '--jit=' + mode] + a.som_arg + ['--prof=async', '--prof-hz', str(a.hz), '--prof-paused',
                        '--prof-out', out, '-cp', cp, 'SteadyHarness.som', name, warm, iters, inner]
                 p = subprocess.run(cmd, cwd=a.awfy, capture_output=True, text=True)
                 if p.returncode != 0 or not os.path.exists(out):

@@ -373,6 +373,40 @@ def test_states_kernel_time():
         assert abs(s[k] - e[k]) < 4.5, (k, s, e)
 
 
+def test_gc_charged_to_allocations():
+    """A collection an allocation needed is charged to the allocations of its cycle, by bytes
+    (somprof's allocation samples), not to the one that found the budget spent: in GcSpread
+    `bulk:` allocates nearly all the bytes and the tiny allocation of `trigger` starts every
+    collection.  Charged to the trigger (SOMPROF_GC_SPREAD=0) its ~10 ms collections were 26%
+    of the samples, all on `trigger`; charged by bytes they go to `bulk:`.  A collection that
+    `System fullGC` starts stays its caller's (`clear`).  Interpreted and compiled."""
+    for jit in ("--jit=off", "--jit=eager"):
+        leaf = {}
+        for spread in ("1", "0"):
+            out = os.path.join(WORK, "gcspread_%s_%s.prof" % (jit[6:], spread))
+            env = {"SOMPROF_GC_SPREAD": spread}
+            p = som(jit, "--prof=async", "--prof-hz", "1000", "--prof-out", out,
+                    prog("GcSpread.som"), "20", env=env)
+            assert p.stdout.split() == ["20"], p.stdout
+            meta = report_meta(out)
+            st = collapsed(out)
+            total = sum(st.values())
+            assert total > 300, (jit, total)
+            leaf[spread] = {m: sum(n for k, n in st.items() if k.split(";")[-1] == m) / total
+                            for m in ("GcSpread>>bulk:", "GcSpread>>trigger", "GcSpread>>clear")}
+            if spread == "1":
+                assert meta.get("gc_attribution") == "allocations", meta
+                assert int(meta.get("gc_samples_spread", 0)) > 50, meta
+                assert int(meta.get("gc_alloc_samples", 0)) > 20, meta
+            else:
+                assert meta.get("gc_attribution") == "trigger", meta
+        on, off = leaf["1"], leaf["0"]
+        assert off["GcSpread>>trigger"] > 0.10, (jit, off)  # the lottery's winner
+        assert on["GcSpread>>trigger"] < 0.03, (jit, on)
+        assert on["GcSpread>>bulk:"] > off["GcSpread>>bulk:"] + 0.08, (jit, on, off)
+        assert on["GcSpread>>clear"] > 0.01 and off["GcSpread>>clear"] > 0.01, (jit, on, off)
+
+
 def test_states_keep_fast_paths():
     """--prof-states times primitives' calls, but Array>>at:, at:put: (and String>>=) keep the
     interpreter's fast paths, which count as interpreting with or without it: Arr.som does
