@@ -43,6 +43,10 @@ typedef struct JitBuildOpts {
                                    * is reached (its call costs more than its body), default 24 */
     uint64_t inline_hits;         /* cache hits that make a callee hot whatever its share of the
                                    * site's hits (default 1024) */
+    uint32_t small_calls;         /* bytecode bytes: a callee this small with inline_hits cache
+                                   * hits is inlined even where its sampled weight is surely
+                                   * cold (the samples of an inlined callee cannot show the
+                                   * calls it saves), default 48; 0: none */
     bool sampled_band;            /* a profile decides only where its samples are beyond their
                                    * noise; within it the inline cache does (default on) */
     bool inline_blocks;           /* inline block literals into inlined callees (default on) */

@@ -64,6 +64,9 @@ typedef struct JitRuleParams {
                               * the weight against 1/50 of the root's, however few samples) */
     double inline_hits;      /* SOM_JIT_INLINE_HITS: cache hits that make a callee hot
                               * whatever its share of the site (-1: the builder's default) */
+    double small_calls;      /* SOM_JIT_SMALL_CALLS: bytecode bytes of a callee inlined for
+                              * its cache hits even where its samples say cold (-1: the
+                              * builder's default, 48; 0: none) */
     double quick_recompile;  /* SOM_JIT_QUICK_RECOMPILE: a version recompiled from sampled
                               * feedback is compiled quickly first (no LLVM passes, fast
                               * instruction selection: a few ms), then at the full level as

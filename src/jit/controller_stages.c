@@ -35,6 +35,7 @@ void jit_build_defaults(JitBuildOpts *o) {
                         .small_recursive = 64,
                         .tiny_size = 24,
                         .inline_hits = 1024,
+                        .small_calls = 48,
                         .sampled_band = true,
                         .inline_blocks = true,
                         .unreached_traps = true,

@@ -811,7 +811,8 @@ static void test_profile_decides_inlining(void **state) {
     char *ir = ir_of(vm, "JitT", "mono", &o, NULL); /* tiny: inlined at any weight */
     assert_int_equal(count(ir, " #helper:"), 0);
     free(ir);
-    o.tiny_size = 12; /* the rest sees helper: as a callee above tiny_size */
+    o.tiny_size = 12;  /* the rest sees helper: as a callee above tiny_size */
+    o.small_calls = 0; /* and its cache hits do not override a cold weight (below) */
     static const struct {
         uint64_t w;
         bool inlined;
@@ -839,6 +840,38 @@ static void test_profile_decides_inlining(void **state) {
     ir = ir_of(vm, "JitT", "mono", &o, NULL);
     assert_int_equal(count(ir, " #helper:"), 1);
     free(ir);
+    /* a small callee called often is inlined even where its weight is surely cold (its
+     * samples come from code that had it inlined); with fewer hits than inline_hits, or
+     * above small_calls, the weight decides */
+    o.sampled_band = true;
+    w = 0;
+    SomMethod *mono = method(vm, "JitT", "mono");
+    CallSite *cs = NULL;
+    for (uint32_t i = 0; i < mono->nsites; i++)
+        if (!strcmp(mono->sites[i].selector->bytes, "helper:")) cs = &mono->sites[i];
+    assert_non_null(cs);
+    uint64_t hits = 0;
+    for (int k = 0; k < SOM_IC_SIZE; k++)
+        if (cs->ic[k].method == helper) hits = cs->ic[k].hits;
+    assert_true(hits >= 1);
+    static const struct {
+        uint32_t small;
+        uint64_t floor;
+        bool inlined;
+    } calls[] = {
+        {64, 1, true},           /* small enough, hits >= the floor: inlined */
+        {64, UINT64_MAX, false}, /* too few hits: the cold weight decides */
+        {12, 1, false},          /* above small_calls: the cold weight decides */
+    };
+    for (size_t i = 0; i < sizeof calls / sizeof *calls; i++) {
+        o.small_calls = calls[i].small;
+        o.inline_hits = calls[i].floor;
+        ir = ir_of(vm, "JitT", "mono", &o, NULL);
+        if (count(ir, " #helper:") != (calls[i].inlined ? 0 : 1))
+            fail_msg("small_calls case %zu: helper: %s", i,
+                     calls[i].inlined ? "not inlined" : "inlined");
+        free(ir);
+    }
     done_vm(vm, dir);
 }
 
