@@ -70,6 +70,14 @@ typedef struct SprKnown {
 #define SPG_PER_CYCLE 24
 #define SPG_MIN_BYTES (256u << 10)
 
+typedef struct SpgCycle {
+    uint32_t n[SPG_SLOTS], w[SPG_SLOTS]; /* frames and weight of each slot (n 0: unusable) */
+    uint32_t slots;                      /* filled */
+    uint64_t seen;  /* allocation samples of the cycle (the reservoir's count) */
+    uint64_t wsum;  /* weights of the usable slots */
+    uint64_t cycle; /* heap.stats.collections when they were taken (UINT64_MAX: none) */
+} SpgCycle;
+
 typedef struct VmProf {
     SomVM *vm;
     int no;
@@ -131,16 +139,13 @@ typedef struct VmProf {
     uint64_t st_ck_t, st_ck_cpu; /* TSC and thread CPU ns at its latest descheduling check */
     uint64_t cpu_attach;         /* the VM thread's CPU time at attach (load factor, spx_finish) */
     uint64_t state_ns[VMS_COUNT];
-    /* async: the allocation samples of the current collection cycle (spg_*): SPG_SLOTS
-     * stacks of up to SPG_DEPTH frames (leaf first), each with its weight in sampling
+    /* async and coop: the allocation samples of the current collection cycle and of the
+     * previous one (spg_*; a coop tick charges a collection after it has ended): each
+     * SPG_SLOTS stacks of up to SPG_DEPTH frames (leaf first), weighted in sampling
      * intervals; a sample in a collection that an allocation needed takes one of them */
     const SomMethod **gc_m;
     uint32_t *gc_p;
-    uint32_t gc_n[SPG_SLOTS], gc_w[SPG_SLOTS];
-    uint32_t gc_slots;  /* filled */
-    uint64_t gc_seen;   /* allocation samples this cycle (the reservoir's count) */
-    uint64_t gc_wsum;   /* weights of the filled slots */
-    uint64_t gc_cycle;  /* heap.stats.collections when they were taken */
+    SpgCycle gc[2];     /* cycle c in gc[c & 1] */
     uint64_t gc_mean;   /* the mean distance between allocation samples, bytes */
     uint64_t gc_rng;    /* the hook's draws */
     uint64_t gc_hrng;   /* the handler's draws */
@@ -330,11 +335,14 @@ static void spa_pending_push(VmProf *p, const SomMethod *m) {
  * allocation needed takes one of them, drawn by weight: the same expectation, a much smaller
  * variance.  `System fullGC` keeps its caller's stack. */
 
-/* The VM's frames, full (no marks), into slot i; n = 0 when deeper than SPG_DEPTH. */
-static void spg_walk(VmProf *p, uint32_t i) {
+/* The VM's frames, full (no marks), into slot i of cycle set c; n = 0 when deeper than
+ * SPG_DEPTH.  Async names the methods now (its handler will report them). */
+static void spg_walk(VmProf *p, uint32_t c, uint32_t i) {
     SomVM *vm = p->vm;
-    const SomMethod **m = p->gc_m + (size_t)i * SPG_DEPTH;
-    uint32_t *pos = p->gc_p + (size_t)i * SPG_DEPTH, n = 0;
+    size_t at = ((size_t)c * SPG_SLOTS + i) * SPG_DEPTH;
+    const SomMethod **m = p->gc_m + at;
+    uint32_t *pos = p->gc_p + at, n = 0;
+    bool name = S.o.mode == SOMPROF_ASYNC;
     for (int32_t k = vm->top; k >= 0; k--) {
         SomFrame *f = &vm->frames[k];
         SomProfLogical in[SOMPROF_MAX_INLINED];
@@ -344,15 +352,15 @@ static void spg_walk(VmProf *p, uint32_t i) {
             break;
         }
         for (uint32_t j = 0; j < ni; j++) {
-            spn_name(&p->names, in[j].method);
+            if (name) spn_name(&p->names, in[j].method);
             m[n] = in[j].method;
             pos[n++] = in[j].bci;
         }
-        spn_name(&p->names, f->method);
+        if (name) spn_name(&p->names, f->method);
         m[n] = f->method;
         pos[n++] = f->bci;
     }
-    p->gc_n[i] = n;
+    p->gc[c].n[i] = n;
 }
 
 /* A uniform draw in (0, 1]. */
@@ -367,61 +375,77 @@ static int64_t spg_alloc_hook(SomVM *vm, size_t size) {
     (void)size;
     if (!p || !p->gc_m) return INT64_MAX;
     uint64_t over = h->sample_left < 0 ? (uint64_t)-h->sample_left : 0;
-    if (p->gc_cycle != h->stats.collections) { /* a new cycle */
-        p->gc_cycle = h->stats.collections;
-        p->gc_slots = 0;
-        p->gc_seen = 0;
-        p->gc_wsum = 0;
+    uint32_t c = (uint32_t)(h->stats.collections & 1);
+    SpgCycle *g = &p->gc[c];
+    if (g->cycle != h->stats.collections) { /* a new cycle (the previous one stays) */
+        g->cycle = h->stats.collections;
+        g->slots = 0;
+        g->seen = 0;
+        g->wsum = 0;
         uint64_t mean = h->threshold / SPG_PER_CYCLE;
         p->gc_mean = mean > SPG_MIN_BYTES ? mean : SPG_MIN_BYTES;
     }
     /* an allocation larger than the distance covers more than one interval */
     uint64_t w = 1 + over / p->gc_mean;
     if (w > UINT32_MAX) w = UINT32_MAX;
-    uint64_t seen = ++p->gc_seen;
-    uint32_t slot = p->gc_slots < SPG_SLOTS ? p->gc_slots : SPG_SLOTS;
+    uint64_t seen = ++g->seen;
+    uint32_t slot = g->slots < SPG_SLOTS ? g->slots : SPG_SLOTS;
     if (slot == SPG_SLOTS) { /* full: keep a uniform choice of the cycle's samples */
         uint64_t r = spc_rand(&p->gc_rng) % seen;
         if (r >= SPG_SLOTS) goto next;
         slot = (uint32_t)r;
-        p->gc_wsum -= p->gc_n[slot] ? p->gc_w[slot] : 0;
+        g->wsum -= g->n[slot] ? g->w[slot] : 0;
     } else {
-        p->gc_slots++;
+        g->slots++;
     }
-    spg_walk(p, slot);
-    p->gc_w[slot] = (uint32_t)w;
-    if (p->gc_n[slot]) p->gc_wsum += w;
+    spg_walk(p, c, slot);
+    g->w[slot] = (uint32_t)w;
+    if (g->n[slot]) g->wsum += w;
     p->gc_walks++;
 next:;
     double d = -log(spg_unit(&p->gc_rng)) * (double)p->gc_mean;
     return d < 1 ? 1 : d > 1e15 ? (int64_t)1e15 : (int64_t)d;
 }
 
-/* In the handler, for a sample in a collection an allocation needed: one of the cycle's
- * allocation stacks, drawn by weight (0: none to take; the sample walks as usual). */
-static int spg_frames(VmProf *p, SampoFrameInfo *out, int max) {
-    SomVM *vm = p->vm;
-    if (!p->gc_m || !p->gc_wsum || p->gc_cycle != vm->heap.stats.collections) {
+/* One of cycle `cycle`'s allocation stacks, drawn by weight: its frames (*m, *pos) and
+ * count, 0 when there is none to take (the sample keeps its own stack; counted).  Async
+ * calls it from its handler, coop at the safe point after the collection. */
+static uint32_t spg_draw(VmProf *p, uint64_t cycle, const SomMethod *const **m,
+                         const uint32_t **pos) {
+    uint32_t c = (uint32_t)(cycle & 1);
+    const SpgCycle *g = &p->gc[c];
+    if (!p->gc_m || !g->wsum || g->cycle != cycle) {
         p->gc_own++;
         return 0;
     }
-    uint64_t r = spc_rand(&p->gc_hrng) % p->gc_wsum;
+    uint64_t r = spc_rand(&p->gc_hrng) % g->wsum;
     uint32_t i = 0;
-    for (; i < p->gc_slots; i++) {
-        if (!p->gc_n[i]) continue;
-        if (r < p->gc_w[i]) break;
-        r -= p->gc_w[i];
+    for (; i < g->slots; i++) {
+        if (!g->n[i]) continue;
+        if (r < g->w[i]) break;
+        r -= g->w[i];
     }
-    if (i == p->gc_slots || p->gc_n[i] > (uint32_t)max) {
+    if (i == g->slots) {
         p->gc_own++;
         return 0;
     }
-    const SomMethod **m = p->gc_m + (size_t)i * SPG_DEPTH;
-    const uint32_t *pos = p->gc_p + (size_t)i * SPG_DEPTH;
-    for (uint32_t k = 0; k < p->gc_n[i]; k++)
-        out[k] = (SampoFrameInfo){(uint64_t)(uintptr_t)m[k], pos[k], 0, 0};
+    size_t at = ((size_t)c * SPG_SLOTS + i) * SPG_DEPTH;
+    *m = p->gc_m + at;
+    *pos = p->gc_p + at;
     p->gc_spread++;
-    return (int)p->gc_n[i];
+    return g->n[i];
+}
+
+/* In the async handler, for a sample in a collection an allocation needed (0: none to take;
+ * the sample walks as usual). */
+static int spg_frames(VmProf *p, SampoFrameInfo *out, int max) {
+    const SomMethod *const *m;
+    const uint32_t *pos;
+    uint32_t n = spg_draw(p, p->vm->heap.stats.collections, &m, &pos);
+    if (!n || n > (uint32_t)max) return 0;
+    for (uint32_t k = 0; k < n; k++)
+        out[k] = (SampoFrameInfo){(uint64_t)(uintptr_t)m[k], pos[k], 0, 0};
+    return (int)n;
 }
 
 /* The frame callback: runs in the SIGPROF handler on the VM's own thread.  A compiled frame
@@ -589,6 +613,25 @@ static void spc_take_sample(VmProf *p, int32_t top, uint8_t state, uint32_t miss
         return;
     atomic_fetch_add(&S.coop_samples, 1);
     if (repeated) atomic_fetch_add(&S.coop_repeats, 1);
+}
+
+/* A tick that found the thread in a collection an allocation needed, and the `missed` ticks
+ * after it in the same stretch: charged to allocation stacks of the cycle that collection
+ * ended (spg_draw), not to this safe point's.  False when there are none (nothing added). */
+static bool spc_gc_sample(VmProf *p, uint8_t state, uint32_t missed, uint8_t missed_state) {
+    uint64_t done = p->vm->heap.stats.collections;
+    for (uint32_t k = 0; done && k <= missed; k++) {
+        const SomMethod *const *m;
+        const uint32_t *pos;
+        uint32_t n = spg_draw(p, done - 1, &m, &pos);
+        if (!n || spc_scratch(p, n)) return k > 0;
+        uint32_t leaf =
+            spc_add_sample(&p->tree, (const void *const *)m, pos, n, SPC_NONE, 1, p->scr_c);
+        if (leaf == SPC_NONE || spc_push_sample(p, leaf, k ? missed_state : state, 1)) return k > 0;
+    }
+    if (!done) return false;
+    atomic_fetch_add(&S.coop_samples, 1);
+    return true;
 }
 
 /* With --prof-states, a coop tick's state is the VM thread's at an instant drawn uniformly
@@ -843,7 +886,9 @@ static void spc_hook(SomVM *vm, SomSafepoint where) {
     else if (where == SOM_SP_ENTRY && top > 0)
         top--;
     size_t at = p->nsamples;
-    spc_take_sample(p, top, (uint8_t)(v - 1), missed, vm->state, gone);
+    if ((uint8_t)(v - 1) != VMS_GC || !vm->heap.for_alloc || !p->gc_m ||
+        !spc_gc_sample(p, (uint8_t)(v - 1), missed, vm->state))
+        spc_take_sample(p, top, (uint8_t)(v - 1), missed, vm->state, gone);
     if (window && p->nsamples > at) { /* the marker's state stands in until the wait ends */
         uint64_t delay = atomic_load_explicit(&S.coop_delay_ticks, memory_order_relaxed);
         uint64_t instant = set + delay + 1 + spc_rand(&p->rng) % win;
@@ -1512,7 +1557,8 @@ int somprof_session_start(const SomProfOptions *user, char *err, size_t errlen) 
     S.t0 = spx_now();
     S.late_names = getenv("SOMPROF_LATE_NAMES") && !strcmp(getenv("SOMPROF_LATE_NAMES"), "1");
     const char *spread = getenv("SOMPROF_GC_SPREAD");
-    S.gc_spread = o->mode == SOMPROF_ASYNC && !(spread && !strcmp(spread, "0"));
+    S.gc_spread =
+        (o->mode == SOMPROF_ASYNC || o->mode == SOMPROF_COOP) && !(spread && !strcmp(spread, "0"));
     S.gc_walks = S.gc_spread_n = S.gc_own = 0;
     bool timed = o->exact_states || o->exact_time || o->mode == SOMPROF_EXACT;
     if (timed) spx_clock_init();
@@ -1568,6 +1614,20 @@ int somprof_session_start(const SomProfOptions *user, char *err, size_t errlen) 
     return 0;
 }
 
+/* Collections charged to the allocations (spg_*): the slots and the VM's hook. */
+static int spg_attach(VmProf *p) {
+    if (!S.gc_spread) return 0;
+    p->gc_m = calloc((size_t)2 * SPG_SLOTS * SPG_DEPTH, sizeof *p->gc_m);
+    p->gc_p = calloc((size_t)2 * SPG_SLOTS * SPG_DEPTH, sizeof *p->gc_p);
+    if (!p->gc_m || !p->gc_p) return -1;
+    p->gc_rng = (p->rng * 0x9E3779B97F4A7C15ull) | 1;
+    p->gc_hrng = (p->rng ^ 0xD1B54A32D192ED03ull) | 1;
+    p->gc[0].cycle = p->gc[1].cycle = UINT64_MAX; /* the first sample starts a cycle */
+    p->vm->heap.sample_left = SPG_MIN_BYTES;
+    p->vm->alloc_hook = spg_alloc_hook;
+    return 0;
+}
+
 static int spr_attach_mode(VmProf *p, int thread_no) {
     SomVM *vm = p->vm;
     if (S.o.mode == SOMPROF_ASYNC) {
@@ -1577,16 +1637,7 @@ static int spr_attach_mode(VmProf *p, int thread_no) {
             sampo_vm_set_state_ptr(&vm->state))
             return -1;
         vm->safepoint_hook = spa_hook;
-        if (S.gc_spread) { /* collections charged to the allocations (spg_*) */
-            p->gc_m = calloc((size_t)SPG_SLOTS * SPG_DEPTH, sizeof *p->gc_m);
-            p->gc_p = calloc((size_t)SPG_SLOTS * SPG_DEPTH, sizeof *p->gc_p);
-            if (!p->gc_m || !p->gc_p) return -1;
-            p->gc_rng = (p->rng * 0x9E3779B97F4A7C15ull) | 1;
-            p->gc_hrng = (p->rng ^ 0xD1B54A32D192ED03ull) | 1;
-            p->gc_cycle = UINT64_MAX; /* the first sample starts a cycle */
-            vm->heap.sample_left = SPG_MIN_BYTES;
-            vm->alloc_hook = spg_alloc_hook;
-        }
+        if (spg_attach(p)) return -1;
         if (!S.o.exact_time) return 0;
         if (spc_init(&p->tree)) return -1;
         p->tree.max_nodes = S.max_contexts;
@@ -1598,6 +1649,7 @@ static int spr_attach_mode(VmProf *p, int thread_no) {
         p->frame_ctx = calloc(vm->max_frames, sizeof *p->frame_ctx);
         if (!p->frame_ctx || pthread_getcpuclockid(pthread_self(), &p->cpu_clock)) return -1;
         p->cpu_ref = spx_thread_cpu();
+        if (spg_attach(p)) return -1;
         vm->safepoint_hook = spc_hook;
         pthread_mutex_lock(&S.mu);
         int full = S.nvms == SOMPROF_MAX_VMS;
@@ -1934,7 +1986,7 @@ static void spr_meta(SpProfile *p) {
                          (uint64_t)((double)atomic_load(&S.coop_check_total) * S.coop_tick_ns));
         }
     }
-    if (S.o.mode == SOMPROF_ASYNC) {
+    if (S.o.mode == SOMPROF_ASYNC || S.o.mode == SOMPROF_COOP) {
         sp_meta_set(p, "gc_attribution", S.gc_spread ? "allocations" : "trigger");
         if (S.gc_spread) {
             sp_meta_setu(p, "gc_alloc_samples", S.gc_walks);

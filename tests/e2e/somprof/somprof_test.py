@@ -379,19 +379,19 @@ def test_gc_charged_to_allocations():
     `bulk:` allocates nearly all the bytes and the tiny allocation of `trigger` starts every
     collection.  Charged to the trigger (SOMPROF_GC_SPREAD=0) its ~10 ms collections were 26%
     of the samples, all on `trigger`; charged by bytes they go to `bulk:`.  A collection that
-    `System fullGC` starts stays its caller's (`clear`).  Interpreted and compiled."""
-    for jit in ("--jit=off", "--jit=eager"):
+    `System fullGC` starts stays its caller's (`clear`).  Async interpreted and compiled, and
+    coop (which charges a collection's ticks at the safe point after it)."""
+    for mode, jit in (("async", "--jit=off"), ("async", "--jit=eager"), ("coop", "--jit=off")):
         leaf = {}
         for spread in ("1", "0"):
-            out = os.path.join(WORK, "gcspread_%s_%s.prof" % (jit[6:], spread))
-            env = {"SOMPROF_GC_SPREAD": spread}
-            p = som(jit, "--prof=async", "--prof-hz", "1000", "--prof-out", out,
-                    prog("GcSpread.som"), "20", env=env)
+            out = os.path.join(WORK, "gcspread_%s_%s_%s.prof" % (mode, jit[6:], spread))
+            p = som(jit, "--prof=" + mode, "--prof-hz", "1000", "--prof-out", out,
+                    prog("GcSpread.som"), "20", env={"SOMPROF_GC_SPREAD": spread})
             assert p.stdout.split() == ["20"], p.stdout
             meta = report_meta(out)
             st = collapsed(out)
             total = sum(st.values())
-            assert total > 300, (jit, total)
+            assert total > 300, (mode, jit, total)
             leaf[spread] = {m: sum(n for k, n in st.items() if k.split(";")[-1] == m) / total
                             for m in ("GcSpread>>bulk:", "GcSpread>>trigger", "GcSpread>>clear")}
             if spread == "1":
@@ -401,10 +401,11 @@ def test_gc_charged_to_allocations():
             else:
                 assert meta.get("gc_attribution") == "trigger", meta
         on, off = leaf["1"], leaf["0"]
-        assert off["GcSpread>>trigger"] > 0.10, (jit, off)  # the lottery's winner
-        assert on["GcSpread>>trigger"] < 0.03, (jit, on)
-        assert on["GcSpread>>bulk:"] > off["GcSpread>>bulk:"] + 0.08, (jit, on, off)
-        assert on["GcSpread>>clear"] > 0.01 and off["GcSpread>>clear"] > 0.01, (jit, on, off)
+        where = (mode, jit, on, off)
+        assert off["GcSpread>>trigger"] > 0.10, where  # the lottery's winner
+        assert on["GcSpread>>trigger"] < 0.03, where
+        assert on["GcSpread>>bulk:"] > off["GcSpread>>bulk:"] + 0.08, where
+        assert on["GcSpread>>clear"] > 0.01 and off["GcSpread>>clear"] > 0.01, where
 
 
 def test_states_keep_fast_paths():
