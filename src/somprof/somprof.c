@@ -66,7 +66,7 @@ typedef struct SprKnown {
 /* GC attribution (docs/design/vm-profiling.md, "Collections"): about SPG_PER_CYCLE
  * allocation samples per collection cycle, at least SPG_MIN_BYTES apart on average. */
 #define SPG_SLOTS 32
-#define SPG_DEPTH 256
+#define SPG_DEPTH 250 /* below the engine's 255 frames of a record */
 #define SPG_PER_CYCLE 24
 #define SPG_MIN_BYTES (256u << 10)
 
@@ -222,8 +222,8 @@ static struct {
     struct SprCode *codes;          /* async: compiled code registered (symbols for hist) */
     size_t ncodes, capcodes;
     size_t nknown, capknown;
-    /* async: collections charged to the allocations of their cycle (spg_*; SOMPROF_GC_SPREAD=0
-     * turns it off), and the detached VMs' counters */
+    /* async and coop: collections charged to the allocations of their cycle (spg_*;
+     * SOMPROF_GC_SPREAD=0 turns it off), and the detached VMs' counters */
     bool gc_spread;
     uint64_t gc_walks, gc_spread_n, gc_own;
 } S = {.mu = PTHREAD_MUTEX_INITIALIZER, .jit_mu = PTHREAD_MUTEX_INITIALIZER};
@@ -442,7 +442,11 @@ static int spg_frames(VmProf *p, SampoFrameInfo *out, int max) {
     const SomMethod *const *m;
     const uint32_t *pos;
     uint32_t n = spg_draw(p, p->vm->heap.stats.collections, &m, &pos);
-    if (!n || n > (uint32_t)max) return 0;
+    if (n > (uint32_t)max) { /* a record shorter than SPG_DEPTH: its own walk */
+        p->gc_spread--;
+        p->gc_own++;
+        return 0;
+    }
     for (uint32_t k = 0; k < n; k++)
         out[k] = (SampoFrameInfo){(uint64_t)(uintptr_t)m[k], pos[k], 0, 0};
     return (int)n;
