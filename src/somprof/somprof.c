@@ -369,10 +369,9 @@ static double spg_unit(uint64_t *rng) {
 }
 
 /* vm->alloc_hook: an allocation sample (VM thread, not in a collection). */
-static int64_t spg_alloc_hook(SomVM *vm, size_t size) {
+static int64_t spg_alloc_hook(SomVM *vm) {
     VmProf *p = vm->prof_data;
     GcHeap *h = &vm->heap;
-    (void)size;
     if (!p || !p->gc_m) return INT64_MAX;
     uint64_t over = h->sample_left < 0 ? (uint64_t)-h->sample_left : 0;
     uint32_t c = (uint32_t)(h->stats.collections & 1);
@@ -624,7 +623,8 @@ static void spc_take_sample(VmProf *p, int32_t top, uint8_t state, uint32_t miss
  * ended (spg_draw), not to this safe point's.  False when there are none (nothing added). */
 static bool spc_gc_sample(VmProf *p, uint8_t state, uint32_t missed, uint8_t missed_state) {
     uint64_t done = p->vm->heap.stats.collections;
-    for (uint32_t k = 0; done && k <= missed; k++) {
+    if (!done) return false;
+    for (uint32_t k = 0; k <= missed; k++) {
         const SomMethod *const *m;
         const uint32_t *pos;
         uint32_t n = spg_draw(p, done - 1, &m, &pos);
@@ -633,7 +633,6 @@ static bool spc_gc_sample(VmProf *p, uint8_t state, uint32_t missed, uint8_t mis
             spc_add_sample(&p->tree, (const void *const *)m, pos, n, SPC_NONE, 1, p->scr_c);
         if (leaf == SPC_NONE || spc_push_sample(p, leaf, k ? missed_state : state, 1)) return k > 0;
     }
-    if (!done) return false;
     atomic_fetch_add(&S.coop_samples, 1);
     return true;
 }
@@ -890,9 +889,10 @@ static void spc_hook(SomVM *vm, SomSafepoint where) {
     else if (where == SOM_SP_ENTRY && top > 0)
         top--;
     size_t at = p->nsamples;
-    if ((uint8_t)(v - 1) != VMS_GC || !vm->heap.for_alloc || !p->gc_m ||
-        !spc_gc_sample(p, (uint8_t)(v - 1), missed, vm->state))
-        spc_take_sample(p, top, (uint8_t)(v - 1), missed, vm->state, gone);
+    uint8_t state = (uint8_t)(v - 1);
+    if (state != VMS_GC || !vm->heap.for_alloc || !p->gc_m ||
+        !spc_gc_sample(p, state, missed, vm->state))
+        spc_take_sample(p, top, state, missed, vm->state, gone);
     if (window && p->nsamples > at) { /* the marker's state stands in until the wait ends */
         uint64_t delay = atomic_load_explicit(&S.coop_delay_ticks, memory_order_relaxed);
         uint64_t instant = set + delay + 1 + spc_rand(&p->rng) % win;

@@ -168,7 +168,7 @@ void *gc_try_alloc(SomVM *vm, size_t size, int kind, SomClass *cls) {
     h->allocated_since_gc += size;
     h->stats.bytes_allocated += size;
     if ((h->sample_left -= (int64_t)size) <= 0)
-        h->sample_left = vm->alloc_hook ? vm->alloc_hook(vm, size) : INT64_MAX;
+        h->sample_left = vm->alloc_hook ? vm->alloc_hook(vm) : INT64_MAX;
     ObjHeader *o;
     if (size <= GC_MAX_SMALL) {
         size_t c = size / GC_GRANULE;

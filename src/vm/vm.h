@@ -163,10 +163,10 @@ struct SomVM {
      * NULL: som_set_state stores the state. */
     void (*state_hook)(SomVM *vm, uint8_t state);
     /* Allocation sampling for the profiler: gc_try_alloc calls it on the VM's thread, outside
-     * any collection, when heap.sample_left bytes have been allocated (`size`: the allocation
-     * that used them up, already counted, not yet made); it answers the bytes to the next
-     * call.  It must not allocate on the heap.  NULL: no sampling. */
-    int64_t (*alloc_hook)(SomVM *vm, size_t size);
+     * any collection, when heap.sample_left bytes have been allocated (the allocation that
+     * used them up is counted, not yet made); it answers the bytes to the next call.  It must
+     * not allocate on the heap.  NULL: no sampling. */
+    int64_t (*alloc_hook)(SomVM *vm);
     void *prof_data; /* owned by the VM profiler glue */
     /* Profiler control from SOM code (System primitives in prim_prof.c):
      * answers 0 on success; NULL when no profiler is linked in. */
