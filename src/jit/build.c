@@ -97,7 +97,19 @@ typedef struct Scope {
     Pend **pend, **pend_tail;
     Merge ret;
     bool active, is_block, root;
+    uint64_t key; /* the inlining path from the root (inline_key), 0 for the root */
+    double freq;  /* estimated activations per activation of the root (1 for the root) */
+    int32_t cand; /* its entry in B.cands, -1 for the root */
 } Scope;
+
+/* An inlined activation seen by the first pass of a build whose inlining outgrew the budget
+ * (plan_inlining). */
+typedef struct Cand {
+    uint64_t key;
+    int32_t parent; /* index of the caller's Cand, -1 = the root */
+    uint32_t bytes;
+    double freq;
+} Cand;
 
 typedef struct B {
     SomVM *vm;
@@ -112,6 +124,16 @@ typedef struct B {
     uint32_t nforced, forced_cap;
     Scope **blk_scope; /* NEW_BLOCK id -> the scope that made it */
     uint32_t blk_cap;
+    /* The inlining budget (max_total_size) spent by frequency: the first pass inlines up to
+     * a multiple of it, recording cands; the second inlines only the keys of plan. */
+    uint32_t cap;
+    Cand *cands;
+    uint32_t ncands, cands_cap;
+    uint64_t *plan; /* sorted */
+    uint32_t nplan;
+    char *tbuf; /* SOM_JIT_TRACE_INLINE lines of the current pass, printed for the last one */
+    size_t tlen;
+    FILE *tr;
 } B;
 
 static void fail(B *b, const char *reason) {
@@ -827,9 +849,9 @@ static const char *holder_name(const SomMethod *m) {
 
 static void trace_send(B *b, Scope *s, const char *callee, const char *what) {
     const SomMethod *r = b->f->method;
-    fprintf(stderr, "jit-inline: %s>>%s v%u: %s>>%s@%u d%u -> %s: %s\n", holder_name(r),
-            r->signature->bytes, b->o->version, holder_name(s->m), s->m->signature->bytes, s->bci,
-            s->depth, callee, what);
+    fprintf(b->tr ? b->tr : stderr, "jit-inline: %s>>%s v%u: %s>>%s@%u d%u -> %s: %s\n",
+            holder_name(r), r->signature->bytes, b->o->version, holder_name(s->m),
+            s->m->signature->bytes, s->bci, s->depth, callee, what);
 }
 
 static void trace_decision(B *b, Scope *s, SomMethod *t, const char *what, const char *why,
@@ -890,11 +912,113 @@ static uint32_t recursion_limit(const JitBuildOpts *o, const SomMethod *t) {
                                                                    : o->max_recursion;
 }
 
+/* ---- the inlining budget, spent by frequency --------------------------------------------
+ * Inlining decisions are taken in bytecode order, depth first.  Were the budget
+ * (max_total_size) spent in that order, the first sites would take it whether they run often
+ * or not: Havlak's findLoops inlined SomDictionary>>resize (36 calls in 37000 at:put:) deep
+ * under initAllNodes, then had no bytes left for the forEach: that runs 235000 times further
+ * down, in runs that compiled it from few samples.  So a build first inlines up to plan_cap
+ * times the budget.  When that pass stayed within the budget it is the result; otherwise
+ * plan_inlining chooses, from the inlined activations it saw, the most frequent ones first
+ * (each with its caller: the inlining tree grows from the root by frequency) while the bytes
+ * fit, and a second pass inlines only those.  An activation's frequency is its calls per
+ * activation of the root, estimated from the interpreter's counters: the product, along the
+ * inlining path, of each site's cache hits for the callee over its method's invocations. */
+
+enum { PLAN_CAP = 4 };
+
+static uint64_t mix64(uint64_t x) {
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* The key of the activation of t (for receivers of class cls; NULL: a block) inlined at
+ * s's current send: the same in both passes for the same path from the root. */
+static uint64_t inline_key(const Scope *s, const SomMethod *t, const SomClass *cls) {
+    uint64_t h = mix64(s->key + 0x9e3779b97f4a7c15ull * (s->bci + 1));
+    h = mix64(h ^ (uint64_t)(uintptr_t)t);
+    return mix64(h ^ (uint64_t)(uintptr_t)cls);
+}
+
+/* Calls of the send at s's current bci, for receivers of class cls (NULL: all of them), per
+ * activation of s's method, from the inline cache's hits and the method's invocations. */
+static double site_rate(const Scope *s, const CallSite *cs, const SomClass *cls) {
+    uint64_t all = 0, mine = 0;
+    for (int i = 0; i < SOM_IC_SIZE; i++) {
+        all += cs->ic[i].hits;
+        if (!cls || cs->ic[i].cls == cls) mine += cs->ic[i].hits;
+    }
+    if (!all) return 1; /* never counted here: assume once per activation */
+    uint64_t inv = s->m->invocations;
+    return (double)(mine ? mine : 1) / (double)(inv ? inv : 1);
+}
+
+static int key_cmp(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Whether t may take bytes more of the budget at s's current send. */
+static bool budget_allows(B *b, const Scope *s, const SomMethod *t, const SomClass *cls,
+                          uint32_t bytes) {
+    if (!b->plan) return b->total + bytes <= b->cap;
+    uint64_t k = inline_key(s, t, cls);
+    return bsearch(&k, b->plan, b->nplan, sizeof k, key_cmp) != NULL;
+}
+
+/* Records the inlined activation c (first pass) with its frequency. */
+static void note_inlined(B *b, Scope *s, Scope *c, const SomClass *cls, double rate) {
+    c->key = inline_key(s, c->m, cls);
+    c->freq = s->freq * rate;
+    c->cand = -1;
+    if (b->plan) return;
+    if (b->ncands == b->cands_cap) {
+        b->cands_cap = b->cands_cap ? 2 * b->cands_cap : 64;
+        b->cands = realloc(b->cands, b->cands_cap * sizeof *b->cands);
+        if (!b->cands) abort();
+    }
+    c->cand = (int32_t)b->ncands;
+    b->cands[b->ncands++] =
+        (Cand){.key = c->key, .parent = s->cand, .bytes = c->m->code_len, .freq = c->freq};
+}
+
+/* The keys the second pass inlines: from the root's callees, repeatedly the most frequent
+ * activation whose caller is chosen, while its bytes fit the budget (ties: the earlier). */
+static void plan_inlining(B *b) {
+    uint32_t n = b->ncands, used = 0;
+    uint8_t *st = calloc(n ? n : 1, 1); /* 0 waiting, 1 chosen, 2 left out */
+    b->plan = malloc((n ? n : 1) * sizeof *b->plan);
+    if (!st || !b->plan) abort();
+    b->nplan = 0;
+    for (;;) {
+        int32_t best = -1;
+        for (uint32_t i = 0; i < n; i++) {
+            const Cand *c = &b->cands[i];
+            if (st[i] || (c->parent >= 0 && st[c->parent] != 1)) continue;
+            if (best < 0 || c->freq > b->cands[best].freq) best = (int32_t)i;
+        }
+        if (best < 0) break;
+        const Cand *c = &b->cands[best];
+        if (used + c->bytes <= b->o->max_total_size) {
+            st[best] = 1;
+            used += c->bytes;
+            b->plan[b->nplan++] = c->key;
+        } else {
+            st[best] = 2;
+        }
+    }
+    free(st);
+    qsort(b->plan, b->nplan, sizeof *b->plan, key_cmp);
+}
+
 static bool can_inline_method(B *b, Scope *s, SomMethod *t) {
     const JitBuildOpts *o = b->o;
     return t->kind == MK_METHOD && !t->has_nlr_blocks && t->code_len <= o->max_inline_size &&
-           s->depth + 1 <= o->max_inline_depth && b->total + t->code_len <= o->max_total_size &&
-           occurrences(s, t) < recursion_limit(o, t) && !sends_restart(t) && t->nargs + 1 <= 255;
+           s->depth + 1 <= o->max_inline_depth && occurrences(s, t) < recursion_limit(o, t) &&
+           !sends_restart(t) && t->nargs + 1 <= 255;
 }
 
 static int classify(B *b, Scope *s, SomClass *cls, SomMethod *t, uint64_t hits, uint64_t total) {
@@ -911,6 +1035,10 @@ static int classify(B *b, Scope *s, SomClass *cls, SomMethod *t, uint64_t hits, 
     }
     if (!can_inline_method(b, s, t)) {
         trace_decision(b, s, t, "send", "limits", t->code_len, b->total);
+        return TK_SEND;
+    }
+    if (!budget_allows(b, s, t, cls, t->code_len)) {
+        trace_decision(b, s, t, "send", b->plan ? "budget" : "limits", t->code_len, b->total);
         return TK_SEND;
     }
     return hot(b, s, t, hits, total) ? TK_INLINE : TK_SEND;
@@ -982,11 +1110,15 @@ static JitRef inline_scope(B *b, Scope *s, Scope *c, uint32_t n) {
     return v;
 }
 
-static JitRef inline_method(B *b, Scope *s, SomMethod *t, SomClass *cls, uint32_t n) {
+/* Inlines t for receivers of class cls (exact: cls is the receiver's class, else a class
+ * that reaches t) run rate times per activation of s. */
+static JitRef inline_method(B *b, Scope *s, SomMethod *t, SomClass *cls, bool exact, double rate,
+                            uint32_t n) {
     JitRef *args = &s->vals[s->nslots + s->sp - n - 1];
     Scope *c = scope_new(b, t, s);
+    note_inlined(b, s, c, cls, rate);
     c->self = args[0];
-    c->self_cls = cls;
+    c->self_cls = exact ? cls : NULL;
     for (uint32_t i = 0; i <= n; i++)
         c->vals[i] = args[i];
     for (uint32_t i = n + 1; i < c->nslots; i++)
@@ -999,7 +1131,7 @@ static bool can_inline_block(B *b, Scope *s, JitRef blk, uint32_t n) {
     SomMethod *bm = I(b, blk)->method;
     if (!b->o->inline_blocks || bm->nargs != n) return false;
     if (s->depth + 1 > b->o->max_inline_depth || bm->code_len > b->o->max_inline_size * 2 ||
-        b->total + bm->code_len > b->o->max_total_size || sends_restart(bm))
+        !budget_allows(b, s, bm, NULL, bm->code_len) || sends_restart(bm))
         return false;
     if (blk >= (JitRef)b->blk_cap || !b->blk_scope[blk]) return false;
     if (has_nlr_code(bm)) {
@@ -1009,10 +1141,11 @@ static bool can_inline_block(B *b, Scope *s, JitRef blk, uint32_t n) {
     return true;
 }
 
-static JitRef inline_block(B *b, Scope *s, JitRef blk, uint32_t n) {
+static JitRef inline_block(B *b, Scope *s, CallSite *cs, JitRef blk, uint32_t n) {
     SomMethod *bm = I(b, blk)->method;
     JitRef *args = &s->vals[s->nslots + s->sp - n - 1];
     Scope *c = scope_new(b, bm, s);
+    note_inlined(b, s, c, NULL, site_rate(s, cs, NULL));
     Scope *maker = b->blk_scope[blk];
     c->home = maker->home;
     c->blk = blk;
@@ -1100,7 +1233,7 @@ static JitRef send_body(B *b, Scope *s, CallSite *cs, int kind, SomClass *cls, S
         return rcv;
     }
     case TK_INLINE:
-        return inline_method(b, s, t, exact ? cls : NULL, n);
+        return inline_method(b, s, t, cls, exact, site_rate(s, cs, cls), n);
     default: /* the receiver's class is known or guarded: t is its method */
         return direct_send(b, s, cs, NULL, t);
     }
@@ -1164,7 +1297,7 @@ static JitRef do_send(B *b, Scope *s, CallSite *cs, bool super, bool executed) {
     if (!super && I(b, rcv)->op == JI_NEW_BLOCK) {
         SomMethod *v = som_lookup(vm, block_class(b, I(b, rcv)->method), cs->selector);
         if (v && v->prim_kind == PK_BLOCK_VALUE && can_inline_block(b, s, rcv, n))
-            return inline_block(b, s, rcv, n);
+            return inline_block(b, s, cs, rcv, n);
     }
     SomClass *kc = super ? (s->m->holder ? s->m->holder->super : NULL) : known_class(b, s, rcv);
     if (super && !kc) return generic_send(b, s, cs);
@@ -1789,6 +1922,7 @@ void jit_build_defaults(JitBuildOpts *o) {
     o->inline_hits = 1024;
     o->small_calls = 48;
     o->sampled_band = true;
+    o->inline_plan = true;
     o->inline_blocks = true;
     o->unreached_traps = true;
     o->version = 1;
@@ -1802,6 +1936,10 @@ static JitFunc *build_once(B *b, SomMethod *m) {
     if (b->blk_scope) memset(b->blk_scope, 0, b->blk_cap * sizeof *b->blk_scope);
     Scope *s = scope_new(b, m, NULL);
     s->root = true;
+    s->key = 0;
+    s->freq = 1;
+    s->cand = -1;
+    b->ncands = 0;
     s->home = m->kind == MK_METHOD ? s : NULL;
     s->cur = jit_block_new(f);
     s->bci = 0;
@@ -1855,12 +1993,36 @@ JitFunc *jit_build(SomVM *vm, SomMethod *m, const JitBuildOpts *o, char *err, si
     } else if (sends_restart(m)) {
         fail(&b, "sends restart");
     } else {
-        for (int tries = 0; tries <= MAX_RESTARTS; tries++) {
-            f = build_once(&b, m);
-            if (f || b.failed || !b.restart) break;
+        /* the first pass may inline past the budget; when it did, a second spends it by
+         * frequency (plan_inlining), its phis typed afresh (their keys name scopes) */
+        b.cap = o->inline_plan ? PLAN_CAP * o->max_total_size : o->max_total_size;
+        for (int pass = 0; pass < 2 && !f && !b.failed; pass++) {
+            for (int tries = 0; tries <= MAX_RESTARTS; tries++) {
+                if (o->trace) {
+                    if (b.tr) fclose(b.tr);
+                    free(b.tbuf);
+                    b.tbuf = NULL;
+                    b.tr = open_memstream(&b.tbuf, &b.tlen);
+                }
+                f = build_once(&b, m);
+                if (f || b.failed || !b.restart) break;
+            }
+            if (!f && !b.failed) fail(&b, "phi types do not settle");
+            if (f && pass == 0 && b.total > o->max_total_size) {
+                jit_func_free(f);
+                f = NULL;
+                plan_inlining(&b);
+                b.nforced = 0;
+            }
         }
-        if (!f && !b.failed) fail(&b, "phi types do not settle");
     }
+    if (b.tr) {
+        fclose(b.tr);
+        fputs(b.tbuf, stderr);
+    }
+    free(b.tbuf);
+    free(b.cands);
+    free(b.plan);
     free(b.forced);
     free(b.blk_scope);
     return f;

@@ -49,6 +49,11 @@ typedef struct JitBuildOpts {
                                    * calls it saves), default 48; 0: none */
     bool sampled_band;            /* a profile decides only where its samples are beyond their
                                    * noise; within it the inline cache does (default on) */
+    bool inline_plan;             /* the budget (max_total_size) goes to the most frequent
+                                   * inlined activations first, not in bytecode order: a first
+                                   * pass inlines up to 4 times the budget and, when it used
+                                   * more than the budget, a second keeps the chosen ones
+                                   * (default on) */
     bool inline_blocks;           /* inline block literals into inlined callees (default on) */
     bool unreached_traps;         /* a send or branch never executed so far becomes a DEOPT
                                    * (uncommon trap) instead of code (default on; the controller

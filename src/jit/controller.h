@@ -62,6 +62,8 @@ typedef struct JitRuleParams {
     double inline_band;      /* SOM_JIT_INLINE_BAND: sampled edge weights decide inlining
                               * only beyond their noise, the inline cache within it (1; 0:
                               * the weight against 1/50 of the root's, however few samples) */
+    double inline_plan;      /* SOM_JIT_INLINE_PLAN: the inlining budget goes to the most
+                              * frequent inlined activations first (1; 0: in bytecode order) */
     double inline_hits;      /* SOM_JIT_INLINE_HITS: cache hits that make a callee hot
                               * whatever its share of the site (-1: the builder's default) */
     double small_calls;      /* SOM_JIT_SMALL_CALLS: bytecode bytes of a callee inlined for

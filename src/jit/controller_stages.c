@@ -37,6 +37,7 @@ void jit_build_defaults(JitBuildOpts *o) {
                         .inline_hits = 1024,
                         .small_calls = 48,
                         .sampled_band = true,
+                        .inline_plan = true,
                         .inline_blocks = true,
                         .unreached_traps = true,
                         .version = 1};

@@ -630,6 +630,7 @@ static void jv_compile(JitVm *jv, JitMInfo *x, bool sync, double priority, JitFb
     if (jv->p.small_recursive >= 0) bo.small_recursive = (uint32_t)jv->p.small_recursive;
     if (jv->p.tiny_inline >= 0) bo.tiny_size = (uint32_t)jv->p.tiny_inline;
     bo.sampled_band = jv->p.inline_band >= 0.5;
+    bo.inline_plan = jv->p.inline_plan >= 0.5;
     if (jv->p.inline_hits >= 0) bo.inline_hits = (uint64_t)jv->p.inline_hits;
     if (jv->p.small_calls >= 0) bo.small_calls = (uint32_t)jv->p.small_calls;
     bo.trace = jv->trace_inline;

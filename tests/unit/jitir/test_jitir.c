@@ -472,6 +472,10 @@ static const char jit_t[] =
     "  nfib: n = ( n < 2 ifTrue: [^1]. ^(self nfib: n - 1) + (self nfib: n - 2) + 1 )\n"
     "  walk: n = ( | a b c | n < 2 ifTrue: [^1]. a := n * 3. b := a - n. c := b + a.\n"
     "    ^(self walk: n - 1) + (self walk: n - 2) + c - b + 1 )\n"
+    "  rare: x = ( | y | y := x * 3. y := y + x. y := y - 1. ^y + x )\n"
+    "  often: x = ( | y | y := x * 5. y := y - x. ^y - 1 )\n"
+    "  budget: n = ( | s | s := 0. n = 1 ifTrue: [s := self rare: n].\n"
+    "    1 to: 10 do: [:i | s := s + (self often: i)]. ^s )\n"
     "  run = (\n"
     "    | arr |\n"
     "    self primes: (Array new: 3 withAll: true). self fdiv: 7 by: 2. self fdiv: -7 by: 2.\n"
@@ -482,6 +486,7 @@ static const char jit_t[] =
     "    1 to: 5 do: [:i | self never: 0 - i].\n"
     "    1 to: 5 do: [:i | self add: i to: 1. self cond: i].\n"
     "    self nfib: 12. self walk: 12.\n"
+    "    1 to: 8 do: [:i | self budget: i].\n"
     "    self wloop ) )\n";
 
 static const char jit_a[] = "JitA = ( val = ( | x | x := 3. ^x * x ) )\n";
@@ -875,6 +880,45 @@ static void test_profile_decides_inlining(void **state) {
     done_vm(vm, dir);
 }
 
+/* The inlining budget goes to the most frequent activations first (inline_plan): budget:
+ * sends rare: in 1 of its 8 runs, before a loop that sends often: 10 times a run.  With room
+ * for one of the two, the loop's callee is inlined; spent in bytecode order, the budget went
+ * to rare:.  With room for both, both are inlined. */
+static void test_budget_spent_by_frequency(void **state) {
+    (void)state;
+    char *dir;
+    SomVM *vm = test_vm(&dir);
+    SomMethod *rare = method(vm, "JitT", "rare:"), *often = method(vm, "JitT", "often:");
+    JitBuildOpts o;
+    jit_build_defaults(&o);
+    o.tiny_size = 0;
+    uint32_t one = rare->code_len > often->code_len ? rare->code_len : often->code_len;
+    uint32_t both = rare->code_len + often->code_len;
+    assert_true(one < both);
+    static const struct {
+        bool plan, wide, rare, often; /* wide: room for both; inlined? */
+    } cases[] = {
+        {true, false, false, true},
+        {false, false, true, false},
+        {true, true, true, true},
+        {false, true, true, true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        o.inline_plan = cases[i].plan;
+        o.max_total_size = cases[i].wide ? both : one;
+        JitFunc *f;
+        char *ir = ir_of(vm, "JitT", "budget:", &o, &f);
+        if ((count(ir, " #rare:") == 0) != cases[i].rare ||
+            (count(ir, " #often:") == 0) != cases[i].often)
+            fail_msg("case %zu: rare: %s, often: %s", i, count(ir, " #rare:") ? "sent" : "inlined",
+                     count(ir, " #often:") ? "sent" : "inlined");
+        assert_int_equal(f->inlined, (int)cases[i].rare + (int)cases[i].often);
+        jit_func_free(f);
+        free(ir);
+    }
+    done_vm(vm, dir);
+}
+
 /* Recursion: a method appears max_recursion times in an inlining chain (twice: the root and
  * one inlined level), a small one (<= small_recursive bytecode bytes) max_recursion_small
  * times (three: 2 + 4 inlined activations, 8 calls left for nfib:). */
@@ -1089,6 +1133,7 @@ int main(void) {
         cmocka_unit_test(test_polymorphic_two_guards),
         cmocka_unit_test(test_cache_hits_decide_inlining),
         cmocka_unit_test(test_do_block_inlined),
+        cmocka_unit_test(test_budget_spent_by_frequency),
         cmocka_unit_test(test_nlr_to_root_is_return),
         cmocka_unit_test(test_root_block_nlr),
         cmocka_unit_test(test_unreached_send),
