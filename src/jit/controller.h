@@ -64,6 +64,10 @@ typedef struct JitRuleParams {
                               * the weight against 1/50 of the root's, however few samples) */
     double inline_plan;      /* SOM_JIT_INLINE_PLAN: the inlining budget goes to the most
                               * frequent inlined activations first (1; 0: in bytecode order) */
+    double measure_size;     /* SOM_JIT_MEASURE_SIZE: a method never built whose benefit would
+                              * pay for its bytecode alone has its compiled size measured by a
+                              * build before the rule decides (1; 0: its bytecode times the
+                              * mean expansion) */
     double inline_hits;      /* SOM_JIT_INLINE_HITS: cache hits that make a callee hot
                               * whatever its share of the site (-1: the builder's default) */
     double small_calls;      /* SOM_JIT_SMALL_CALLS: bytecode bytes of a callee inlined for

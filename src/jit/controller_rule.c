@@ -34,6 +34,7 @@ void jit_rule_defaults(JitRuleParams *p) {
         .tiny_inline = -1,
         .inline_band = 1,
         .inline_plan = 1,
+        .measure_size = 1,
         .inline_hits = -1,
         .small_calls = -1,
         .quick_recompile = 1,
@@ -82,6 +83,7 @@ int jit_rule_from_env(JitRuleParams *p, char *err, size_t errlen) {
         rule_env("SOM_JIT_TINY_INLINE", 0, 100000, &q.tiny_inline, err, errlen) ||
         rule_env("SOM_JIT_INLINE_BAND", 0, 1, &q.inline_band, err, errlen) ||
         rule_env("SOM_JIT_INLINE_PLAN", 0, 1, &q.inline_plan, err, errlen) ||
+        rule_env("SOM_JIT_MEASURE_SIZE", 0, 1, &q.measure_size, err, errlen) ||
         rule_env("SOM_JIT_INLINE_HITS", 0, 1e15, &q.inline_hits, err, errlen) ||
         rule_env("SOM_JIT_SMALL_CALLS", 0, 100000, &q.small_calls, err, errlen) ||
         rule_env("SOM_JIT_QUICK_RECOMPILE", 0, 1, &q.quick_recompile, err, errlen) ||

@@ -73,6 +73,7 @@ typedef struct JitStats {
     uint64_t inlined;           /* inlined activations in the installed code */
     uint64_t versions_max;      /* highest version installed */
     uint64_t evaluations;       /* cost/benefit decisions taken */
+    uint64_t measured;          /* methods whose size the rule measured by a build (jv_measure) */
     uint64_t never;             /* methods given up (failures, too many versions) */
     uint64_t latency_ns_median; /* queued -> compiled (wall) */
     uint64_t latency_ns_p95;

@@ -247,6 +247,40 @@ static void loops_count(void **state) {
     jit_detach(&vm);
 }
 
+/* A method never built, whose time is in its loops, has its compiled size measured by a
+ * build (the fake one: 50 bytes + 30 inlined = 80) when the benefit would pay for its bytecode
+ * alone; the rule then charges 80 bytes instead of 50 x the expansion guess (3).  At 1500
+ * ns/byte: 1000 back edges of 240 ns are a benefit of 180 us; 150 bytes cost 225 us, 80 bytes
+ * 120 us.  A method whose time is in its calls is not measured (its caller inlines it). */
+static void measured_size_lowers_cost(void **state) {
+    (void)state;
+    setenv("SOM_JIT_COMPILE_NS_PER_BYTE", "1500", 1);
+    setenv("SOM_JIT_MEASURE_SIZE", "0", 1);
+    JitOptions o = opts(JIT_ON);
+    o.sync = true;
+    attach(o);
+    m2.invocations = 1;
+    vm.jit_hook(&vm, &m2, SOM_JIT_LOOP);
+    assert_null(m2.jit); /* not measured: charged 150 bytes */
+    assert_int_equal(F.builds, 0);
+    jit_detach(&vm);
+    unsetenv("SOM_JIT_MEASURE_SIZE");
+    attach(o);
+    m3.invocations = 1000;
+    vm.jit_hook(&vm, &m3, SOM_JIT_COUNT);
+    assert_null(m3.jit); /* calls, no loops: not measured */
+    assert_int_equal(F.builds, 0);
+    m1.invocations = 1;
+    vm.jit_hook(&vm, &m1, SOM_JIT_LOOP);
+    assert_non_null(m1.jit);
+    assert_int_equal(F.builds, 2); /* measured, then built for real */
+    JitStats s;
+    jit_stats(&vm, &s);
+    assert_int_equal(s.measured, 1);
+    assert_int_equal(s.compiled, 1);
+    jit_detach(&vm);
+}
+
 static void eager_and_failures(void **state) {
     (void)state;
     attach(opts(JIT_EAGER));
@@ -548,6 +582,7 @@ int main(void) {
         cmocka_unit_test_setup(background_compile_then_install, setup),
         cmocka_unit_test_setup(cold_method_not_compiled, setup),
         cmocka_unit_test_setup(loops_count, setup),
+        cmocka_unit_test_setup(measured_size_lowers_cost, setup),
         cmocka_unit_test_setup(eager_and_failures, setup),
         cmocka_unit_test_setup(deopts_invalidate_and_recompile, setup),
         cmocka_unit_test_setup(detach_cancels_queued, setup),
