@@ -42,7 +42,8 @@
  * samples were taken in code that had it inlined (or cheap), so they cannot show the calls
  * that inlining saves (Richards' TaskState>>isWaitingWithPacket, 29 bytes, 194000 calls,
  * 14 of 1328 samples: a send in 2 of 8 runs, which then ran 20% longer).  Size, depth and recursion
- * limits always apply.  SOM_JIT_TRACE_INLINE prints each decision with its reason (trace_decision).
+ * limits always apply; the total budget is spent on the most frequent activations first
+ * (plan_inlining).  SOM_JIT_TRACE_INLINE prints each decision with its reason (trace_decision).
  */
 #include "compile.h"
 
@@ -106,6 +107,7 @@ typedef struct Scope {
  * (plan_inlining). */
 typedef struct Cand {
     uint64_t key;
+    const SomMethod *m;
     int32_t parent; /* index of the caller's Cand, -1 = the root */
     uint32_t bytes;
     double freq;
@@ -134,6 +136,8 @@ typedef struct B {
     char *tbuf; /* SOM_JIT_TRACE_INLINE lines of the current pass, printed for the last one */
     size_t tlen;
     FILE *tr;
+    char *pbuf; /* and plan_inlining's, printed before them */
+    size_t plen;
 } B;
 
 static void fail(B *b, const char *reason) {
@@ -981,12 +985,19 @@ static void note_inlined(B *b, Scope *s, Scope *c, const SomClass *cls, double r
         if (!b->cands) abort();
     }
     c->cand = (int32_t)b->ncands;
-    b->cands[b->ncands++] =
-        (Cand){.key = c->key, .parent = s->cand, .bytes = c->m->code_len, .freq = c->freq};
+    b->cands[b->ncands++] = (Cand){
+        .key = c->key, .m = c->m, .parent = s->cand, .bytes = c->m->code_len, .freq = c->freq};
+}
+
+/* Frequencies compared by their power of two: two runs of one program count calls at
+ * slightly different moments, and near-equal activations must not swap places for that. */
+static int freq_bin(double f) {
+    return f > 0 ? (int)floor(log2(f)) : INT32_MIN;
 }
 
 /* The keys the second pass inlines: from the root's callees, repeatedly the most frequent
- * activation whose caller is chosen, while its bytes fit the budget (ties: the earlier). */
+ * activation whose caller is chosen (by freq_bin; ties: the earlier), while its bytes fit the
+ * budget.  SOM_JIT_TRACE_INLINE lists the activations left out (not those under them). */
 static void plan_inlining(B *b) {
     uint32_t n = b->ncands, used = 0;
     uint8_t *st = calloc(n ? n : 1, 1); /* 0 waiting, 1 chosen, 2 left out */
@@ -998,7 +1009,7 @@ static void plan_inlining(B *b) {
         for (uint32_t i = 0; i < n; i++) {
             const Cand *c = &b->cands[i];
             if (st[i] || (c->parent >= 0 && st[c->parent] != 1)) continue;
-            if (best < 0 || c->freq > b->cands[best].freq) best = (int32_t)i;
+            if (best < 0 || freq_bin(c->freq) > freq_bin(b->cands[best].freq)) best = (int32_t)i;
         }
         if (best < 0) break;
         const Cand *c = &b->cands[best];
@@ -1009,6 +1020,19 @@ static void plan_inlining(B *b) {
         } else {
             st[best] = 2;
         }
+    }
+    FILE *t = b->o->trace ? open_memstream(&b->pbuf, &b->plen) : NULL;
+    if (t) { /* the activations left out (not those under them) */
+        const SomMethod *r = b->f->method;
+        fprintf(t, "jit-inline: %s>>%s v%u: plan: %u of %u activations, %u of %u bytes\n",
+                holder_name(r), r->signature->bytes, b->o->version, b->nplan, n, used, b->total);
+        for (uint32_t i = 0; i < n; i++)
+            if (st[i] == 2)
+                fprintf(t, "jit-inline: %s>>%s v%u: plan: left out %s>>%s (%u bytes, %.3g calls)\n",
+                        holder_name(r), r->signature->bytes, b->o->version,
+                        holder_name(b->cands[i].m), b->cands[i].m->signature->bytes,
+                        b->cands[i].bytes, b->cands[i].freq);
+        fclose(t);
     }
     free(st);
     qsort(b->plan, b->nplan, sizeof *b->plan, key_cmp);
@@ -2009,17 +2033,19 @@ JitFunc *jit_build(SomVM *vm, SomMethod *m, const JitBuildOpts *o, char *err, si
             }
             if (!f && !b.failed) fail(&b, "phi types do not settle");
             if (f && pass == 0 && b.total > o->max_total_size) {
+                plan_inlining(&b);
                 jit_func_free(f);
                 f = NULL;
-                plan_inlining(&b);
                 b.nforced = 0;
             }
         }
     }
     if (b.tr) {
         fclose(b.tr);
+        if (b.pbuf) fputs(b.pbuf, stderr);
         fputs(b.tbuf, stderr);
     }
+    free(b.pbuf);
     free(b.tbuf);
     free(b.cands);
     free(b.plan);
