@@ -633,6 +633,19 @@ static void jv_build_opts(const JitVm *jv, const JitBackend *b, const JitMInfo *
     jit_rule_version_ok(&jv->p, version - x->vshift, &bo->unreached_traps);
 }
 
+/* x's IR with the options bo, the profile and x's sampled feedback (VM thread). */
+static JitFunc *jv_build_ir(JitVm *jv, const JitBackend *b, JitMInfo *x, JitBuildOpts *bo,
+                            char *err, size_t errlen) {
+    bo->profile = jv_profile(jv, x);
+    JitFbBuild fbb = {jv->vm, x};
+    if (x->novr) {
+        bo->fb_kinds = jv_fb_kinds;
+        bo->fb_send = jv_fb_send;
+        bo->fb_arg = &fbb;
+    }
+    return b->build(jv->vm, x->m, bo, err, errlen);
+}
+
 /* The bytes x's next version would compile (root and inlined), from its IR built now and
  * thrown away (VM thread; counted as compiling): the rule's cost of a method never built
  * before is otherwise its bytecode times the mean expansion of all compilations, which a few
@@ -653,15 +666,8 @@ static void jv_measure(JitVm *jv, JitMInfo *x) {
     uint8_t state = vm->state;
     som_set_state(vm, VMS_COMPILE);
     uint64_t t0 = jitq_now_ns();
-    bo.profile = jv_profile(jv, x);
-    JitFbBuild fbb = {vm, x};
-    if (x->novr) {
-        bo.fb_kinds = jv_fb_kinds;
-        bo.fb_send = jv_fb_send;
-        bo.fb_arg = &fbb;
-    }
     char err[256] = "";
-    JitFunc *f = b->build(vm, x->m, &bo, err, sizeof err);
+    JitFunc *f = jv_build_ir(jv, b, x, &bo, err, sizeof err);
     x->measured = f ? jv_compiled_bytes(f) : x->m->code_len;
     if (f) b->free_func(f);
     uint64_t t1 = jitq_now_ns();
@@ -698,20 +704,13 @@ static void jv_compile(JitVm *jv, JitMInfo *x, bool sync, double priority, JitFb
     uint8_t state = vm->state;
     som_set_state(vm, VMS_COMPILE);
     uint64_t t0 = jitq_now_ns(), c0 = jit_thread_cpu_ns();
-    bo.profile = jv_profile(jv, x);
     bo.fb_slots = jv->fb.on;
     if (from) {
         jv_fb_merge(x, from);
         from->done = true;
     }
-    JitFbBuild fbb = {vm, x};
-    if (x->novr) {
-        bo.fb_kinds = jv_fb_kinds;
-        bo.fb_send = jv_fb_send;
-        bo.fb_arg = &fbb;
-    }
     char err[256] = "";
-    JitFunc *f = b->build(vm, x->m, &bo, err, sizeof err);
+    JitFunc *f = jv_build_ir(jv, b, x, &bo, err, sizeof err);
     /* LLVM's time grows faster than the function: a huge method (thousands of guarded
      * statements) would keep the compiler thread busy for seconds.  Big functions get no
      * IR passes; giant ones stay interpreted. */
