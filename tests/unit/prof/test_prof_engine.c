@@ -442,8 +442,13 @@ static void cost_case(const char *dir, uint32_t hz, SampoTrigger want) {
     sampo_get_stats(&st);
     if (want != SAMPO_TRIGGER_AUTO) assert_int_equal(st.trigger, want);
     assert_true(st.cost_ns > 100);
-    /* TSan defers asynchronous signals to its next interceptor and merges them meanwhile */
-    assert_true(st.captured - st.samples >= (UNDER_TSAN ? 1 : 200));
+    /* TSan defers asynchronous signals to its next interceptor and merges them meanwhile.
+     * ASan, beside two busy loops: 4500 (kick) and 540-590 (perf event); 117 before the
+     * rounds were sized from the least of three timings (trigger.c) */
+    if (st.captured - st.samples < (UNDER_TSAN ? 1 : 200))
+        fail_msg("%llu calibration signals (%llu captured, %llu samples)",
+                 (unsigned long long)(st.captured - st.samples), (unsigned long long)st.captured,
+                 (unsigned long long)st.samples);
     if (!hz) /* the budget (1%) sets the interval, unless the trigger floor is higher */
         assert_true(st.interval_ns >= st.cost_ns * 99 && st.interval_ns >= 4000000);
     char path[600], trig[32];
