@@ -110,6 +110,7 @@ typedef struct Cand {
     const SomMethod *m;
     int32_t parent; /* index of the caller's Cand, -1 = the root */
     uint32_t bytes;
+    int bin; /* freq_bin(freq) */
     double freq;
 } Cand;
 
@@ -973,6 +974,12 @@ static bool budget_allows(B *b, const Scope *s, const SomMethod *t, const SomCla
     return bsearch(&k, b->plan, b->nplan, sizeof k, key_cmp) != NULL;
 }
 
+/* Frequencies compared by their power of two: two runs of one program count calls at
+ * slightly different moments, and near-equal activations must not swap places for that. */
+static int freq_bin(double f) {
+    return f > 0 ? (int)floor(log2(f)) : INT32_MIN;
+}
+
 /* Records the inlined activation c (first pass) with its frequency. */
 static void note_inlined(B *b, Scope *s, Scope *c, const SomClass *cls, double rate) {
     c->key = inline_key(s, c->m, cls);
@@ -985,14 +992,12 @@ static void note_inlined(B *b, Scope *s, Scope *c, const SomClass *cls, double r
         if (!b->cands) abort();
     }
     c->cand = (int32_t)b->ncands;
-    b->cands[b->ncands++] = (Cand){
-        .key = c->key, .m = c->m, .parent = s->cand, .bytes = c->m->code_len, .freq = c->freq};
-}
-
-/* Frequencies compared by their power of two: two runs of one program count calls at
- * slightly different moments, and near-equal activations must not swap places for that. */
-static int freq_bin(double f) {
-    return f > 0 ? (int)floor(log2(f)) : INT32_MIN;
+    b->cands[b->ncands++] = (Cand){.key = c->key,
+                                   .m = c->m,
+                                   .parent = s->cand,
+                                   .bytes = c->m->code_len,
+                                   .bin = freq_bin(c->freq),
+                                   .freq = c->freq};
 }
 
 /* The keys the second pass inlines: from the root's callees, repeatedly the most frequent
@@ -1009,7 +1014,7 @@ static void plan_inlining(B *b) {
         for (uint32_t i = 0; i < n; i++) {
             const Cand *c = &b->cands[i];
             if (st[i] || (c->parent >= 0 && st[c->parent] != 1)) continue;
-            if (best < 0 || freq_bin(c->freq) > freq_bin(b->cands[best].freq)) best = (int32_t)i;
+            if (best < 0 || c->bin > b->cands[best].bin) best = (int32_t)i;
         }
         if (best < 0) break;
         const Cand *c = &b->cands[best];

@@ -407,9 +407,10 @@ next:;
 }
 
 /* One of cycle `cycle`'s allocation stacks, drawn by weight: its frames (*m, *pos) and
- * count, 0 when there is none to take (the sample keeps its own stack; counted).  Async
- * calls it from its handler, coop at the safe point after the collection. */
-static uint32_t spg_draw(VmProf *p, uint64_t cycle, const SomMethod *const **m,
+ * count, 0 when there is none to take or it is longer than max (the sample keeps its own
+ * stack; counted).  Async calls it from its handler, coop at the safe point after the
+ * collection. */
+static uint32_t spg_draw(VmProf *p, uint64_t cycle, uint32_t max, const SomMethod *const **m,
                          const uint32_t **pos) {
     uint32_t c = (uint32_t)(cycle & 1);
     const SpgCycle *g = &p->gc[c];
@@ -424,7 +425,7 @@ static uint32_t spg_draw(VmProf *p, uint64_t cycle, const SomMethod *const **m,
         if (r < g->w[i]) break;
         r -= g->w[i];
     }
-    if (i == g->slots) {
+    if (i == g->slots || g->n[i] > max) {
         p->gc_own++;
         return 0;
     }
@@ -440,12 +441,7 @@ static uint32_t spg_draw(VmProf *p, uint64_t cycle, const SomMethod *const **m,
 static int spg_frames(VmProf *p, SampoFrameInfo *out, int max) {
     const SomMethod *const *m;
     const uint32_t *pos;
-    uint32_t n = spg_draw(p, p->vm->heap.stats.collections, &m, &pos);
-    if (n > (uint32_t)max) { /* a record shorter than SPG_DEPTH: its own walk */
-        p->gc_spread--;
-        p->gc_own++;
-        return 0;
-    }
+    uint32_t n = spg_draw(p, p->vm->heap.stats.collections, (uint32_t)max, &m, &pos);
     for (uint32_t k = 0; k < n; k++)
         out[k] = (SampoFrameInfo){(uint64_t)(uintptr_t)m[k], pos[k], 0, 0};
     return (int)n;
@@ -627,7 +623,7 @@ static bool spc_gc_sample(VmProf *p, uint8_t state, uint32_t missed, uint8_t mis
     for (uint32_t k = 0; k <= missed; k++) {
         const SomMethod *const *m;
         const uint32_t *pos;
-        uint32_t n = spg_draw(p, done - 1, &m, &pos);
+        uint32_t n = spg_draw(p, done - 1, SPG_DEPTH, &m, &pos);
         if (!n || spc_scratch(p, n)) return k > 0;
         uint32_t leaf =
             spc_add_sample(&p->tree, (const void *const *)m, pos, n, SPC_NONE, 1, p->scr_c);
